@@ -1,0 +1,115 @@
+import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
+import { RateLimiter } from '../shared/ratelimit/rate-limiter';
+import type { ApiDeps } from './deps';
+import type { RouteDef } from './http/route';
+import { mountRoutes } from './http/mount';
+import { authenticator } from './middleware/authenticate';
+import { errorHandler, unknownRoute } from './middleware/errors';
+import { rateLimit } from './middleware/rate-limit';
+import { requestId, requestIdOf } from './middleware/request-id';
+import { assetFileRoutes } from './routes/asset-files';
+import { authRoutes } from './routes/auth-context';
+import { discoveryRoutes } from './routes/discovery';
+import { pixelRoutes } from './routes/pixel';
+import { readinessRoutes } from './routes/readiness';
+import { campaignRoutes } from './routes/campaigns';
+import { bookingRoutes } from './routes/bookings';
+import { fulfilmentRoutes } from './routes/fulfilment';
+import { agentRoutes } from './routes/agent';
+import { studyRoutes } from './routes/studies';
+import { personaRoutes } from './routes/personas';
+import { buyerSessionRoutes } from './routes/buyer-sessions';
+import { audienceRoutes } from './routes/audiences';
+import { creativeRoutes } from './routes/creatives';
+import { assetRoutes } from './routes/assets';
+import { mountQueueDashboard } from './routes/queue-dashboard';
+
+/** Every route of the API; the OpenAPI document is built from this same list. */
+export function apiRoutes(deps: ApiDeps): RouteDef[] {
+  const routes: RouteDef[] = [];
+  routes.push(
+    ...authRoutes(deps),
+    ...pixelRoutes(deps),
+    ...readinessRoutes(deps),
+    ...assetFileRoutes(deps),
+    ...campaignRoutes(deps),
+    ...bookingRoutes(deps),
+    ...fulfilmentRoutes(deps),
+    ...agentRoutes(deps),
+    ...studyRoutes(deps),
+    ...personaRoutes(deps),
+    ...buyerSessionRoutes(deps),
+    ...assetRoutes(deps),
+    ...creativeRoutes(deps),
+    ...audienceRoutes(deps),
+    ...discoveryRoutes(deps, () => routes),
+  );
+  return routes;
+}
+
+export function buildApp(deps: ApiDeps): Express {
+  const { config, logger } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY);
+  app.set('query parser', 'simple');
+  // Paths are exact: /Personas/Extract or a trailing slash must not slip past per-route rules (rate limits).
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req) => requestIdOf(req as express.Request),
+      // Only what we need: never headers (tokens) or bodies (assets, personal data).
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      customProps: (_req, res) => ({
+        route: (res as express.Response).locals?.route,
+        requestId: (res as express.Response).locals?.requestId,
+      }),
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'info'),
+      customSuccessMessage: (req, res) => `${req.method} ${res.statusCode}`,
+      customErrorMessage: (req, res) => `${req.method} ${res.statusCode}`,
+    }),
+  );
+  app.use(requestId);
+
+  const limiter = new RateLimiter(deps.redis, deps.redisPrefix);
+  const window = config.RATE_LIMIT_WINDOW_MS;
+  app.use(
+    rateLimit(
+      limiter,
+      {
+        default: { bucket: 'default', limit: config.RATE_LIMIT_MAX, windowMs: window },
+        routes: { 'POST /api/v1/personas/extract': { bucket: 'persona-extract', limit: config.RATE_LIMIT_EXTRACT_MAX, windowMs: window } },
+      },
+      logger,
+    ),
+  );
+
+  // Cross-origin pages post pageviews to the public pixel.
+  app.options('/api/v1/t/:pixelKey', (_req, res) => {
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-allow-methods', 'POST');
+    res.setHeader('access-control-allow-headers', 'content-type, idempotency-key');
+    res.setHeader('access-control-max-age', '86400');
+    res.status(204).end();
+  });
+
+  mountRoutes(app, apiRoutes(deps), {
+    db: deps.db,
+    authenticate: authenticator(deps.verifier, deps.workspaces),
+    defaultBodyLimitBytes: config.BODY_LIMIT_BYTES,
+    logger,
+  });
+
+  mountQueueDashboard(app, deps);
+
+  app.use(unknownRoute);
+  app.use(errorHandler(logger));
+  return app;
+}

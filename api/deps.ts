@@ -1,0 +1,27 @@
+import type { Knex } from 'knex';
+import type { Redis } from 'ioredis';
+import type { Config } from '../shared/config';
+import type { Logger } from '../shared/logger';
+import type { TokenVerifier } from '../shared/auth/verifier';
+import type { DevIssuer } from '../shared/auth/dev-issuer';
+import type { AssetStore } from '../shared/assets/asset-store';
+import type { WorkspaceCache } from '../shared/workspaces/workspace-store';
+import type { QueueProducers } from '../shared/queues/producers';
+import type { ExtractionClient } from '../shared/personas/extraction-client';
+
+/** Everything the API's routes need, built once by the composition root and passed in. */
+export interface ApiDeps {
+  config: Config;
+  db: Knex;
+  redis: Redis;
+  redisPrefix: string;
+  logger: Logger;
+  verifier: TokenVerifier;
+  workspaces: WorkspaceCache;
+  assets: AssetStore;
+  devIssuer?: DevIssuer;
+  /** Queue producers: the outbox relay after a commit, and the queue dashboard. */
+  producers: QueueProducers;
+  extractions: ExtractionClient;
+  runtime: { authMode: 'jwks' | 'development-issuer'; database: 'external' | 'embedded' };
+}

@@ -1,0 +1,101 @@
+import { isUuid } from '../../shared/ids';
+import type { Request } from 'express';
+import type { Knex } from 'knex';
+import { Problem, badRequest, internal } from '../../shared/errors';
+import { beginGovernedExecution, finishGovernedExecution } from '../../shared/agent/execution';
+import { callerId, type Principal } from '../../shared/auth/principal';
+import { digestOf } from '../../shared/digest';
+import { claimIdempotencyKey, completeIdempotencyKey } from '../../shared/idempotency/idempotency-store';
+import type { HandlerResult } from './route';
+import { PROBLEM_CONTENT_TYPE, problemBody } from './problem';
+
+interface PolicyOptions {
+  db: Knex;
+}
+
+/**
+ * A delegated agent's call to a governed route: bound to the step a human approved, run at
+ * most once, its outcome kept as the receipt that any replay gets back.
+ */
+export async function runGoverned(
+  opts: PolicyOptions,
+  action: string,
+  principal: Principal,
+  request: { params: unknown; body: unknown },
+  req: Request,
+  requestId: string,
+  run: () => Promise<HandlerResult | void>,
+): Promise<HandlerResult> {
+  const begun = await beginGovernedExecution(
+    opts.db,
+    principal,
+    action,
+    request as { params: Record<string, string>; body: unknown },
+    req.headers,
+  );
+  if (begun.kind === 'replay') {
+    const isProblem = begun.status >= 400;
+    return {
+      status: begun.status,
+      body: begun.body,
+      headers: { 'x-flightdeck-receipt': 'replayed' },
+      ...(isProblem ? { contentType: PROBLEM_CONTENT_TYPE } : {}),
+    };
+  }
+  try {
+    const result = await run();
+    if (!result) throw new Error('governed routes must return their result');
+    await finishGovernedExecution(opts.db, principal, begun.stepId, { status: result.status, body: result.body });
+    return result;
+  } catch (err) {
+    if (err instanceof Problem && err.status < 500) {
+      await finishGovernedExecution(opts.db, principal, begun.stepId, { status: err.status, body: problemBody(err, requestId) });
+    } else {
+      // A 500 or a crash mid-flight: the outcome is unknown, so the step never runs again.
+      await finishGovernedExecution(opts.db, principal, begun.stepId, 'unknown').catch(() => undefined);
+    }
+    throw err;
+  }
+}
+
+/** Idempotency policy `required`: the first response for a key is the response for that key. */
+export async function runIdempotent(
+  opts: PolicyOptions,
+  route: string,
+  principal: Principal,
+  request: { params: unknown; query: unknown; body: unknown },
+  req: Request,
+  requestId: string,
+  invoke: () => Promise<HandlerResult | void>,
+): Promise<HandlerResult> {
+  const key = req.headers['idempotency-key'];
+  if (typeof key !== 'string' || !isUuid(key)) {
+    throw badRequest(
+      'Send an Idempotency-Key header (a uuid), and reuse it when retrying this request.',
+      [{ path: 'headers.idempotency-key', message: 'a uuid is required' }],
+      'idempotency_key_required',
+    );
+  }
+  const claim = await claimIdempotencyKey(
+    opts.db,
+    { advertiserId: principal.advertiserId, callerId: callerId(principal), route },
+    key.toLowerCase(),
+    digestOf({ params: request.params ?? null, query: request.query ?? null, body: request.body ?? null }),
+  );
+  if (claim.kind === 'replay') {
+    const { status, body } = claim.response;
+    return { status, body, headers: { 'idempotency-replayed': 'true' }, ...(status >= 400 ? { contentType: PROBLEM_CONTENT_TYPE } : {}) };
+  }
+  try {
+    const result = await invoke();
+    if (!result) throw new Error('idempotent routes must return their result');
+    await completeIdempotencyKey(opts.db, claim.recordId, { status: result.status, body: result.body });
+    return result;
+  } catch (err) {
+    const problem = err instanceof Problem ? err : internal();
+    await completeIdempotencyKey(opts.db, claim.recordId, { status: problem.status, body: problemBody(problem, requestId) }).catch(
+      () => undefined,
+    );
+    throw err;
+  }
+}

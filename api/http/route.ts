@@ -1,0 +1,73 @@
+import type { Request, Response } from 'express';
+import type { ZodType, z } from 'zod';
+import type { Principal } from '../../shared/auth/principal';
+import type { Logger } from '../../shared/logger';
+
+export type Access = 'public' | 'bearer';
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RouteContext<P, Q, B, A extends Access> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: A extends 'bearer' ? Principal : null;
+  headers: Request['headers'];
+  requestId: string;
+  log: Logger;
+  req: Request;
+  res: Response;
+}
+
+export interface HandlerResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  contentType?: string;
+}
+
+export interface ResponseDoc {
+  description: string;
+  schema?: ZodType;
+  contentType?: string;
+}
+
+export interface RouteDef<
+  P extends ZodType = ZodType,
+  Q extends ZodType = ZodType,
+  B extends ZodType = ZodType,
+  A extends Access = Access,
+> {
+  method: Method;
+  /** Express path syntax: `/api/v1/t/:pixelKey`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tags: string[];
+  access: A;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Headers documented in OpenAPI and validated by the handler's own schema. */
+  headers?: ZodType;
+  /** Request body content types other than JSON that this route accepts (e.g. a beacon's text/plain). */
+  extraBodyTypes?: string[];
+  bodyLimitBytes?: number;
+  /** The body is raw bytes (an upload), not JSON; the handler gets a Buffer. */
+  rawBody?: boolean;
+  /** Runs right after authentication, before the request is parsed: who may not call this must not learn more. */
+  authorize?: (principal: A extends 'bearer' ? Principal : null) => Promise<void>;
+  /** Policy `required`: an Idempotency-Key (uuid) must be sent; the first response is replayed for the same key and body. */
+  idempotency?: 'required';
+  /** A governed agent action: delegated agents must carry an approved step id and digest (see shared/agent). */
+  governedAction?: string;
+  responses: Record<number, ResponseDoc>;
+  /** Returns a result to send as JSON, or nothing when it wrote the response itself. */
+  handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>, A>): Promise<HandlerResult | void>;
+}
+
+/** Identity function that keeps the schema types flowing into the handler. */
+export function defineRoute<P extends ZodType, Q extends ZodType, B extends ZodType, A extends Access>(
+  def: RouteDef<P, Q, B, A>,
+): RouteDef {
+  return def as unknown as RouteDef;
+}

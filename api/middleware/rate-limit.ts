@@ -1,0 +1,34 @@
+import type { NextFunction, Request, Response } from 'express';
+import { rateLimited, unavailable } from '../../shared/errors';
+import type { RateLimiter, RateLimitRule } from '../../shared/ratelimit/rate-limiter';
+import type { Logger } from '../../shared/logger';
+
+export interface RateLimitRules {
+  default: RateLimitRule;
+  /** Rules for particular routes, keyed `METHOD path`. */
+  routes: Record<string, RateLimitRule>;
+}
+
+/**
+ * Runs before anything else so that every response, errors and unknown routes
+ * included, carries the headers. Keyed by client IP (express resolves it through
+ * the configured trusted proxies).
+ */
+export function rateLimit(limiter: RateLimiter, rules: RateLimitRules, logger: Logger) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const rule = rules.routes[`${req.method} ${req.path}`] ?? rules.default;
+    try {
+      const r = await limiter.hit(rule, req.ip ?? 'unknown');
+      res.setHeader('x-ratelimit-limit', String(r.limit));
+      res.setHeader('x-ratelimit-remaining', String(r.remaining));
+      res.setHeader('x-ratelimit-reset', String(r.resetSeconds));
+      if (!r.allowed) return next(rateLimited(r.resetSeconds));
+      return next();
+    } catch (err) {
+      // Readiness must still be able to say that Redis is down.
+      if (req.path === '/readyz') return next();
+      logger.error({ err, requestId: res.locals.requestId }, 'rate limiter unavailable');
+      return next(unavailable('The rate limiter is unavailable. Retry shortly.'));
+    }
+  };
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { forbidden, notFound } from '../../shared/errors';
+import { actorOf } from '../../shared/actor';
+import { hasPermission, isHuman } from '../../shared/auth/principal';
+import { findCampaign } from '../../shared/campaigns/campaign-store';
+import { BookingSchema } from '../../shared/bookings/booking-schemas';
+import { findBookingById } from '../../shared/bookings/booking-store';
+import { markUncertain, UncertainSchema } from '../../shared/bookings/line-operations';
+import type { ApiDeps } from '../deps';
+import { defineRoute } from '../http/route';
+import { IdParams, LineParams, uuidOr404 } from '../http/params';
+
+const BookingEnvelope = z.strictObject({ booking: BookingSchema });
+
+/** The advertiser's views of its bookings, and the operator's uncertain call (spec 14). */
+export function bookingRoutes(deps: ApiDeps) {
+  const { db, runtime } = deps;
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/bookings/:id',
+      operationId: 'getBooking',
+      summary: 'A booking with every line and event. Inspect each line: a booking is not live until its lines say so.',
+      tags: ['bookings'],
+      access: 'bearer',
+      params: IdParams,
+      responses: { 200: { description: 'The booking.', schema: BookingEnvelope }, 404: { description: 'Not found.' } },
+      async handler({ principal, params }) {
+        const booking = await findBookingById(db, uuidOr404(params.id), principal.advertiserId);
+        // Out-of-product bookings are as invisible as other tenants'.
+        if (!booking || !(await findCampaign(db, principal, booking.campaignId))) throw notFound();
+        return { status: 200, body: { booking } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/operator/bookings/:bookingId/lines/:lineId/uncertain',
+      operationId: 'operatorMarkLineUncertain',
+      summary: "An operator records that a line's supplier outcome is uncertain: it goes to reconciliation-required.",
+      tags: ['operators'],
+      access: 'bearer',
+      params: LineParams,
+      body: UncertainSchema,
+      responses: {
+        200: { description: 'The booking after the change.', schema: BookingEnvelope },
+        403: { description: 'Needs a human with operator:reconcile.' },
+        404: { description: 'Not found.' },
+        409: { description: 'Stale expectedVersion or a line that is not in progress.' },
+      },
+      async handler({ principal, params, body }) {
+        if (!isHuman(principal)) throw forbidden('Delegated agents cannot record uncertain outcomes.', 'human_required');
+        if (!hasPermission(principal, 'operator:reconcile'))
+          throw forbidden('Recording an uncertain outcome needs operator:reconcile.', 'permission_required');
+        const bookingId = uuidOr404(params.bookingId);
+        const lineId = uuidOr404(params.lineId);
+        const before = await findBookingById(db, bookingId, principal.advertiserId);
+        if (!before || !(await findCampaign(db, principal, before.campaignId))) throw notFound();
+        await markUncertain(db, { bookingId, lineId }, body, {
+          actor: actorOf(principal, runtime.authMode),
+          userId: principal.userId,
+          staffId: null,
+        });
+        return { status: 200, body: { booking: (await findBookingById(db, bookingId))! } };
+      },
+    }),
+  ];
+}

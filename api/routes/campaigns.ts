@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import { forbidden, notFound } from '../../shared/errors';
+import { actorOf } from '../../shared/actor';
+import {
+  CampaignSchema,
+  CreateCampaignSchema,
+  ApprovePlanSchema,
+  PlanSchema,
+  ReplacePlanSchema,
+} from '../../shared/campaigns/campaign-schemas';
+import { createCampaign, findCampaign, listCampaigns } from '../../shared/campaigns/campaign-store';
+import { approvePlan, findPlan, findPlanForCampaign, replacePlan } from '../../shared/campaigns/plan-store';
+import { relayOutbox } from '../../shared/outbox/outbox';
+import { launchCampaign } from '../../shared/bookings/launch';
+import { BookingSchema } from '../../shared/bookings/booking-schemas';
+import { listCampaignBookings } from '../../shared/bookings/booking-store';
+import type { ApiDeps } from '../deps';
+import { defineRoute } from '../http/route';
+import { IdParams, uuidOr404 } from '../http/params';
+
+const CampaignEnvelope = z.object({ campaign: CampaignSchema, plan: PlanSchema.nullable().optional() });
+const PlanEnvelope = z.object({ plan: PlanSchema }).meta({ id: 'PlanEnvelope' });
+const BookingEnvelope = z.object({ booking: BookingSchema }).meta({ id: 'BookingEnvelope' });
+const ListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(50) });
+
+export function campaignRoutes(deps: ApiDeps) {
+  const { db, config, runtime, logger } = deps;
+
+  const load = async (principal: Parameters<typeof findCampaign>[1], id: string) => {
+    const campaign = await findCampaign(db, principal, uuidOr404(id));
+    if (!campaign) throw notFound();
+    return campaign;
+  };
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/campaigns',
+      operationId: 'createCampaign',
+      summary: 'Create a campaign: dates, budget and maximum commitment in minor units, channels within your product.',
+      tags: ['campaigns'],
+      access: 'bearer',
+      body: CreateCampaignSchema,
+      responses: { 201: { description: 'Created.', schema: CampaignEnvelope }, 403: { description: 'A channel outside your product.' } },
+      async handler({ principal, body }) {
+        const outside = body.channels.filter((c) => !principal.channels.includes(c));
+        if (outside.length) throw forbidden(`Your product does not include ${outside.join(', ')}.`, 'channel_not_entitled');
+        const campaign = await createCampaign(db, principal, body, config.EXECUTION_MODE_DEFAULT);
+        return { status: 201, body: { campaign } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/campaigns',
+      operationId: 'listCampaigns',
+      summary: 'Your campaigns, newest first.',
+      tags: ['campaigns'],
+      access: 'bearer',
+      query: ListQuery,
+      responses: { 200: { description: 'Campaigns.', schema: z.object({ campaigns: z.array(CampaignSchema) }) } },
+      async handler({ principal, query }) {
+        return { status: 200, body: { campaigns: await listCampaigns(db, principal, query.limit) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/campaigns/:id',
+      operationId: 'getCampaign',
+      summary: 'A campaign and its plan.',
+      tags: ['campaigns'],
+      access: 'bearer',
+      params: IdParams,
+      responses: { 200: { description: 'The campaign.', schema: CampaignEnvelope }, 404: { description: 'Not found.' } },
+      async handler({ principal, params }) {
+        const campaign = await load(principal, params.id);
+        const stored = await findPlanForCampaign(db, principal, campaign);
+        return { status: 200, body: { campaign, plan: stored?.plan ?? null } };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/api/v1/campaigns/:id/plan',
+      operationId: 'replacePlan',
+      summary: "Create or replace the campaign's plan lines. Replacing voids any approval.",
+      tags: ['plans'],
+      access: 'bearer',
+      params: IdParams,
+      body: ReplacePlanSchema,
+      responses: {
+        200: { description: 'The plan.', schema: PlanEnvelope },
+        404: { description: 'Not found.' },
+        409: { description: 'Stale expectedVersion.' },
+        422: { description: 'An adapter cannot book that channel or mode.' },
+      },
+      async handler({ principal, params, body }) {
+        const { plan } = await replacePlan(db, principal, uuidOr404(params.id), body);
+        return { status: 200, body: { plan } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/campaigns/:id/plan/approve',
+      operationId: 'approvePlan',
+      summary: 'Approve the plan (human only): records the exact snapshot and its SHA-256 digest.',
+      tags: ['plans'],
+      access: 'bearer',
+      params: IdParams,
+      body: ApprovePlanSchema,
+      responses: {
+        200: { description: 'Approved.', schema: PlanEnvelope },
+        403: { description: 'Delegated agents cannot approve.' },
+        404: { description: 'Not found.' },
+        409: { description: 'Stale expectedVersion.' },
+      },
+      async handler({ principal, params, body }) {
+        const { plan } = await approvePlan(db, principal, uuidOr404(params.id), body.expectedVersion);
+        return { status: 200, body: { plan } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/plans/:id',
+      operationId: 'getPlan',
+      summary: 'A plan.',
+      tags: ['plans'],
+      access: 'bearer',
+      params: IdParams,
+      responses: { 200: { description: 'The plan.', schema: PlanEnvelope }, 404: { description: 'Not found.' } },
+      async handler({ principal, params }) {
+        const stored = await findPlan(db, principal, uuidOr404(params.id));
+        if (!stored) throw notFound();
+        return { status: 200, body: { plan: stored.plan } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/campaigns/:id/launch',
+      operationId: 'launchCampaign',
+      summary: 'Launch the approved plan: reserves the commitment (live) and queues one supplier operation per line. 202 never means live.',
+      tags: ['bookings'],
+      access: 'bearer',
+      params: IdParams,
+      body: z.strictObject({}).optional(),
+      governedAction: 'campaign.launch',
+      responses: {
+        202: { description: 'Booked and queued; inspect every line.', schema: BookingEnvelope },
+        200: { description: 'This approved snapshot was launched before; the existing booking.', schema: BookingEnvelope },
+        404: { description: 'Not found.' },
+        409: { description: 'Not approved, changed since approval, or unfunded.' },
+        422: { description: 'Supplier access or capability refused.' },
+      },
+      async handler({ principal, params, log }) {
+        const result = await launchCampaign(db, principal, actorOf(principal, runtime.authMode), uuidOr404(params.id), {
+          confirmationSlaHours: config.CONFIRMATION_SLA_HOURS,
+        });
+        // Committed: hand the work to the queues now. If this fails, the workers' relay does it.
+        if (result.created) {
+          await relayOutbox(db, deps.producers.get).catch((err: Error) =>
+            (log ?? logger).warn({ err: { message: err.message }, bookingId: result.booking.id }, 'outbox relay deferred to the workers'),
+          );
+        }
+        return { status: result.created ? 202 : 200, body: { booking: result.booking } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/campaigns/:id/bookings',
+      operationId: 'listCampaignBookings',
+      summary: "A campaign's bookings with their lines and events, newest first.",
+      tags: ['bookings'],
+      access: 'bearer',
+      params: IdParams,
+      responses: {
+        200: { description: 'Bookings.', schema: z.object({ bookings: z.array(BookingSchema) }) },
+        404: { description: 'Not found.' },
+      },
+      async handler({ principal, params }) {
+        const campaign = await load(principal, params.id);
+        return { status: 200, body: { bookings: await listCampaignBookings(db, campaign.id) } };
+      },
+    }),
+  ];
+}

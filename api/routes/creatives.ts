@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { actorOf } from '../../shared/actor';
+import { CreateCreativeSchema, ReviseCreativeSchema, SubmitCreativeSchema } from '../../shared/creatives/creative-schemas';
+import { createCreative, creativeView, reviseCreative } from '../../shared/creatives/creative-store';
+import { reviewView, submitForReview } from '../../shared/creatives/creative-review';
+import { relayOutbox } from '../../shared/outbox/outbox';
+import type { ApiDeps } from '../deps';
+import { defineRoute } from '../http/route';
+import { IdParams } from '../http/params';
+
+const CreativeEnvelope = z
+  .object({ creative: z.looseObject({ id: z.string(), version: z.number().int() }) })
+  .meta({ id: 'CreativeEnvelope' });
+
+export function creativeRoutes(deps: ApiDeps) {
+  const { db, runtime, logger } = deps;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/creatives',
+      operationId: 'createCreative',
+      summary: 'Create a creative over uploaded bytes: it records the fingerprint of exactly those bytes.',
+      tags: ['creatives'],
+      access: 'bearer',
+      body: CreateCreativeSchema,
+      responses: {
+        201: { description: 'Created.', schema: CreativeEnvelope },
+        403: { description: 'A channel outside your product.' },
+        404: { description: 'The asset or campaign is not yours.' },
+        422: { description: 'The asset is not stored here, or does not suit the channel.' },
+      },
+      async handler({ principal, body }) {
+        return { status: 201, body: await createCreative(db, principal, body, actorOf(principal, runtime.authMode).actorId) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/creatives/:id',
+      operationId: 'getCreative',
+      summary: 'A creative at its current version, with every version, review and approval.',
+      tags: ['creatives'],
+      access: 'bearer',
+      params: IdParams,
+      responses: { 200: { description: 'The creative.', schema: CreativeEnvelope }, 404: { description: 'Not found.' } },
+      async handler({ principal, params }) {
+        return { status: 200, body: await creativeView(db, principal, params.id, { history: true }) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/creatives/:id/revise',
+      operationId: 'reviseCreative',
+      summary: 'A new version with its own delivery metadata; approvals of earlier versions stop counting.',
+      tags: ['creatives'],
+      access: 'bearer',
+      params: IdParams,
+      body: ReviseCreativeSchema,
+      responses: { 200: { description: 'The new version.', schema: CreativeEnvelope }, 404: { description: 'Not found.' } },
+      async handler({ principal, params, body }) {
+        return { status: 200, body: await reviseCreative(db, principal, params.id, body, actorOf(principal, runtime.authMode).actorId) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/creatives/:id/submit',
+      operationId: 'submitCreative',
+      summary: "Submit the current version's exact bytes to a supplier for review (queued). Agent action creative.submit.",
+      tags: ['creatives'],
+      access: 'bearer',
+      params: IdParams,
+      body: SubmitCreativeSchema,
+      governedAction: 'creative.submit',
+      responses: {
+        202: { description: 'Queued for review (or already under review for this version and supplier).' },
+        404: { description: 'Not found.' },
+        409: { description: 'The last review of this version needs resolution.' },
+        422: { description: 'The supplier does not review this channel, or needs approved access.' },
+      },
+      async handler({ principal, params, body, log }) {
+        const { reviewId, created } = await submitForReview(db, principal, params.id, body, actorOf(principal, runtime.authMode).actorId);
+        // Read what was committed before the work is handed over, so the response says what
+        // this request did (queued) rather than how far a fast worker has got since.
+        const review = await db('creative_reviews').where({ id: reviewId }).first();
+        const responseBody = { review: reviewView(review), ...(await creativeView(db, principal, params.id)) };
+        if (created) {
+          await relayOutbox(db, deps.producers.get).catch((err: Error) =>
+            (log ?? logger).warn({ err: { message: err.message }, reviewId }, 'outbox relay deferred to the workers'),
+          );
+        }
+        return { status: 202, body: responseBody };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import { notFound } from '../../shared/errors';
+import { actorOf } from '../../shared/actor';
+import type { Principal } from '../../shared/auth/principal';
+import { requireAssigned, requireStaff } from '../../shared/staff/staff-access';
+import { BookingSchema } from '../../shared/bookings/booking-schemas';
+import { findBookingById } from '../../shared/bookings/booking-store';
+import { FulfilmentQuerySchema, listFulfilmentQueue } from '../../shared/bookings/fulfilment-queue';
+import { BrowserJobSchema, recordBrowserJob } from '../../shared/bookings/browser-jobs';
+import {
+  ClaimSchema,
+  ConfirmSchema,
+  RejectSchema,
+  ResolveSchema,
+  StartSchema,
+  UncertainSchema,
+  claimLine,
+  confirmLine,
+  markUncertain,
+  rejectLine,
+  resolveLine,
+  startLine,
+  type Operator,
+} from '../../shared/bookings/line-operations';
+import type { ApiDeps } from '../deps';
+import { defineRoute, type RouteDef } from '../http/route';
+import { LineParams, PathId, uuidOr404 } from '../http/params';
+
+const BookingEnvelope = z.strictObject({ booking: BookingSchema });
+const LINE_ERRORS = {
+  404: { description: 'Not staff, not assigned to this client, or no such line.' },
+  409: { description: 'Stale expectedVersion, a transition the line cannot take, or a claim conflict.' },
+};
+
+/** Staff line operations all look alike: staff and assignment checks, one domain call, the booking back. */
+function lineOperation<S extends z.ZodType>(
+  deps: ApiDeps,
+  op: {
+    name: string;
+    summary: string;
+    body: S;
+    run: (ref: { bookingId: string; lineId: string }, body: z.output<S>, who: Operator & { staffId: string }) => Promise<unknown>;
+  },
+): RouteDef {
+  return defineRoute({
+    method: 'post',
+    path: `/api/v1/internal/fulfilment/bookings/:bookingId/lines/:lineId/${op.name}`,
+    operationId: `fulfilment${op.name[0]!.toUpperCase()}${op.name.slice(1)}Line`,
+    summary: op.summary,
+    tags: ['staff'],
+    access: 'bearer',
+    params: LineParams,
+    body: op.body,
+    authorize: staffOnly(deps),
+    responses: { 200: { description: 'The booking after the change.', schema: BookingEnvelope }, ...LINE_ERRORS },
+    async handler({ principal, params, body }) {
+      const { staff, ref } = await staffLine(deps, principal, params);
+      await op.run(ref, body as z.output<S>, {
+        actor: actorOf(principal, deps.runtime.authMode),
+        userId: principal.userId,
+        staffId: staff.id,
+      });
+      return { status: 200, body: { booking: (await findBookingById(deps.db, ref.bookingId))! } };
+    },
+  });
+}
+
+/** Runs before parsing: a non-staff caller learns nothing, not even that its request was malformed. */
+const staffOnly = (deps: ApiDeps) => async (principal: Principal) => void (await requireStaff(deps.db, principal));
+
+async function staffLine(deps: ApiDeps, principal: Principal, params: { bookingId: string; lineId: string }) {
+  const staff = await requireStaff(deps.db, principal);
+  const ref = { bookingId: uuidOr404(params.bookingId), lineId: uuidOr404(params.lineId) };
+  const booking = await deps.db('bookings').where({ id: ref.bookingId }).first('advertiser_id');
+  if (!booking) throw notFound();
+  requireAssigned(staff, booking.advertiser_id);
+  return { staff, ref };
+}
+
+export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
+  const { db } = deps;
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/internal/fulfilment/bookings',
+      operationId: 'listFulfilmentBookings',
+      summary: 'The staff work queue: bookings of clients assigned to you, oldest first, paged by an opaque cursor.',
+      tags: ['staff'],
+      access: 'bearer',
+      query: FulfilmentQuerySchema,
+      authorize: staffOnly(deps),
+      responses: {
+        200: {
+          description: 'A page of bookings.',
+          schema: z.object({ bookings: z.array(BookingSchema), nextCursor: z.string().min(1).nullable() }),
+        },
+        404: { description: 'Not staff.' },
+      },
+      async handler({ principal, query }) {
+        const staff = await requireStaff(db, principal);
+        return { status: 200, body: await listFulfilmentQueue(db, staff, query) };
+      },
+    }),
+    lineOperation(deps, {
+      name: 'uncertain',
+      summary: "Record that a line's supplier outcome is uncertain: it goes to reconciliation-required.",
+      body: UncertainSchema,
+      run: (ref, body, who) => markUncertain(db, ref, body, who),
+    }),
+    lineOperation(deps, {
+      name: 'claim',
+      summary: 'Claim a workflow line: it is yours to work.',
+      body: ClaimSchema,
+      run: (ref, body, who) => claimLine(db, ref, body, who),
+    }),
+    lineOperation(deps, {
+      name: 'start',
+      summary: 'Start a claimed workflow line: opens its managed-booking attempt.',
+      body: StartSchema,
+      run: (ref, body, who) => startLine(db, ref, body, who),
+    }),
+    lineOperation(deps, {
+      name: 'confirm',
+      summary: "Confirm a started workflow line with the supplier's reference and evidence.",
+      body: ConfirmSchema,
+      run: (ref, body, who) => confirmLine(db, ref, body, who),
+    }),
+    lineOperation(deps, {
+      name: 'reject',
+      summary: 'Reject a workflow line, with the evidence why.',
+      body: RejectSchema,
+      run: (ref, body, who) => rejectLine(db, ref, body, who),
+    }),
+    lineOperation(deps, {
+      name: 'resolve',
+      summary: 'Resolve a reconciliation-required line from evidence: applied → confirmed, not-applied → rejected.',
+      body: ResolveSchema,
+      run: (ref, body, who) => resolveLine(db, ref, body, who),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/internal/fulfilment/clients/:advertiserId/campaigns/:campaignId/browser-jobs',
+      operationId: 'recordBrowserJob',
+      summary: 'Record the intent to observe or prepare a booking in a supervised browser. Queues nothing and buys nothing.',
+      tags: ['staff'],
+      access: 'bearer',
+      params: z.strictObject({ advertiserId: PathId, campaignId: PathId }),
+      body: BrowserJobSchema,
+      authorize: staffOnly(deps),
+      responses: {
+        201: { description: 'Recorded.' },
+        404: { description: 'Not staff, not assigned, or no such line.' },
+        409: { description: 'Snapshot digest mismatch, or the line is not claimed and in flight.' },
+        422: { description: 'Not an official source, or automation not permitted.' },
+      },
+      async handler({ principal, params, body }) {
+        const staff = await requireStaff(db, principal);
+        requireAssigned(staff, params.advertiserId);
+        const browserJob = await recordBrowserJob(db, staff, params.advertiserId, params.campaignId, body);
+        return { status: 201, body: { browserJob } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { notFound } from '../../shared/errors';
+import { PixelEventSchema, PixelIdempotencyKeySchema, recordPageview } from '../../shared/pixel/pixel-events';
+import { findWorkspaceByPixelKey } from '../../shared/workspaces/workspace-store';
+import type { ApiDeps } from '../deps';
+import { defineRoute } from '../http/route';
+import { parsePart } from '../http/validate';
+
+const Params = z.strictObject({ pixelKey: z.string().min(1).max(128) });
+const Headers = z.object({ 'idempotency-key': PixelIdempotencyKeySchema.optional() });
+const Accepted = z.object({ accepted: z.literal(true), replayed: z.boolean() }).meta({ id: 'PixelAccepted' });
+
+export function pixelRoutes({ db }: ApiDeps) {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/t/:pixelKey',
+      operationId: 'trackPageview',
+      summary: 'Record an anonymous pageview. Cannot assert conversions, revenue or identity.',
+      tags: ['tracking'],
+      access: 'public',
+      params: Params,
+      headers: Headers,
+      body: PixelEventSchema.optional(),
+      // Browsers' sendBeacon posts text/plain; the body is still JSON.
+      extraBodyTypes: ['text/plain'],
+      bodyLimitBytes: 16 * 1024,
+      responses: {
+        202: { description: 'Recorded (or, for a replayed Idempotency-Key, the first event kept).', schema: Accepted },
+        404: { description: 'Unknown pixel key.' },
+      },
+      async handler({ params, body, headers, res }) {
+        res.setHeader('access-control-allow-origin', '*');
+        const { 'idempotency-key': idempotencyKey } = parsePart(Headers, headers, 'headers');
+        const workspace = await findWorkspaceByPixelKey(db, params.pixelKey);
+        if (!workspace) throw notFound();
+        const recorded = await recordPageview(db, {
+          advertiserId: workspace.id,
+          pixelKey: params.pixelKey,
+          event: body ?? {},
+          ...(idempotencyKey ? { idempotencyKey } : {}),
+        });
+        return { status: 202, body: { accepted: true, replayed: recorded.replayed } };
+      },
+    }),
+  ];
+}

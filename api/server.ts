@@ -1,0 +1,88 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Knex } from 'knex';
+import type { Redis } from 'ioredis';
+import { assetDirOf, type Config } from '../shared/config';
+import type { Logger } from '../shared/logger';
+import { AssetStore } from '../shared/assets/asset-store';
+import { WorkspaceCache } from '../shared/workspaces/workspace-store';
+import { createApiRedis } from '../shared/redis';
+import { QueueProducers } from '../shared/queues/producers';
+import { ExtractionClient } from '../shared/personas/extraction-client';
+import { PERSONA_EXTRACT_QUEUE } from '../shared/queues/names';
+import type { ResolvedAuth } from '../shared/runtime/infrastructure';
+import type { ApiDeps } from './deps';
+import { buildApp } from './app';
+
+export interface ApiInputs {
+  config: Config;
+  logger: Logger;
+  db: Knex;
+  redisUrl: string;
+  auth: ResolvedAuth;
+  database: 'external' | 'embedded';
+}
+
+/** The API's composition root: everything is built here and passed down, nothing is a module singleton. */
+export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
+  const { config, logger, db, auth } = inputs;
+  const redis: Redis = createApiRedis(inputs.redisUrl);
+  redis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  await redis.connect().catch((err: Error) => logger.error({ err: { message: err.message } }, 'redis is not reachable yet'));
+  // Producers get their own connection so queue traffic never waits behind rate-limit calls.
+  const queueRedis = createApiRedis(inputs.redisUrl);
+  queueRedis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue redis connection error'));
+  await queueRedis.connect().catch(() => undefined);
+  const producers = new QueueProducers(queueRedis, config.REDIS_PREFIX);
+  return {
+    config,
+    db,
+    redis,
+    redisPrefix: config.REDIS_PREFIX,
+    logger,
+    verifier: auth.verifier,
+    workspaces: new WorkspaceCache(db),
+    assets: new AssetStore(db, assetDirOf(config)),
+    producers,
+    extractions: new ExtractionClient(
+      () => producers.get(PERSONA_EXTRACT_QUEUE),
+      inputs.redisUrl,
+      config.REDIS_PREFIX,
+      config.PERSONA_EXTRACT_TIMEOUT_MS,
+    ),
+    ...(auth.devIssuer ? { devIssuer: auth.devIssuer } : {}),
+    runtime: { authMode: auth.mode, database: inputs.database },
+  };
+}
+
+export interface RunningApi {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = deps.config.HOST): Promise<RunningApi> {
+  const server = http.createServer(buildApp(deps));
+  // Behind a load balancer, keep idle sockets open longer than it does.
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  const actual = (server.address() as AddressInfo).port;
+  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return {
+    url: `http://${shownHost}:${actual}`,
+    port: actual,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await deps.extractions.close();
+      await deps.producers.close().catch(() => undefined);
+      deps.producers.connection.disconnect();
+      deps.redis.disconnect();
+    },
+  };
+}

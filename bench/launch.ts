@@ -1,0 +1,105 @@
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { BenchService } from './service';
+
+const LAUNCHES = Number(process.env.BENCH_LAUNCHES ?? 40);
+const BARE_JOBS = Number(process.env.BENCH_BARE_JOBS ?? 2000);
+const SEVEN = ['ctv', 'audio', 'tv', 'cinema', 'dooh', 'search', 'social'];
+
+async function api(service: BenchService, path: string, method: string, body?: unknown) {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** An approved seven-line sandbox campaign, ready to launch. */
+async function approvedCampaign(service: BenchService, i: number): Promise<string> {
+  const lines = SEVEN.map((channel) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 1_000 }));
+  const { campaign } = await api(service, '/api/v1/campaigns', 'POST', {
+    name: `Bench ${i}`,
+    clientName: 'Bench',
+    startDate: '2027-01-01',
+    endDate: '2027-01-31',
+    budgetMinor: 7_000,
+    maximumCommitmentMinor: 7_000,
+    channels: SEVEN,
+  });
+  await api(service, `/api/v1/campaigns/${campaign.id}/plan`, 'PUT', { lines });
+  await api(service, `/api/v1/campaigns/${campaign.id}/plan/approve`, 'POST', { expectedVersion: 1 });
+  return campaign.id as string;
+}
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+/** The floor: BullMQ adding and processing no-op jobs on the same Redis. */
+async function bareBullmq(redisUrl: string, prefix: string): Promise<number> {
+  const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue('bench-bare', { connection, prefix });
+  let processed = 0;
+  let resolveDone: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  const worker = new Worker(
+    'bench-bare',
+    async () => {
+      if (++processed === BARE_JOBS) resolveDone();
+    },
+    { connection, prefix, concurrency: 35 },
+  );
+  const started = performance.now();
+  for (let i = 0; i < BARE_JOBS; i++) await queue.add('noop', { i }, { jobId: `bare-${i}`, removeOnComplete: true });
+  await done;
+  const seconds = (performance.now() - started) / 1000;
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  connection.disconnect();
+  return BARE_JOBS / seconds;
+}
+
+/** Launches per second, and launch-to-definite for a seven-line sandbox plan, against bare BullMQ on the same Redis. */
+export async function benchLaunch(service: BenchService): Promise<void> {
+  console.log(`Launch pipeline (${LAUNCHES} seven-line sandbox launches, 10 at a time)`);
+  const campaigns: string[] = [];
+  for (let i = 0; i < LAUNCHES; i++) campaigns.push(await approvedCampaign(service, i));
+
+  const settled: number[] = [];
+  const launchStarted = performance.now();
+  let launched = 0;
+  const launchOne = async (campaignId: string) => {
+    const t0 = performance.now();
+    const { booking } = await api(service, `/api/v1/campaigns/${campaignId}/launch`, 'POST');
+    launched++;
+    for (;;) {
+      const row = await service.db('bookings').where({ id: booking.id }).first('status');
+      if (row.status === 'confirmed') break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    settled.push(performance.now() - t0);
+  };
+  const queue = [...campaigns];
+  let launchSeconds = 0;
+  await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      for (let id = queue.shift(); id; id = queue.shift()) {
+        await launchOne(id);
+        if (launched === LAUNCHES && !launchSeconds) launchSeconds = (performance.now() - launchStarted) / 1000;
+      }
+    }),
+  );
+  const totalSeconds = (performance.now() - launchStarted) / 1000;
+  const lineOps = (LAUNCHES * 7) / totalSeconds;
+  const bare = await bareBullmq(service.redisUrl, service.prefix);
+
+  console.log(`  launches per second (to 202)                   ${(LAUNCHES / launchSeconds).toFixed(1)}`);
+  console.log(
+    `  launch → all seven lines confirmed             p50 ${pct(settled, 50).toFixed(0)} ms   p99 ${pct(settled, 99).toFixed(0)} ms`,
+  );
+  console.log(`  supplier line operations per second            ${lineOps.toFixed(0)}`);
+  console.log(`  bare BullMQ add + process per second           ${bare.toFixed(0)}`);
+  console.log(`  ratio line operations / bare BullMQ jobs       ${(lineOps / bare).toFixed(2)}`);
+  console.log('');
+}

@@ -1,0 +1,78 @@
+/**
+ * `npm run admin -- staff grant|revoke|assign|unassign|list ...`: server-owned staff rows.
+ * Staff access is never decided by a token; this is the one way to change it.
+ */
+import { parseArgs } from 'node:util';
+import { createLogger } from '../shared/logger';
+import { createDb } from '../shared/db/knex';
+import { migrateLatest } from '../shared/db/migrations';
+import { resolveDatabase } from '../shared/runtime/infrastructure';
+import { assignClient, grantStaff, revokeStaff, unassignClient } from '../shared/staff/staff-store';
+import { configOrExit } from './boot';
+
+const USAGE = `usage:
+  npm run admin -- staff grant    --user USER [--name "Display Name"]
+  npm run admin -- staff revoke   --user USER
+  npm run admin -- staff assign   --user USER --org ADVERTISER_ID
+  npm run admin -- staff unassign --user USER --org ADVERTISER_ID
+  npm run admin -- staff list`;
+
+async function main() {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { user: { type: 'string' }, org: { type: 'string' }, name: { type: 'string' } },
+  });
+  const [area, action] = positionals;
+  if (area !== 'staff' || !action) throw new Error(USAGE);
+  const need = (v: string | undefined, flag: string) => {
+    if (!v) throw new Error(`${flag} is required\n${USAGE}`);
+    return v;
+  };
+
+  const config = configOrExit();
+  const logger = createLogger('warn');
+  const database = await resolveDatabase(config, logger);
+  const db = createDb(database.url, {}, logger);
+  try {
+    await migrateLatest(db);
+    const user = action === 'list' ? '' : need(values.user, '--user');
+    switch (action) {
+      case 'grant':
+        process.stdout.write(`staff ${user}: ${await grantStaff(db, user, values.name)}\n`);
+        break;
+      case 'revoke':
+        process.stdout.write(`staff ${user}: ${await revokeStaff(db, user)}\n`);
+        break;
+      case 'assign': {
+        const org = need(values.org, '--org');
+        process.stdout.write(`staff ${user} → client ${org}: ${await assignClient(db, user, org)}\n`);
+        break;
+      }
+      case 'unassign': {
+        const org = need(values.org, '--org');
+        process.stdout.write(`staff ${user} → client ${org}: ${await unassignClient(db, user, org)}\n`);
+        break;
+      }
+      case 'list': {
+        const rows = await db('staff_members as m')
+          .leftJoin('staff_assignments as a', 'a.staff_user_id', 'm.user_id')
+          .select('m.user_id', 'm.active', db.raw("coalesce(string_agg(a.advertiser_id, ',' order by a.advertiser_id), '') as clients"))
+          .groupBy('m.user_id', 'm.active')
+          .orderBy('m.user_id');
+        for (const r of rows) process.stdout.write(`${r.user_id}\t${r.active ? 'active' : 'revoked'}\t${r.clients}\n`);
+        if (!rows.length) process.stdout.write('no staff\n');
+        break;
+      }
+      default:
+        throw new Error(USAGE);
+    }
+  } finally {
+    await db.destroy();
+    await database.embedded?.stop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(2);
+});

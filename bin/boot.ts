@@ -1,0 +1,64 @@
+import { ConfigError, loadConfig, type Config } from '../shared/config';
+import { createLogger, type Logger } from '../shared/logger';
+import { createDb, type Knex } from '../shared/db/knex';
+import { resolveDatabase, resolveRedisUrl, type ResolvedDatabase } from '../shared/runtime/infrastructure';
+
+/** Loads configuration or stops the process with a message naming the bad variable. */
+export function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}
+
+/** Runs the closers once on SIGINT/SIGTERM, then exits. */
+export function onShutdown(close: () => Promise<void>, log: (msg: string) => void): void {
+  let closing = false;
+  const handler = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log(`${signal} received: finishing in-flight work and shutting down`);
+    close()
+      .then(() => process.exit(0))
+      .catch((err) => {
+        process.stderr.write(`shutdown failed: ${String(err)}\n`);
+        process.exit(1);
+      });
+  };
+  // We own graceful shutdown (it stops the embedded database too); a dependency's own
+  // signal hooks would otherwise exit mid-way with 128+signal.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => handler(signal));
+  }
+}
+
+export interface Infrastructure {
+  config: Config;
+  logger: Logger;
+  database: ResolvedDatabase;
+  db: Knex;
+  redisUrl: string;
+}
+
+/** Configuration, logger, database (external or embedded) and Redis: what every process starts from. */
+export async function bootInfrastructure(): Promise<Infrastructure> {
+  const config = configOrExit();
+  const logger = createLogger(config.LOG_LEVEL);
+  const database = await resolveDatabase(config, logger);
+  const redisUrl = await resolveRedisUrl(config, logger);
+  return { config, logger, database, db: createDb(database.url, {}, logger), redisUrl };
+}
+
+/** Failing to start is one line on stderr and a non-zero exit, never a stack dump of secrets. */
+export function runMain(what: string, main: () => Promise<void>): void {
+  main().catch((err) => {
+    process.stderr.write(`${what} failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

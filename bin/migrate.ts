@@ -1,0 +1,25 @@
+/** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded database). */
+import { createLogger } from '../shared/logger';
+import { createDb } from '../shared/db/knex';
+import { migrateLatest } from '../shared/db/migrations';
+import { resolveDatabase } from '../shared/runtime/infrastructure';
+import { configOrExit } from './boot';
+
+async function main() {
+  const config = configOrExit();
+  const logger = createLogger(config.LOG_LEVEL);
+  const database = await resolveDatabase(config, logger);
+  const db = createDb(database.url, {}, logger);
+  try {
+    const applied = await migrateLatest(db);
+    process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'already up to date\n');
+  } finally {
+    await db.destroy();
+    await database.embedded?.stop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`migration failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

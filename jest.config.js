@@ -1,0 +1,15 @@
+/** Each test file gets its own database (cloned from a migrated template) and Redis prefix, so files run in parallel. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  // jose and canonicalize ship ES modules only; jest's CommonJS runtime needs them transformed.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|canonicalize)/)'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,99 @@
+import { CHANNELS, type Channel } from '../auth/products';
+
+/**
+ * The suppliers Flightdeck can book through. Each key has its own queue
+ * (`supplier.<key>`) and its own worker implementation in `workers/adapters/`.
+ */
+export type AdapterKind = 'sandbox' | 'workflow' | 'native-staged' | 'live';
+export type ExecutionMode = 'sandbox' | 'live';
+
+export interface AdapterDescriptor {
+  key: string;
+  kind: AdapterKind;
+  channels: readonly Channel[];
+  /** Modes the adapter can execute in. */
+  modes: readonly ExecutionMode[];
+  /** Live execution needs an approved, stored supplier credential. */
+  requiresCredential: boolean;
+  /** Workflow adapters: how staff carry the booking out. */
+  executionMethod: 'manual' | 'computer-use' | null;
+  /** Hosts of the supplier's official public sources: the only places a browser job may observe. */
+  officialSourceHosts: readonly string[];
+}
+
+/** The sandbox suppliers publish their (fictional) rate cards and specs here. */
+const SANDBOX_SOURCES = ['sandbox-suppliers.flightdeck.dev'];
+
+const sandbox: AdapterDescriptor[] = CHANNELS.map((channel) => ({
+  key: `sandbox-${channel}`,
+  kind: 'sandbox',
+  channels: [channel],
+  modes: ['sandbox'],
+  requiresCredential: false,
+  executionMethod: null,
+  officialSourceHosts: SANDBOX_SOURCES,
+}));
+
+const live: AdapterDescriptor[] = CHANNELS.map((channel) => ({
+  key: `live-${channel}`,
+  kind: 'live',
+  channels: [channel],
+  modes: ['live'],
+  requiresCredential: true,
+  executionMethod: null,
+  officialSourceHosts: [],
+}));
+
+export const ADAPTERS: readonly AdapterDescriptor[] = [
+  ...sandbox,
+  {
+    key: 'manual',
+    kind: 'workflow',
+    channels: CHANNELS,
+    modes: ['sandbox', 'live'],
+    requiresCredential: false,
+    executionMethod: 'manual',
+    officialSourceHosts: SANDBOX_SOURCES,
+  },
+  {
+    key: 'computer-use',
+    kind: 'workflow',
+    channels: CHANNELS,
+    modes: ['sandbox', 'live'],
+    requiresCredential: false,
+    executionMethod: 'computer-use',
+    officialSourceHosts: SANDBOX_SOURCES,
+  },
+  {
+    key: 'native-staged',
+    kind: 'native-staged',
+    channels: CHANNELS,
+    modes: ['sandbox', 'live'],
+    requiresCredential: false,
+    executionMethod: null,
+    officialSourceHosts: SANDBOX_SOURCES,
+  },
+  ...live,
+];
+
+export function findAdapter(key: string): AdapterDescriptor | undefined {
+  return ADAPTERS.find((a) => a.key === key);
+}
+
+/** Problems with the catalogue itself; readiness fails while there are any. */
+export function catalogueProblems(adapters: readonly AdapterDescriptor[] = ADAPTERS): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const a of adapters) {
+    if (!/^[a-z][a-z0-9-]*$/.test(a.key)) problems.push(`adapter key ${a.key} is not a valid queue suffix`);
+    if (seen.has(a.key)) problems.push(`adapter key ${a.key} is registered twice`);
+    seen.add(a.key);
+    if (a.channels.length === 0) problems.push(`adapter ${a.key} serves no channel`);
+  }
+  for (const channel of CHANNELS) {
+    if (!adapters.some((a) => a.kind === 'sandbox' && a.channels.includes(channel))) {
+      problems.push(`no sandbox adapter for channel ${channel}`);
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,171 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { notFound } from '../errors';
+import { ChannelSchema } from '../auth/products';
+import type { Principal } from '../auth/principal';
+import { findCampaign } from '../campaigns/campaign-store';
+import { studyCommitment } from '../studies/study-store';
+import { creativeView } from '../creatives/creative-store';
+
+export const CurrencySchema = z.enum(['GBP', 'USD', 'EUR']);
+export type Currency = z.infer<typeof CurrencySchema>;
+export type BudgetPolicy = 'campaign-commitment' | 'zero' | 'study-commitment';
+
+export interface Commitment {
+  budgetMinor: number;
+  currency: Currency;
+  policy: BudgetPolicy;
+  /** What this action newly reserves (a study's commitment is already funded: 0). */
+  incrementalReservationMinor: number;
+  description: string;
+}
+
+export interface ActionContract {
+  name: string;
+  method: 'POST';
+  /** The REST route that executes it, in OpenAPI path syntax. */
+  route: string;
+  parameters: z.ZodType<Record<string, unknown>>;
+  budgetPolicy: BudgetPolicy;
+  idempotency: 'governed-execution-receipt' | 'required';
+  /** The parameters as the real request carries them (path params and body), for the execution check. */
+  fromRequest(req: { params: Record<string, string>; body: unknown }): unknown;
+  /** Money is the server's figure, never the agent's; also proves the resource is the caller's (404). */
+  commitment(db: Knex, p: Principal, parameters: Record<string, unknown>): Promise<Commitment>;
+}
+
+const zero = (description: string): Commitment => ({
+  budgetMinor: 0,
+  currency: 'GBP',
+  policy: 'zero',
+  incrementalReservationMinor: 0,
+  description,
+});
+const bodyObject = (body: unknown) => (body && typeof body === 'object' ? (body as Record<string, unknown>) : {});
+
+/**
+ * Resources that arrive with later features (creatives, optimizations, studies) cannot be
+ * found until they exist; preparing an action on them is a 404 like any unknown id.
+ */
+async function notYetAvailable(): Promise<never> {
+  throw notFound();
+}
+
+const campaignLaunch: ActionContract = {
+  name: 'campaign.launch',
+  method: 'POST',
+  route: '/api/v1/campaigns/{campaignId}/launch',
+  parameters: z.strictObject({ campaignId: z.uuid() }),
+  budgetPolicy: 'campaign-commitment',
+  idempotency: 'governed-execution-receipt',
+  fromRequest: ({ params }) => ({ campaignId: params.id }),
+  async commitment(db, p, parameters) {
+    const campaign = await findCampaign(db, p, String(parameters.campaignId));
+    if (!campaign) throw notFound();
+    return {
+      budgetMinor: campaign.maximumCommitmentMinor,
+      currency: 'GBP',
+      policy: 'campaign-commitment',
+      incrementalReservationMinor: campaign.executionMode === 'live' ? campaign.maximumCommitmentMinor : 0,
+      description: `Launch "${campaign.name}" (${campaign.executionMode}): up to ${campaign.maximumCommitmentMinor} GBP minor units committed.`,
+    };
+  },
+};
+
+const creativeSubmit: ActionContract = {
+  name: 'creative.submit',
+  method: 'POST',
+  route: '/api/v1/creatives/{creativeId}/submit',
+  parameters: z.strictObject({
+    creativeId: z.string().min(1).max(128),
+    adapterKey: z.string().min(1).max(100),
+    channel: ChannelSchema.optional(),
+  }),
+  budgetPolicy: 'zero',
+  idempotency: 'governed-execution-receipt',
+  fromRequest: ({ params, body }) => ({ creativeId: params.id, ...bodyObject(body) }),
+  async commitment(db, p, parameters) {
+    await creativeView(db, p, String(parameters.creativeId));
+    return zero('Submit a creative for supplier review: no spend.');
+  },
+};
+
+const audienceSync: ActionContract = {
+  name: 'audience.sync',
+  method: 'POST',
+  route: '/api/v1/campaigns/{campaignId}/sync-audience',
+  parameters: z.strictObject({
+    campaignId: z.uuid(),
+    exposedOn: z.array(ChannelSchema).min(1),
+    notExposedOn: z.array(ChannelSchema).default([]),
+    channel: ChannelSchema,
+    purpose: z.enum(['inclusion', 'suppression']),
+    adapterKey: z.string().min(1),
+    executionMode: z.enum(['sandbox', 'live']),
+  }),
+  budgetPolicy: 'zero',
+  idempotency: 'governed-execution-receipt',
+  fromRequest: ({ params, body }) => ({ campaignId: params.id, ...bodyObject(body) }),
+  async commitment(db, p, parameters) {
+    if (!(await findCampaign(db, p, String(parameters.campaignId)))) throw notFound();
+    return zero('Sync an audience cohort to a supplier: no spend.');
+  },
+};
+
+const optimizationReject: ActionContract = {
+  name: 'optimization.reject',
+  method: 'POST',
+  route: '/api/v1/optimizations/{optimizationId}/reject',
+  parameters: z.strictObject({ optimizationId: z.string().min(1).max(128) }),
+  budgetPolicy: 'zero',
+  idempotency: 'governed-execution-receipt',
+  fromRequest: ({ params }) => ({ optimizationId: params.id }),
+  commitment: notYetAvailable,
+};
+
+const studyDraft: ActionContract = {
+  name: 'study.draft',
+  method: 'POST',
+  route: '/api/v1/brand-lift-studies/{studyId}/draft',
+  parameters: z.strictObject({
+    studyId: z.uuid(),
+    expectedRevision: z.number().int().min(1).max(2147483647),
+    expectedConnectionRevision: z.number().int().min(0).max(2147483647).nullable(),
+    quoteId: z.uuid(),
+    approvalId: z.uuid(),
+  }),
+  budgetPolicy: 'study-commitment',
+  idempotency: 'required',
+  fromRequest: ({ params, body }) => ({ studyId: params.studyId, ...bodyObject(body) }),
+  async commitment(db, p, parameters) {
+    const { amountMinor } = await studyCommitment(db, p, parameters as { studyId: string; quoteId: string; approvalId: string });
+    return {
+      budgetMinor: amountMinor,
+      currency: 'GBP',
+      policy: 'study-commitment',
+      // A human's study approval already funded it; a generic agent approval never buys or funds a study.
+      incrementalReservationMinor: 0,
+      description: `Draft the brand lift study against its funded quote of ${amountMinor} GBP minor units.`,
+    };
+  },
+};
+
+/** The one registry: the actions endpoint, preparation and execution checks all read it. */
+export const ACTIONS: readonly ActionContract[] = [campaignLaunch, creativeSubmit, audienceSync, optimizationReject, studyDraft];
+
+export function findAction(name: string): ActionContract | undefined {
+  return ACTIONS.find((a) => a.name === name);
+}
+
+/** What GET /api/v1/agent/actions publishes: parameter contracts as JSON Schema from the same zod schemas. */
+export function describeActions() {
+  return ACTIONS.map((a) => ({
+    name: a.name,
+    method: a.method,
+    route: a.route,
+    parameters: z.toJSONSchema(a.parameters, { io: 'input' }),
+    budgetPolicy: a.budgetPolicy,
+    idempotency: a.idempotency,
+    exactApprovalRequired: true,
+  }));
+}

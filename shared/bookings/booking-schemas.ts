@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { ChannelSchema } from '../auth/products';
+import { BOOKING_STATUSES } from './booking-status';
+import { LINE_STATUSES } from './line-state';
+
+const DateTime = z.string();
+
+export const CreativeReferenceSchema = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  format: z.string().min(1),
+  assetUrl: z.string(),
+  assetFingerprint: z.string().regex(/^sha256:[a-f0-9]{64}$/),
+});
+
+export const BookingLineSchema = z
+  .looseObject({
+    id: z.string().min(1),
+    channelCampaignId: z.string().min(1),
+    adapterKey: z.string().min(1),
+    channel: ChannelSchema,
+    budgetMinor: z.number().int().min(0),
+    executionMode: z.enum(['sandbox', 'live']),
+    version: z.number().int().min(0),
+    status: z.enum(LINE_STATUSES),
+    executionMethod: z.enum(['manual', 'computer-use']).nullable(),
+    providerReference: z.string().nullable(),
+    evidence: z.string().nullable(),
+    claimedBy: z.string().nullable(),
+    assignedToUserId: z.uuid().nullable(),
+    assignedAt: DateTime.nullable(),
+    startedAt: DateTime.nullable(),
+    confirmedAt: DateTime.nullable(),
+    providerAttemptId: z.string().min(1).nullable(),
+    creatives: z.array(CreativeReferenceSchema),
+  })
+  .meta({ id: 'BookingLine' });
+export type BookingLine = z.infer<typeof BookingLineSchema>;
+
+export const BookingEventSchema = z
+  .object({
+    id: z.string().min(1),
+    bookingId: z.string().min(1),
+    lineId: z.string().min(1).nullable(),
+    action: z.string().min(1),
+    actorId: z.string().min(1),
+    actor: z.enum(['human', 'agent', 'system']),
+    source: z.enum(['dev', 'web', 'mcp', 'system']),
+    detail: z.unknown().optional(),
+    createdAt: DateTime,
+  })
+  .meta({ id: 'BookingEvent' });
+export type BookingEvent = z.infer<typeof BookingEventSchema>;
+
+export const BookingSchema = z
+  .looseObject({
+    id: z.string().min(1),
+    advertiserId: z.string().min(1),
+    campaignId: z.string().min(1),
+    campaignName: z.string(),
+    client: z.strictObject({ id: z.string().min(1), name: z.string() }),
+    campaignStatus: z.string().min(1),
+    closeoutPending: z.boolean(),
+    flightEnded: z.boolean(),
+    overdue: z.boolean(),
+    version: z.number().int().min(0),
+    status: z.enum(BOOKING_STATUSES),
+    submittedAt: DateTime,
+    confirmationDueAt: DateTime,
+    startDate: z.string(),
+    endDate: z.string(),
+    executionMode: z.enum(['sandbox', 'live']),
+    mediaBudgetMinor: z.number().int().min(0),
+    maximumCommitmentMinor: z.number().int().min(0),
+    currency: z.literal('GBP'),
+    snapshotDigest: z.string().regex(/^[a-f0-9]{64}$/),
+    approvedSnapshot: z.unknown().optional(),
+    lines: z.array(BookingLineSchema),
+    events: z.array(BookingEventSchema),
+  })
+  .meta({ id: 'Booking' });
+export type Booking = z.infer<typeof BookingSchema>;

@@ -1,0 +1,170 @@
+import type { Knex } from 'knex';
+import { toMinor } from '../db/knex';
+import type { Booking, BookingEvent, BookingLine } from './booking-schemas';
+import type { BookingStatus } from './booking-status';
+import type { LineStatus } from './line-state';
+
+export interface LineRow {
+  id: string;
+  booking_id: string;
+  advertiser_id: string;
+  position: number;
+  channel_campaign_id: string;
+  adapter_key: string;
+  channel: BookingLine['channel'];
+  budget_minor: string;
+  execution_mode: 'sandbox' | 'live';
+  version: number;
+  status: LineStatus;
+  execution_method: 'manual' | 'computer-use' | null;
+  provider_reference: string | null;
+  evidence: string | null;
+  claimed_by: string | null;
+  assigned_to_user_id: string | null;
+  assigned_at: Date | null;
+  started_at: Date | null;
+  confirmed_at: Date | null;
+  provider_attempt_id: string | null;
+  creatives: BookingLine['creatives'];
+  workflow_steps: unknown;
+  enableable: boolean;
+}
+
+export interface BookingRow {
+  id: string;
+  advertiser_id: string;
+  campaign_id: string;
+  plan_id: string;
+  status: BookingStatus;
+  version: number;
+  execution_mode: 'sandbox' | 'live';
+  snapshot_digest: string;
+  approved_snapshot: unknown;
+  media_budget_minor: string;
+  maximum_commitment_minor: string;
+  submitted_at: Date;
+  confirmation_due_at: Date;
+  closed_out_at: Date | null;
+  // joined from campaigns
+  campaign_name: string;
+  client_name: string;
+  campaign_status: string;
+  start_date: string | Date;
+  end_date: string | Date;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
+
+export function toLine(r: LineRow): BookingLine {
+  return {
+    id: r.id,
+    channelCampaignId: r.channel_campaign_id,
+    adapterKey: r.adapter_key,
+    channel: r.channel,
+    budgetMinor: toMinor(r.budget_minor),
+    executionMode: r.execution_mode,
+    version: r.version,
+    status: r.status,
+    executionMethod: r.execution_method,
+    providerReference: r.provider_reference,
+    evidence: r.evidence,
+    claimedBy: r.claimed_by,
+    assignedToUserId: r.assigned_to_user_id,
+    assignedAt: iso(r.assigned_at),
+    startedAt: iso(r.started_at),
+    confirmedAt: iso(r.confirmed_at),
+    providerAttemptId: r.provider_attempt_id,
+    creatives: r.creatives,
+    // Beyond the spec's fields: what staff need to work a workflow line, and whether a staged line may be enabled.
+    workflowSteps: r.workflow_steps ?? null,
+    enableable: r.enableable,
+  };
+}
+
+function toEvent(r: Record<string, unknown>): BookingEvent {
+  return {
+    id: r.id as string,
+    bookingId: r.booking_id as string,
+    lineId: (r.line_id as string | null) ?? null,
+    action: r.action as string,
+    actorId: r.actor_id as string,
+    actor: r.actor as BookingEvent['actor'],
+    source: r.source as BookingEvent['source'],
+    ...(r.detail === null || r.detail === undefined ? {} : { detail: r.detail }),
+    createdAt: (r.created_at as Date).toISOString(),
+  };
+}
+
+const OPEN_BOOKING: readonly BookingStatus[] = ['queued', 'in-progress', 'stopping'];
+
+function toBooking(r: BookingRow, lines: LineRow[], events: Record<string, unknown>[], now: Date): Booking {
+  const endDate = dateOnly(r.end_date);
+  const flightEnded = endDate < now.toISOString().slice(0, 10);
+  return {
+    id: r.id,
+    advertiserId: r.advertiser_id,
+    campaignId: r.campaign_id,
+    campaignName: r.campaign_name,
+    client: { id: r.advertiser_id, name: r.client_name },
+    campaignStatus: r.campaign_status,
+    closeoutPending: flightEnded && r.closed_out_at === null && lines.some((l) => l.status === 'confirmed'),
+    flightEnded,
+    overdue: OPEN_BOOKING.includes(r.status) && r.confirmation_due_at.getTime() < now.getTime(),
+    version: r.version,
+    status: r.status,
+    submittedAt: r.submitted_at.toISOString(),
+    confirmationDueAt: r.confirmation_due_at.toISOString(),
+    startDate: dateOnly(r.start_date),
+    endDate,
+    executionMode: r.execution_mode,
+    mediaBudgetMinor: toMinor(r.media_budget_minor),
+    maximumCommitmentMinor: toMinor(r.maximum_commitment_minor),
+    currency: 'GBP',
+    snapshotDigest: r.snapshot_digest,
+    approvedSnapshot: r.approved_snapshot,
+    lines: lines.map(toLine),
+    events: events.map(toEvent),
+  };
+}
+
+export function bookingQuery(db: Knex) {
+  return db('bookings as b')
+    .join('campaigns as c', 'c.id', 'b.campaign_id')
+    .select('b.*', 'c.name as campaign_name', 'c.client_name', 'c.status as campaign_status', 'c.start_date', 'c.end_date');
+}
+
+/** Loads bookings with their lines and events, in the order of the ids given. */
+export async function loadBookings(db: Knex, rows: BookingRow[], now = new Date()): Promise<Booking[]> {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.id);
+  // Sequential on purpose: callers may pass a transaction, which is one connection.
+  const lines = await db<LineRow>('booking_lines').whereIn('booking_id', ids).orderBy(['booking_id', 'position']);
+  const events = await db('booking_events').whereIn('booking_id', ids).orderBy('seq');
+  return rows.map((r) =>
+    toBooking(
+      r,
+      (lines as LineRow[]).filter((l) => l.booking_id === r.id),
+      events.filter((e) => e.booking_id === r.id),
+      now,
+    ),
+  );
+}
+
+export async function findBookingById(db: Knex, id: string, advertiserId?: string): Promise<Booking | null> {
+  const q = bookingQuery(db).where('b.id', id);
+  if (advertiserId) q.andWhere('b.advertiser_id', advertiserId);
+  const rows = (await q) as BookingRow[];
+  const [booking] = await loadBookings(db, rows);
+  return booking ?? null;
+}
+
+export async function listCampaignBookings(db: Knex, campaignId: string): Promise<Booking[]> {
+  const rows = (await bookingQuery(db)
+    .where('b.campaign_id', campaignId)
+    .orderBy([
+      { column: 'b.submitted_at', order: 'desc' },
+      { column: 'b.id', order: 'desc' },
+    ])) as BookingRow[];
+  return loadBookings(db, rows);
+}

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { conflict, notFound, unprocessable } from '../errors';
+import type { Principal } from '../auth/principal';
+import type { Actor } from '../actor';
+import { findAdapter } from '../adapters/catalogue';
+import { requireSupplierAccess } from '../adapters/credentials';
+import { digestOf } from '../digest';
+import { findCampaign, setCampaignStatus } from '../campaigns/campaign-store';
+import { currentSnapshot, findPlanForCampaign } from '../campaigns/plan-store';
+import { checkCreativeEvidence } from '../creatives/creative-approvals';
+import { enqueueInTransaction } from '../outbox/outbox';
+import { bookLineMessage } from '../queues/jobs';
+import { reserveCommitment } from '../wallet/wallet';
+import { appendEvent } from './booking-events';
+import type { Booking } from './booking-schemas';
+import { findBookingById } from './booking-store';
+
+export interface LaunchOptions {
+  confirmationSlaHours: number;
+}
+
+export interface LaunchResult {
+  booking: Booking;
+  /** False when this approved snapshot was already launched: the first booking is returned. */
+  created: boolean;
+}
+
+/** Live lines need approved supplier access; sandbox lines need none. */
+async function checkSupplierAccess(trx: Knex, advertiserId: string, mode: 'sandbox' | 'live', adapterKeys: string[]): Promise<void> {
+  for (const key of new Set(adapterKeys)) {
+    const adapter = findAdapter(key);
+    if (!adapter || !adapter.modes.includes(mode)) {
+      throw unprocessable(`Adapter ${key} cannot execute in ${mode} mode.`, 'adapter_mode_unsupported');
+    }
+    if (mode === 'live' && adapter.requiresCredential) await requireSupplierAccess(trx, key, advertiserId, 'Live buying');
+  }
+}
+
+/**
+ * Launches a campaign's approved plan: one booking per approved snapshot, one line per plan
+ * line, and one supplier operation per line queued through the outbox, all in one transaction.
+ */
+export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campaignId: string, opts: LaunchOptions): Promise<LaunchResult> {
+  return db.transaction(async (trx) => {
+    // The campaign row lock serialises launches of one campaign.
+    const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
+    if (!campaign) throw notFound();
+    const stored = await findPlanForCampaign(trx, p, campaign);
+    if (!stored || stored.plan.status !== 'approved' || !stored.plan.approvedDigest || !stored.approvedSnapshot) {
+      throw conflict('The campaign has no approved plan. Approve the plan before launching.', 'plan_not_approved');
+    }
+    const digest = stored.plan.approvedDigest;
+    const now = await currentSnapshot(trx, p, campaign, stored.plan).catch(() => null);
+    if (!now || digestOf(now) !== digest) {
+      throw conflict('The campaign or plan changed after approval. Approve it again before launching.', 'snapshot_changed');
+    }
+
+    const existing = await trx('bookings').where({ campaign_id: campaign.id, snapshot_digest: digest }).first('id');
+    if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false };
+
+    const mode = campaign.executionMode;
+    await checkSupplierAccess(
+      trx,
+      p.advertiserId,
+      mode,
+      stored.plan.lines.map((l) => l.adapterKey),
+    );
+
+    // The lines book exactly the creative versions that were approved into the plan.
+    const approvedLines = stored.approvedSnapshot.plan.lines;
+    if (mode === 'live') await checkCreativeEvidence(trx, approvedLines);
+
+    const bookingId = randomUUID();
+    const submittedAt = new Date();
+    await trx('bookings').insert({
+      id: bookingId,
+      advertiser_id: p.advertiserId,
+      campaign_id: campaign.id,
+      plan_id: stored.plan.id,
+      status: 'queued',
+      execution_mode: mode,
+      snapshot_digest: digest,
+      approved_snapshot: JSON.stringify(stored.approvedSnapshot),
+      media_budget_minor: campaign.budgetMinor,
+      maximum_commitment_minor: campaign.maximumCommitmentMinor,
+      submitted_at: submittedAt,
+      confirmation_due_at: new Date(submittedAt.getTime() + opts.confirmationSlaHours * 3600_000),
+      launched_by: actor.actorId,
+    });
+    // Sandbox execution is funded by nobody; live execution reserves the whole commitment first.
+    if (mode === 'live') await reserveCommitment(trx, p.advertiserId, bookingId, campaign.maximumCommitmentMinor);
+
+    const lines = stored.plan.lines.map((l, position) => ({
+      id: randomUUID(),
+      booking_id: bookingId,
+      advertiser_id: p.advertiserId,
+      plan_line_id: l.id,
+      position,
+      channel_campaign_id: `cc-${randomUUID()}`,
+      adapter_key: l.adapterKey,
+      channel: l.channel,
+      budget_minor: l.budgetMinor,
+      execution_mode: mode,
+      status: 'queued',
+      execution_method: findAdapter(l.adapterKey)?.executionMethod ?? null,
+      creatives: JSON.stringify(approvedLines[position]?.creatives ?? []),
+    }));
+    await trx('booking_lines').insert(lines);
+    await appendEvent(trx, {
+      bookingId,
+      action: 'booking.launched',
+      actor,
+      detail: {
+        snapshotDigest: digest,
+        executionMode: mode,
+        lines: lines.length,
+        reservedMinor: mode === 'live' ? campaign.maximumCommitmentMinor : 0,
+      },
+    });
+    for (const l of lines) {
+      await appendEvent(trx, {
+        bookingId,
+        lineId: l.id,
+        action: 'line.queued',
+        actor,
+        detail: { adapterKey: l.adapter_key, channel: l.channel },
+      });
+    }
+    await enqueueInTransaction(
+      trx,
+      lines.map((l) => bookLineMessage(l.adapter_key, { bookingId, lineId: l.id })),
+    );
+    await setCampaignStatus(trx, campaign.id, 'booked');
+    return { booking: (await findBookingById(trx, bookingId))!, created: true };
+  });
+}

@@ -1,0 +1,72 @@
+import type { Knex } from 'knex';
+import { conflict, notFound } from '../errors';
+import type { Actor } from '../actor';
+import { appendEvent } from './booking-events';
+import { bookingStatusOf } from './booking-status';
+import type { LineRow } from './booking-store';
+import { assertMove, type LineStatus } from './line-state';
+import { settleReservation } from '../wallet/settlement';
+
+export interface LineChange {
+  bookingId: string;
+  lineId: string;
+  /** When given, the line must be at exactly this version (409 otherwise). */
+  expectedVersion?: number;
+  /** The new status; omitted for changes that keep it (a claim). */
+  to?: LineStatus;
+  /** Other columns to set, snake_case. */
+  patch?: Record<string, unknown>;
+  actor: Actor;
+  action: string;
+  detail?: unknown;
+  /** Extra checks on the locked line before it changes (e.g. "only workflow lines"). */
+  guard?: (line: LineRow) => void;
+}
+
+/**
+ * The one way a line changes: under the booking's row lock, check the expected version and
+ * the transition, write the line, append the event and recompute the booking's status, all
+ * in the caller's transaction.
+ */
+export async function changeLine(trx: Knex, c: LineChange): Promise<LineRow> {
+  const booking = await trx('bookings').where({ id: c.bookingId }).forUpdate().first('id', 'status');
+  if (!booking) throw notFound();
+  const line = (await trx<LineRow>('booking_lines').where({ id: c.lineId, booking_id: c.bookingId }).first()) as LineRow | undefined;
+  if (!line) throw notFound();
+  if (c.expectedVersion !== undefined && c.expectedVersion !== line.version) {
+    throw conflict(`The line is at version ${line.version}, not ${c.expectedVersion}. Read it again before acting.`, 'version_conflict');
+  }
+  c.guard?.(line);
+  // A change to the status a line already has is not a transition either (a second start, a second uncertain).
+  if (c.to) assertMove(line.status, c.to);
+
+  const [updated] = (await trx('booking_lines')
+    .where({ id: line.id, version: line.version })
+    .update({ ...(c.patch ?? {}), ...(c.to ? { status: c.to } : {}), version: line.version + 1, updated_at: trx.fn.now() })
+    .returning('*')) as LineRow[];
+  if (!updated) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
+
+  await appendEvent(trx, {
+    bookingId: c.bookingId,
+    lineId: c.lineId,
+    action: c.action,
+    actor: c.actor,
+    detail: { from: line.status, to: updated.status, ...(c.detail && typeof c.detail === 'object' ? c.detail : {}) },
+  });
+
+  const statuses = (await trx('booking_lines').where({ booking_id: c.bookingId }).pluck('status')) as LineStatus[];
+  const status = bookingStatusOf(statuses);
+  await trx('bookings')
+    .where({ id: c.bookingId })
+    .update({ status, version: trx.raw('version + 1') });
+  if (status !== booking.status) {
+    await appendEvent(trx, {
+      bookingId: c.bookingId,
+      action: 'booking.status-changed',
+      actor: c.actor,
+      detail: { from: booking.status, to: status },
+    });
+    await settleReservation(trx, c.bookingId, status);
+  }
+  return updated;
+}

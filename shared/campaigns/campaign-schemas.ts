@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { ChannelSchema } from '../auth/products';
+
+const MinorUnits = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const IsoDate = z.iso.date();
+
+export const ExecutionModeSchema = z.enum(['sandbox', 'live']);
+
+export const CreateCampaignSchema = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200),
+    clientName: z.string().trim().min(1).max(200),
+    startDate: IsoDate,
+    endDate: IsoDate,
+    budgetMinor: MinorUnits,
+    maximumCommitmentMinor: MinorUnits,
+    channels: z.array(ChannelSchema).min(1).max(7),
+    executionMode: ExecutionModeSchema.optional(),
+  })
+  .refine((c) => c.endDate >= c.startDate, { path: ['endDate'], message: 'endDate must not be before startDate' })
+  .refine((c) => c.maximumCommitmentMinor >= c.budgetMinor, {
+    path: ['maximumCommitmentMinor'],
+    message: 'maximumCommitmentMinor must cover budgetMinor',
+  })
+  .refine((c) => new Set(c.channels).size === c.channels.length, { path: ['channels'], message: 'channels must not repeat' })
+  .meta({ id: 'CreateCampaign' });
+export type CreateCampaign = z.infer<typeof CreateCampaignSchema>;
+
+export const CampaignSchema = z
+  .object({
+    id: z.uuid(),
+    advertiserId: z.string(),
+    name: z.string(),
+    clientName: z.string(),
+    startDate: z.string(),
+    endDate: z.string(),
+    budgetMinor: z.number().int(),
+    maximumCommitmentMinor: z.number().int(),
+    currency: z.literal('GBP'),
+    channels: z.array(ChannelSchema),
+    executionMode: ExecutionModeSchema,
+    status: z.string(),
+    version: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Campaign' });
+export type Campaign = z.infer<typeof CampaignSchema>;
+
+export const PlanLineInputSchema = z.strictObject({
+  channel: ChannelSchema,
+  adapterKey: z.string().min(1).max(100),
+  budgetMinor: MinorUnits,
+  creativeIds: z.array(z.string().min(1).max(128)).max(20).default([]),
+});
+
+export const ReplacePlanSchema = z
+  .strictObject({
+    lines: z.array(PlanLineInputSchema).min(1).max(50),
+    /** The plan version being replaced; omitted only when creating the first plan. */
+    expectedVersion: z.number().int().min(0).optional(),
+  })
+  .meta({ id: 'ReplacePlan' });
+export type ReplacePlan = z.infer<typeof ReplacePlanSchema>;
+
+export const ApprovePlanSchema = z
+  .strictObject({
+    expectedVersion: z.number().int().min(1),
+  })
+  .meta({ id: 'ApprovePlan' });
+
+export const PlanLineSchema = z.object({
+  id: z.uuid(),
+  channel: ChannelSchema,
+  adapterKey: z.string(),
+  budgetMinor: z.number().int(),
+  creativeIds: z.array(z.string()),
+});
+export type PlanLine = z.infer<typeof PlanLineSchema>;
+
+export const PlanSchema = z
+  .object({
+    id: z.uuid(),
+    campaignId: z.uuid(),
+    version: z.number().int(),
+    status: z.enum(['draft', 'approved']),
+    lines: z.array(PlanLineSchema),
+    totalBudgetMinor: z.number().int(),
+    approvedDigest: z.string().nullable(),
+    approvedAt: z.string().nullable(),
+    approvedBy: z.string().nullable(),
+    /** Whether the campaign and plan still match what was approved. */
+    approvalCurrent: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Plan' });
+export type Plan = z.infer<typeof PlanSchema>;

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { toMinor } from '../db/knex';
+import type { Principal } from '../auth/principal';
+import type { Channel } from '../auth/products';
+import type { Campaign, CreateCampaign } from './campaign-schemas';
+
+interface CampaignRow {
+  id: string;
+  advertiser_id: string;
+  name: string;
+  client_name: string;
+  start_date: string | Date;
+  end_date: string | Date;
+  budget_minor: string;
+  maximum_commitment_minor: string;
+  currency: string;
+  channels: Channel[];
+  execution_mode: 'sandbox' | 'live';
+  status: string;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
+
+export function toCampaign(r: CampaignRow): Campaign {
+  return {
+    id: r.id,
+    advertiserId: r.advertiser_id,
+    name: r.name,
+    clientName: r.client_name,
+    startDate: dateOnly(r.start_date),
+    endDate: dateOnly(r.end_date),
+    budgetMinor: toMinor(r.budget_minor),
+    maximumCommitmentMinor: toMinor(r.maximum_commitment_minor),
+    currency: 'GBP',
+    channels: r.channels,
+    executionMode: r.execution_mode,
+    status: r.status,
+    version: r.version,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+/** A campaign is visible only to its advertiser, and only when all its channels are within the caller's. */
+export function inScope(
+  p: Pick<Principal, 'advertiserId' | 'channels'>,
+  c: { advertiserId: string; channels: readonly string[] },
+): boolean {
+  return c.advertiserId === p.advertiserId && c.channels.every((ch) => (p.channels as string[]).includes(ch));
+}
+
+export async function createCampaign(db: Knex, p: Principal, input: CreateCampaign, defaultMode: 'sandbox' | 'live'): Promise<Campaign> {
+  const [row] = await db<CampaignRow>('campaigns')
+    .insert({
+      id: randomUUID(),
+      advertiser_id: p.advertiserId,
+      name: input.name,
+      client_name: input.clientName,
+      start_date: input.startDate,
+      end_date: input.endDate,
+      budget_minor: String(input.budgetMinor),
+      maximum_commitment_minor: String(input.maximumCommitmentMinor),
+      channels: input.channels,
+      execution_mode: input.executionMode ?? defaultMode,
+      created_by: p.userId,
+    } as never)
+    .returning('*');
+  return toCampaign(row as CampaignRow);
+}
+
+/** The caller's campaign, or null when it does not exist, is another tenant's, or is outside the caller's channels. */
+export async function findCampaign(db: Knex, p: Principal, id: string, opts: { forUpdate?: boolean } = {}): Promise<Campaign | null> {
+  const q = db<CampaignRow>('campaigns').where({ id, advertiser_id: p.advertiserId }).first();
+  if (opts.forUpdate) q.forUpdate();
+  const row = (await q) as CampaignRow | undefined;
+  if (!row) return null;
+  const campaign = toCampaign(row);
+  return inScope(p, campaign) ? campaign : null;
+}
+
+export async function listCampaigns(db: Knex, p: Principal, limit: number): Promise<Campaign[]> {
+  const rows = (await db<CampaignRow>('campaigns')
+    .where({ advertiser_id: p.advertiserId })
+    .whereRaw('channels <@ ?::text[]', [p.channels])
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(limit)) as CampaignRow[];
+  return rows.map(toCampaign);
+}
+
+export async function setCampaignStatus(trx: Knex, id: string, status: string): Promise<void> {
+  await trx('campaigns')
+    .where({ id })
+    .update({ status, version: trx.raw('version + 1'), updated_at: trx.fn.now() });
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { ChannelSchema } from '../auth/products';
+
+export const AudioDeliverySchema = z.strictObject({
+  tagline: z.string().min(2).max(40),
+  destinationUrl: z.url().max(2048),
+  callToAction: z.string().min(1).max(80),
+  language: z.string().min(2).max(16),
+});
+
+export const CreateCreativeSchema = z
+  .strictObject({
+    name: z.string().min(1).max(200),
+    channel: ChannelSchema,
+    format: z.string().min(1).max(100),
+    assetUrl: z.string().min(1).max(2048),
+    copyText: z.string().min(1).max(5000),
+    audioDelivery: AudioDeliverySchema.optional(),
+    campaignId: z.string().max(128).optional(),
+  })
+  // Audio spots carry their delivery metadata; other channels have none to carry.
+  .refine((c) => c.channel !== 'audio' || c.audioDelivery !== undefined, {
+    path: ['audioDelivery'],
+    message: 'audioDelivery is required for the audio channel',
+  })
+  .refine((c) => c.channel === 'audio' || c.audioDelivery === undefined, {
+    path: ['audioDelivery'],
+    message: 'audioDelivery is only for the audio channel',
+  })
+  .meta({ id: 'CreateCreative' });
+export type CreateCreative = z.infer<typeof CreateCreativeSchema>;
+
+export const ReviseCreativeSchema = z
+  .strictObject({
+    headline: z.string().min(1).max(200).optional(),
+    subline: z.string().min(1).max(300).optional(),
+    cta: z.string().min(1).max(100).optional(),
+    mandatories: z.array(z.string().min(1).max(60)).max(4).optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: 'send at least one of headline, subline, cta, mandatories' })
+  .meta({ id: 'ReviseCreative' });
+export type ReviseCreative = z.infer<typeof ReviseCreativeSchema>;
+
+export const SubmitCreativeSchema = z
+  .strictObject({ adapterKey: z.string().min(1).max(100), channel: ChannelSchema.optional() })
+  .meta({ id: 'SubmitCreative' });
+
+export interface DeliveryMetadata {
+  headline?: string;
+  subline?: string;
+  cta?: string;
+  mandatories?: string[];
+}
+
+/** What a line carries of a creative: the spec's reference fields, plus the version and metadata digest it was approved at. */
+export interface CreativeRef {
+  id: string;
+  name: string;
+  format: string;
+  assetUrl: string;
+  assetFingerprint: string;
+  version: number;
+  metadataDigest: string;
+}

@@ -1,0 +1,55 @@
+import os from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+export type HeartbeatRole = 'worker' | 'scheduler';
+
+export interface Heartbeat {
+  id: string;
+  role: HeartbeatRole;
+  queues: string[];
+  host: string;
+  pid: number;
+  at: number;
+}
+
+const hashKey = (prefix: string) => `${prefix}:heartbeats`;
+
+/** A worker or scheduler announces itself every third of the TTL; readiness reads the fresh ones. */
+export function startHeartbeat(
+  redis: Redis,
+  prefix: string,
+  role: HeartbeatRole,
+  queues: string[],
+  ttlMs: number,
+): { id: string; stop(): Promise<void> } {
+  const id = `${role}:${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const beat = async () => {
+    const hb: Heartbeat = { id, role, queues, host: os.hostname(), pid: process.pid, at: Date.now() };
+    await redis.hset(hashKey(prefix), id, JSON.stringify(hb));
+  };
+  void beat().catch(() => undefined);
+  const timer = setInterval(() => void beat().catch(() => undefined), Math.max(250, Math.floor(ttlMs / 3)));
+  timer.unref();
+  return {
+    id,
+    async stop() {
+      clearInterval(timer);
+      await redis.hdel(hashKey(prefix), id).catch(() => undefined);
+    },
+  };
+}
+
+/** Fresh heartbeats; stale ones are pruned as they are found. */
+export async function freshHeartbeats(redis: Redis, prefix: string, ttlMs: number, now = Date.now()): Promise<Heartbeat[]> {
+  const all = await redis.hgetall(hashKey(prefix));
+  const fresh: Heartbeat[] = [];
+  const stale: string[] = [];
+  for (const [field, value] of Object.entries(all)) {
+    const hb = JSON.parse(value) as Heartbeat;
+    if (now - hb.at <= ttlMs) fresh.push(hb);
+    else stale.push(field);
+  }
+  if (stale.length) await redis.hdel(hashKey(prefix), ...stale);
+  return fresh;
+}

@@ -1,0 +1,70 @@
+import type { Knex } from 'knex';
+import type { Queue } from 'bullmq';
+
+/**
+ * The transactional outbox: work to queue is written in the same transaction as the rows
+ * it concerns, then relayed to BullMQ. A crash between commit and enqueue loses nothing
+ * (the row waits for the next relay), and the deterministic job id means a second relay
+ * of the same row cannot create a second job.
+ */
+export interface OutboxMessage {
+  queue: string;
+  jobName: string;
+  jobId: string;
+  payload: Record<string, unknown>;
+}
+
+export async function enqueueInTransaction(trx: Knex, messages: OutboxMessage[]): Promise<void> {
+  if (!messages.length) return;
+  await trx('outbox')
+    .insert(messages.map((m) => ({ queue: m.queue, job_name: m.jobName, job_id: m.jobId, payload: JSON.stringify(m.payload) })))
+    .onConflict('job_id')
+    .ignore();
+}
+
+/** Job options for supplier mutations: never retried by BullMQ; the attempt row decides what happens. */
+export const SUPPLIER_JOB_OPTIONS = {
+  attempts: 1,
+  // Completed job ids are kept a day so a late re-relay of the same row is still deduplicated.
+  removeOnComplete: { age: 24 * 3600, count: 100_000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+export type QueueFor = (name: string) => Queue;
+
+/**
+ * Moves pending outbox rows to their queues, oldest first. Rows are claimed with
+ * SKIP LOCKED so several relays (API processes, the scheduler) never block each other.
+ */
+export async function relayOutbox(db: Knex, queueFor: QueueFor, batch = 100): Promise<number> {
+  let relayed = 0;
+  for (;;) {
+    const n = await db.transaction(async (trx) => {
+      const rows = await trx('outbox').whereNull('relayed_at').orderBy('id').limit(batch).forUpdate().skipLocked();
+      for (const row of rows) {
+        await queueFor(row.queue).add(row.job_name, row.payload, { jobId: row.job_id, ...SUPPLIER_JOB_OPTIONS });
+      }
+      if (rows.length) {
+        await trx('outbox')
+          .whereIn(
+            'id',
+            rows.map((r) => r.id),
+          )
+          .update({ relayed_at: trx.fn.now() });
+      }
+      return rows.length;
+    });
+    relayed += n;
+    if (n < batch) return relayed;
+  }
+}
+
+/** Relayed rows are kept a week (well past BullMQ's one-day dedup window), then pruned. */
+export const OUTBOX_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+export async function pruneRelayedOutbox(db: Knex, now = new Date()): Promise<number> {
+  return db('outbox')
+    .whereNotNull('relayed_at')
+    .where('relayed_at', '<', new Date(now.getTime() - OUTBOX_RETENTION_MS))
+    .delete();
+}

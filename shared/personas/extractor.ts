@@ -1,0 +1,116 @@
+import { combineAges, findAges } from './ages';
+import { findUnresolved } from './constraints';
+import { findGender, findIncome } from './demographics';
+import { extractFirmographics } from './firmographics';
+import { extractGeo } from './geography';
+import { SemanticCore } from './persona-schema';
+import { findExclusions, findNegativeKeywords, findTopics, headTopics } from './topics';
+import { Brief, uniq } from './text';
+
+export interface ExtractedPersona {
+  name: string;
+  nlDescription: string;
+  semanticCore: SemanticCore;
+  confidence: Record<string, number>;
+}
+
+export interface PersonaExtractor {
+  readonly method: string;
+  readonly engineVersion: string;
+  extract(brief: string): ExtractedPersona;
+}
+
+export const RULE_EXTRACTOR_METHOD = 'rules';
+export const RULE_ENGINE_VERSION = 'persona-rules/1.0.0';
+
+const NAME_MAX = 80;
+
+/** First sentence of the brief, cut at a word boundary to fit 80 characters. */
+export function personaName(brief: string): string {
+  const first = (brief.split(/(?<=[.!?;])\s|\n/)[0] ?? '').replace(/[\s.;:!?,]+$/, '').trim();
+  if (!first) return 'Untitled persona';
+  if (first.length <= NAME_MAX) return first;
+  const cut = first.slice(0, NAME_MAX - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > 40 ? cut.slice(0, space) : cut).replace(/[\s,;:-]+$/, '')}\u2026`;
+}
+
+// Order matters: each step claims the words it used so later steps cannot
+// reuse them. Negatives, exclusions and unmappable asks go first because
+// their words ("excluding London", "our CRM") must not become targets.
+export function extractPersona(brief: string): ExtractedPersona {
+  const raw = typeof brief === 'string' ? brief : '';
+  const b = new Brief(raw);
+  const negatives = findNegativeKeywords(b);
+  const excluded = findExclusions(b);
+  const constraints = findUnresolved(b);
+  const ages = findAges(b);
+  const gender = findGender(b, excluded.genders);
+  const income = findIncome(b);
+  const topics = findTopics(b);
+  const geo = extractGeo(b, topics);
+  for (const t of topics) b.claim(t);
+  const firmo = extractFirmographics(b);
+  const head = headTopics(b);
+  const age = combineAges(ages.bands, excluded.ageBands, ages.problems);
+
+  const interests = uniq([...head.interests, ...topics.filter((t) => t.kind === 'interest').flatMap((t) => t.items)]);
+  const intentTopics = uniq([...head.intents, ...topics.filter((t) => t.kind === 'intent').flatMap((t) => t.items)]);
+  const exclusions = uniq(excluded.exclusions);
+  const unresolved = uniq([
+    ...constraints.unresolved,
+    ...age.unresolved,
+    ...gender.unresolved,
+    ...income.unresolved,
+    ...firmo.unresolved,
+    ...geo.unresolved,
+  ]);
+
+  const semanticCore: SemanticCore = {
+    geo: {
+      countries: geo.countries,
+      cities: geo.cities,
+      postcodeDistricts: geo.postcodeDistricts,
+      tvRegions: geo.tvRegions,
+      ...(geo.regions.length ? { regions: geo.regions } : {}),
+    },
+    demographics: {
+      ...(age.ageMin !== undefined ? { ageMin: age.ageMin } : {}),
+      ...(age.ageMax !== undefined ? { ageMax: age.ageMax } : {}),
+      gender: gender.gender,
+      incomeBand: income.incomeBand,
+    },
+    firmographics: {
+      sicCodes: firmo.sicCodes,
+      seniority: firmo.seniority,
+      companySize: firmo.companySize,
+      ...(firmo.industries.length ? { industries: firmo.industries } : {}),
+    },
+    intentTopics,
+    interests,
+    exclusions,
+    ...(negatives.length ? { searchNegativeKeywords: negatives } : {}),
+    ...(unresolved.length ? { unresolvedConstraints: unresolved } : {}),
+  };
+
+  const confidence: Record<string, number> = { ...geo.confidence, ...firmo.confidence };
+  if (age.ageMin !== undefined && age.confidence !== undefined) confidence['demographics.ageMin'] = age.confidence;
+  if (age.ageMax !== undefined && age.confidence !== undefined) confidence['demographics.ageMax'] = age.confidence;
+  if (gender.gender !== 'any' && gender.confidence !== undefined) confidence['demographics.gender'] = gender.confidence;
+  if (income.incomeBand !== 'any' && income.confidence !== undefined) confidence['demographics.incomeBand'] = income.confidence;
+  if (interests.length) confidence['interests'] = 0.7;
+  if (intentTopics.length) confidence['intentTopics'] = 0.75;
+  if (exclusions.length) confidence['exclusions'] = 0.85;
+  if (negatives.length) confidence['searchNegativeKeywords'] = 0.95;
+  if (unresolved.length) confidence['unresolvedConstraints'] = 0.9;
+
+  return { name: personaName(b.text), nlDescription: raw.trim(), semanticCore, confidence };
+}
+
+export function createRuleExtractor(): PersonaExtractor {
+  return {
+    method: RULE_EXTRACTOR_METHOD,
+    engineVersion: RULE_ENGINE_VERSION,
+    extract: extractPersona,
+  };
+}

@@ -1,0 +1,117 @@
+// Industry words -> UK SIC 2007 subclass codes (5 digits; the first two are
+// the division). `terms` are sector words that only name an industry next to
+// a company noun or after "in/across the" ("manufacturing companies", "in the
+// hospitality sector"), so "finance directors" is a job, not a sector. `orgs`
+// are nouns that are organisations (or trades) in themselves ("banks",
+// "insurers", "law firms"). A broad sector lists one real subclass per
+// division it spans, so division-level matching sees the whole sector.
+
+import type { IndustryEntry } from './industry-types';
+import { PRODUCTION_AND_TRADE } from './industries-production';
+import { SERVICES } from './industries-services';
+
+export type { IndustryEntry };
+
+export const INDUSTRIES: readonly IndustryEntry[] = [...PRODUCTION_AND_TRADE, ...SERVICES];
+
+// Nouns that, after a sector word, make it an industry reference.
+export const COMPANY_NOUNS = [
+  'companies',
+  'company',
+  'firms',
+  'firm',
+  'businesses',
+  'business',
+  'sector',
+  'sectors',
+  'industry',
+  'industries',
+  'organisations',
+  'organizations',
+  'orgs',
+  'brands',
+  'providers',
+  'vendors',
+  'startups',
+  'start-ups',
+  'scale-ups',
+  'scaleups',
+  'smes',
+  'smbs',
+  'corporates',
+  'corporations',
+  'groups',
+  'chains',
+  'operators',
+  'owners',
+  'players',
+  'suppliers',
+  'manufacturers',
+  'employers',
+  'houses',
+  'agencies',
+  'practices',
+  'stores',
+  'shops',
+  'outlets',
+  'space',
+  'market',
+  'markets',
+  'enterprises',
+  'multinationals',
+  'giants',
+  'retailers',
+  'makers',
+  'producers',
+  'organisation',
+  'organization',
+  'unicorns',
+  'sites',
+  'plants',
+  'distributors',
+  'store',
+  'shop',
+  'chain',
+  'brand',
+  'group',
+  'practice',
+  'agency',
+  'provider',
+  'supplier',
+  'vendor',
+  'operator',
+  'startup',
+  'retailer',
+  'manufacturer',
+  'employer',
+  'outlet',
+];
+
+// After an organisation noun these make it a consumer audience ("hotel guests").
+export const CONSUMER_AFTER = [
+  'students',
+  'student',
+  'guests',
+  'customers',
+  'shoppers',
+  'members',
+  'patients',
+  'visitors',
+  'users',
+  'fans',
+  'goers',
+  'diners',
+  'passengers',
+  'holidaymakers',
+  'residents',
+  'pupils',
+  'parents',
+  'alumni',
+  'subscribers',
+  'listeners',
+  'viewers',
+  'readers',
+  'account holders',
+  'policyholders',
+  'clients',
+];

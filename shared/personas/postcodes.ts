@@ -1,0 +1,74 @@
+import { POSTCODE_AREAS, validLetterDistrict } from './lexicon/regions';
+import { Brief, Hit, uniq } from './text';
+
+// UK postcode districts (outward codes) such as M1, EC2A, N1, SW1A.
+// Shapes like "B2B", "CO2" or "the M25" look like districts, so a candidate
+// needs a real area, a valid shape and some sign that postcodes are meant.
+
+const TOKEN = /(?<![A-Za-z0-9£$€-])([A-Z]{1,2})(\d{1,2})([A-Z])?(?:\s\d[A-Z]{2})?(?![A-Za-z0-9%])/g;
+const RANGE_GAP = /^\s*(?:-|to|through|thru)\s*$/i;
+const SHORT_RANGE = /^\s*(?:-|to)\s*(\d{1,2})(?![A-Za-z0-9%])/;
+const POSTCODE_WORDS = /\b(?:post ?codes?|postal (?:districts?|codes?|areas?)|districts?|outward codes?|postcode areas?)\b/i;
+const CUE_BEFORE = /\b(?:in|around|near|across|covering|within|and|or)\s*$|,\s*$/i;
+const NOT_POSTCODE_AFTER = /^\s*(?:motorway|corridor|junction|j\d|chip|pro|max|ultra|emissions?|levels?|vitamins?|\+)/i;
+
+interface Candidate {
+  hit: Hit;
+  area: string;
+  num: number;
+  district: string;
+}
+
+function valid(area: string, num: string, letter: string | undefined): string | null {
+  if (!POSTCODE_AREAS.has(area)) return null;
+  const district = `${area}${num}${letter ?? ''}`;
+  if (letter && !validLetterDistrict(district)) return null;
+  if (num.length === 2 && num.startsWith('0')) return null;
+  return district;
+}
+
+export function extractPostcodes(b: Brief): string[] {
+  const text = b.text;
+  const cands: Candidate[] = [];
+  for (const h of b.find(TOKEN, 'caseView')) {
+    const [area, num, letter] = h.groups as [string, string, string | undefined];
+    const district = valid(area, num, letter);
+    if (!district) continue;
+    const after = text.slice(h.end, h.end + 20);
+    const before = text.slice(Math.max(0, h.start - 6), h.start);
+    if (NOT_POSTCODE_AFTER.test(after)) continue;
+    if (area === 'M' && /\bthe\s+$/i.test(before)) continue;
+    cands.push({ hit: h, area, num: Number(num), district });
+  }
+  if (!cands.length) return [];
+
+  const stated = POSTCODE_WORDS.test(b.text);
+  const out: string[] = [];
+  cands.forEach((c, i) => {
+    const before = text.slice(Math.max(0, c.hit.start - 30), c.hit.start);
+    const afterCity = /[A-Z][a-z]+\s+$/.test(before) && !/\b(?:the|and|or|in)\s+$/i.test(before);
+    if (!(stated || cands.length > 1 || CUE_BEFORE.test(before) || afterCity)) return;
+    out.push(c.district);
+    b.claim(c.hit);
+    // "LS1 to LS6" and "LS1-6" name every district in between.
+    const next = cands[i + 1];
+    if (
+      next &&
+      next.area === c.area &&
+      RANGE_GAP.test(text.slice(c.hit.end, next.hit.start)) &&
+      next.num > c.num &&
+      next.num - c.num <= 30
+    ) {
+      for (let n = c.num + 1; n < next.num; n++) out.push(`${c.area}${n}`);
+      b.claim({ start: c.hit.end, end: next.hit.start });
+      return;
+    }
+    const short = SHORT_RANGE.exec(text.slice(c.hit.end));
+    const to = short ? Number(short[1]) : 0;
+    if (short && to > c.num && to - c.num <= 30) {
+      for (let n = c.num + 1; n <= to; n++) out.push(`${c.area}${n}`);
+      b.claim({ start: c.hit.end, end: c.hit.end + short[0].length });
+    }
+  });
+  return uniq(out);
+}

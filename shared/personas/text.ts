@@ -1,0 +1,157 @@
+// Text plumbing shared by the field extractors. Every extractor reads the
+// brief through a Brief so that a phrase one extractor has taken (say an
+// exclusion "except those in Birmingham") is invisible to the others (so
+// Birmingham is not also added as a target city).
+
+export const MASK = '\u0000';
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+export interface Hit extends Span {
+  /** The matched text in the brief's original casing. */
+  text: string;
+  groups: (string | undefined)[];
+  /** Spans of the capture groups (regex `d` flag). */
+  groupSpans: (Span | undefined)[];
+}
+
+const FANCY: Record<string, string> = {
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2012': '-',
+  '\u2212': '-',
+  '\u2010': '-',
+  '\u2011': '-',
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201c': '"',
+  '\u201d': '"',
+  '\u00a0': ' ',
+  '\u2026': '...',
+};
+
+export function normalise(raw: string): string {
+  return raw
+    .replace(/[\u2010-\u2014\u2212\u2018\u2019\u201c\u201d\u00a0\u2026]/g, (c) => FANCY[c] ?? c)
+    .replace(/\u0000/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+// ASCII-only lowering keeps every index identical to the original text.
+export function asciiLower(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+export class Brief {
+  readonly text: string;
+  readonly lower: string;
+  private readonly taken: Uint8Array;
+  private cache: string | null = null;
+
+  constructor(raw: string) {
+    this.text = normalise(raw);
+    this.lower = asciiLower(this.text);
+    this.taken = new Uint8Array(this.text.length);
+  }
+
+  /** Lower-cased text with every claimed character replaced by MASK. */
+  get view(): string {
+    if (this.cache === null) {
+      let out = '';
+      for (let i = 0; i < this.lower.length; i++) out += this.taken[i] ? MASK : this.lower[i];
+      this.cache = out;
+    }
+    return this.cache;
+  }
+
+  /** Original-case text with claimed characters masked. */
+  get caseView(): string {
+    let out = '';
+    for (let i = 0; i < this.text.length; i++) out += this.taken[i] ? MASK : this.text[i];
+    return out;
+  }
+
+  claim(span: Span): void {
+    for (let i = Math.max(0, span.start); i < Math.min(span.end, this.taken.length); i++) this.taken[i] = 1;
+    this.cache = null;
+  }
+
+  isFree(span: Span): boolean {
+    for (let i = span.start; i < span.end; i++) if (this.taken[i]) return false;
+    return true;
+  }
+
+  slice(span: Span): string {
+    return this.text.slice(span.start, span.end);
+  }
+
+  /** All matches of a global regex against the masked lower-case view. */
+  find(re: RegExp, source: 'view' | 'lower' | 'caseView' = 'view'): Hit[] {
+    return this.findOn(source === 'view' ? this.view : source === 'lower' ? this.lower : this.caseView, re);
+  }
+
+  /** Matches against a snapshot of a view (so several extractors can read the same text before any claims). */
+  findOn(hay: string, re: RegExp): Hit[] {
+    let flags = re.flags.includes('g') ? re.flags : re.flags + 'g';
+    if (!flags.includes('d')) flags += 'd';
+    const rx = new RegExp(re.source, flags);
+    const hits: Hit[] = [];
+    let m: RegExpExecArray | null;
+    while ((m = rx.exec(hay)) !== null) {
+      if (m[0].length === 0) {
+        rx.lastIndex++;
+        continue;
+      }
+      const idx = m.indices ?? [];
+      hits.push({
+        start: m.index,
+        end: m.index + m[0].length,
+        text: this.text.slice(m.index, m.index + m[0].length),
+        groups: m.slice(1),
+        groupSpans: idx.slice(1).map((p) => (p ? { start: p[0], end: p[1] } : undefined)),
+      });
+    }
+    return hits;
+  }
+}
+
+/** Escape a literal for use inside a RegExp. */
+export function esc(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** One alternation regex over phrases, longest first so "north west" beats "west". */
+export function alternation(phrases: readonly string[]): string {
+  return [...new Set(phrases)]
+    .sort((a, b) => b.length - a.length)
+    .map((p) => esc(p).replace(/ /g, '[ -]'))
+    .join('|');
+}
+
+/** Split a captured list ("yoga, pilates and wellness") into its items. */
+export function splitList(s: string): string[] {
+  return s
+    .split(/\s*(?:,|;|\/|&|\band\/or\b|\band\b|\bor\b|\bplus\b)\s*/)
+    .map((x) => x.trim())
+    .filter((x) => x.length > 0);
+}
+
+export function uniq<T>(xs: readonly T[]): T[] {
+  return [...new Set(xs)];
+}
+
+const LEADING_FILLER = /^(?:(?:a|an|the|their|his|her|its|some|those|these)\s+)+/i;
+
+/** Trim filler words and punctuation from a captured phrase. */
+export function tidy(s: string): string {
+  return s
+    .replace(/\u0000+/g, ' ')
+    .replace(/^[\s,;:.!?'"()-]+|[\s,;:.!?'"()-]+$/g, '')
+    .replace(LEADING_FILLER, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}

@@ -1,0 +1,28 @@
+import { ADAPTERS } from '../adapters/catalogue';
+
+/**
+ * Queue names, one place. Supplier queues are `supplier.<adapterKey>`; the maintenance
+ * queue carries scheduled housekeeping (outbox relay, idempotency record expiry).
+ */
+export const MAINTENANCE_QUEUE = 'maintenance';
+export const PERSONA_EXTRACT_QUEUE = 'persona-extract';
+export const AUDIENCE_SYNC_QUEUE = 'audience-sync';
+
+export const supplierQueueName = (adapterKey: string) => `supplier.${adapterKey}`;
+
+export const SUPPLIER_QUEUES = ADAPTERS.map((a) => supplierQueueName(a.key));
+
+/** Creative review runs per adapter too: each supplier reviews creatives its own way and pace. */
+export const creativeReviewQueueName = (adapterKey: string) => `creative-review.${adapterKey}`;
+export const CREATIVE_REVIEW_QUEUES = ADAPTERS.filter((a) => a.kind !== 'workflow').map((a) => creativeReviewQueueName(a.key));
+
+/** Every queue a deployment must have consumers for. */
+export function requiredQueues(): string[] {
+  return [MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, AUDIENCE_SYNC_QUEUE, ...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES];
+}
+
+export function adapterKeyOfQueue(queue: string): string | null {
+  if (queue.startsWith('supplier.')) return queue.slice('supplier.'.length);
+  if (queue.startsWith('creative-review.')) return queue.slice('creative-review.'.length);
+  return null;
+}

@@ -1,0 +1,47 @@
+import type { Redis } from 'ioredis';
+
+export interface RateLimitRule {
+  bucket: string;
+  limit: number;
+  windowMs: number;
+}
+
+export interface RateLimitResult {
+  limit: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetSeconds: number;
+  allowed: boolean;
+}
+
+// Count and window start are one atomic step, so concurrent requests on any number of
+// API processes sharing this Redis can never together exceed the limit.
+const SCRIPT = `
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl}
+`;
+
+/** A fixed-window counter per bucket and client IP, kept in Redis. */
+export class RateLimiter {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  async hit(rule: RateLimitRule, clientKey: string): Promise<RateLimitResult> {
+    const redisKey = `${this.prefix}:rl:${rule.bucket}:${clientKey}`;
+    const [count, ttlMs] = (await this.redis.eval(SCRIPT, 1, redisKey, String(rule.windowMs))) as [number, number];
+    return {
+      limit: rule.limit,
+      remaining: Math.max(0, rule.limit - count),
+      resetSeconds: Math.max(1, Math.ceil(ttlMs / 1000)),
+      allowed: count <= rule.limit,
+    };
+  }
+}

@@ -1,0 +1,91 @@
+import { withTimeout } from '../timeout';
+import type { Knex } from 'knex';
+import type { Redis } from 'ioredis';
+import { pendingMigrations } from '../db/migrations';
+import { ADAPTERS, catalogueProblems } from '../adapters/catalogue';
+import { freshHeartbeats } from '../heartbeat';
+import { requiredQueues } from '../queues/names';
+import type { AssetStore } from '../assets/asset-store';
+
+export interface CheckResult {
+  ok: boolean;
+  detail: string;
+  durationMs: number;
+}
+
+export interface ReadinessDeps {
+  db: Knex;
+  redis: Redis;
+  redisPrefix: string;
+  assets: AssetStore;
+  executionModeDefault: 'sandbox' | 'live';
+  heartbeatTtlMs: number;
+}
+
+type Check = (d: ReadinessDeps) => Promise<string>;
+
+/** A failure whose message is safe to show on the public readiness endpoint. */
+class NotReady extends Error {}
+
+const CHECKS: Record<string, Check> = {
+  async database({ db }) {
+    await db.raw('select 1');
+    const pending = await pendingMigrations(db);
+    if (pending.length) throw new NotReady(`${pending.length} migration(s) not applied: ${pending.join(', ')}`);
+    return 'reachable; migrations current';
+  },
+  async redis({ redis }) {
+    const pong = await redis.ping();
+    if (pong !== 'PONG') throw new NotReady(`unexpected ping reply ${pong}`);
+    return 'reachable';
+  },
+  async adapterRegistry() {
+    const problems = catalogueProblems();
+    if (problems.length) throw new NotReady(problems.join('; '));
+    return `${ADAPTERS.length} adapters registered`;
+  },
+  async credentials({ db, executionModeDefault }) {
+    const rows = await db('supplier_credentials').where({ status: 'active' }).whereNotNull('approved_at').distinct('adapter_key');
+    const approved = new Set(rows.map((r) => r.adapter_key as string));
+    if (executionModeDefault === 'sandbox') return `not required in sandbox mode; ${approved.size} live adapter(s) approved`;
+    const liveAdapters = ADAPTERS.filter((a) => a.requiresCredential);
+    if (!liveAdapters.some((a) => approved.has(a.key))) throw new NotReady('live mode, but no live adapter has an approved credential');
+    return `${approved.size} live adapter(s) approved`;
+  },
+  async creativeEvidence({ assets }) {
+    await assets.checkWritable();
+    return 'asset storage writable';
+  },
+  async workers({ redis, redisPrefix, heartbeatTtlMs }) {
+    const beats = await freshHeartbeats(redis, redisPrefix, heartbeatTtlMs);
+    if (!beats.some((b) => b.role === 'scheduler')) throw new NotReady('no scheduler heartbeat');
+    const covered = new Set(beats.filter((b) => b.role === 'worker').flatMap((b) => b.queues));
+    const uncovered = requiredQueues().filter((q) => !covered.has(q));
+    if (uncovered.length) throw new NotReady(`no live worker for queue(s): ${uncovered.join(', ')}`);
+    return `${beats.length} live heartbeat(s)`;
+  },
+};
+
+const TIMEOUT_MS = 2500;
+
+/** Runs every check in parallel; a failing check never hides another's result. */
+export async function runReadinessChecks(
+  deps: ReadinessDeps,
+  onUnexpected: (check: string, err: unknown) => void = () => undefined,
+): Promise<Record<string, CheckResult>> {
+  const entries = await Promise.all(
+    Object.entries(CHECKS).map(async ([name, check]) => {
+      const started = performance.now();
+      try {
+        const detail = await withTimeout(check(deps), TIMEOUT_MS, () => new NotReady(`timed out after ${TIMEOUT_MS} ms`));
+        return [name, { ok: true, detail, durationMs: Math.round(performance.now() - started) }] as const;
+      } catch (err) {
+        // Driver errors name hosts and ports: log them, show only that the check failed.
+        if (!(err instanceof NotReady)) onUnexpected(name, err);
+        const detail = err instanceof NotReady ? err.message : 'unavailable';
+        return [name, { ok: false, detail, durationMs: Math.round(performance.now() - started) }] as const;
+      }
+    }),
+  );
+  return Object.fromEntries(entries);
+}

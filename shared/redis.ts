@@ -1,0 +1,28 @@
+import { Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * API-side Redis: fail fast. A request must not hang waiting for a dead Redis;
+ * the caller turns the error into a 503.
+ */
+export function createApiRedis(url: string, extra: RedisOptions = {}): Redis {
+  return new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    commandTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+    ...extra,
+  });
+}
+
+/** Worker-side Redis for BullMQ: blocking commands need `maxRetriesPerRequest: null`. */
+export function createWorkerRedis(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
+}
+
+export function key(prefix: string, ...parts: string[]): string {
+  return [prefix, ...parts].join(':');
+}
+
+export type { Redis };

@@ -1,0 +1,120 @@
+import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
+import { TEST_REDIS_URL } from '../support/env';
+import { cleanEnv, startScript } from '../support/processes';
+import { approve, draftCampaign, readBooking, sevenSandboxLines, waitForBooking } from '../support/bookings';
+import { launchCampaign } from '../../shared/bookings/launch';
+import { principalFromClaims } from '../../shared/auth/principal';
+
+let env: TestEnv;
+let api: TestApi;
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await env.api();
+});
+afterAll(() => env.close());
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const v = await probe();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('a worker killed mid-operation', () => {
+  test('after a restart the line is reconciliation-required and the supplier saw the operation once', async () => {
+    const workerEnv = cleanEnv({
+      DATABASE_URL: env.database.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: env.prefix,
+      WORKER_QUEUES: 'supplier.sandbox-ctv',
+      SANDBOX_SLOW_MS: '60000',
+      WORKER_LOCK_DURATION_MS: '1000',
+      WORKER_STALLED_INTERVAL_MS: '500',
+      OUTBOX_RELAY_INTERVAL_MS: '200',
+      DATA_DIR: env.dataDir,
+    });
+    const first = startScript('bin/worker.ts', workerEnv);
+    const token = await env.issuer.token({ org: 'org-crash', user: 'buyer' });
+    const { campaignId, planVersion } = await draftCampaign(api, token, [
+      { channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 8_093 },
+    ]);
+    await approve(api, token, campaignId, planVersion);
+    const launched = await api.fetch(`/api/v1/campaigns/${campaignId}/launch`, { method: 'POST', token });
+    const { booking } = (await launched.json()) as { booking: { id: string; lines: Array<{ id: string }> } };
+    const lineId = booking.lines[0]!.id;
+
+    // The supplier has received the booking and is "thinking" when the worker dies.
+    await waitFor(
+      'the supplier to receive the operation',
+      async () => (await env.db('sandbox_ledger').where({ line_id: lineId })).length === 1,
+    );
+    first.child.kill('SIGKILL');
+    await first.stop();
+    expect((await readBooking(api, token, booking.id)).lines[0]!.status).toBe('in-progress');
+
+    const second = startScript('bin/worker.ts', workerEnv);
+    try {
+      const after = await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'reconciliation-required', 30_000);
+      expect(after.events.find((e) => e.action === 'line.reconciliation-required')?.detail).toMatchObject({
+        attemptId: after.lines[0]!.providerAttemptId,
+      });
+      expect(await env.db('sandbox_ledger').where({ line_id: lineId })).toHaveLength(1);
+      expect(await env.db('supplier_attempts').where({ line_id: lineId }).pluck('status')).toEqual(['unknown']);
+    } finally {
+      await second.stop();
+    }
+  }, 60_000);
+});
+
+describe('a crash between commit and enqueue', () => {
+  test('loses nothing: the workers relay the committed work, and a second relay of the same rows duplicates nothing', async () => {
+    const token = await env.issuer.token({ org: 'org-outbox', user: 'buyer' });
+    const { campaignId, planVersion } = await draftCampaign(api, token, sevenSandboxLines());
+    await approve(api, token, campaignId, planVersion);
+    // Launch through the domain call alone: the booking and its outbox rows commit, and then
+    // this "process" stops before it relays anything, as a crash right after commit would.
+    const principal = principalFromClaims({ sub: 'buyer', org_id: 'org-outbox', permissions: [], product: 'flightdeck' });
+    const { booking } = await launchCampaign(env.db, principal, { actorId: 'buyer', actor: 'human', source: 'web' }, campaignId, {
+      confirmationSlaHours: 48,
+    });
+    const pending = await env
+      .db('outbox')
+      .whereNull('relayed_at')
+      .whereIn(
+        'job_id',
+        booking.lines.map((l) => `book-line-${l.id}`),
+      );
+    expect(pending).toHaveLength(7);
+    expect(
+      await env.db('sandbox_ledger').whereIn(
+        'line_id',
+        booking.lines.map((l) => l.id),
+      ),
+    ).toHaveLength(0);
+
+    const workers = await env.workers({ OUTBOX_RELAY_INTERVAL_MS: '100' });
+    const done = await waitForBooking(api, token, booking.id, (b) => b.status === 'confirmed');
+    // Relay the very same rows again, as a relay that crashed before marking them would.
+    await env
+      .db('outbox')
+      .whereIn(
+        'job_id',
+        booking.lines.map((l) => `book-line-${l.id}`),
+      )
+      .update({ relayed_at: null });
+    expect(await workers.relayNow()).toBeGreaterThanOrEqual(7);
+    await new Promise((r) => setTimeout(r, 500));
+    await workers.close();
+    expect(
+      await env.db('sandbox_ledger').whereIn(
+        'line_id',
+        done.lines.map((l) => l.id),
+      ),
+    ).toHaveLength(7);
+    const again = await readBooking(api, token, booking.id);
+    expect(again.version).toBe(done.version);
+  });
+});

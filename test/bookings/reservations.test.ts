@@ -1,0 +1,103 @@
+import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { approve, draftCampaign, post, waitForBooking, type BookingBody } from '../support/bookings';
+import { makeCreative } from '../support/creatives';
+import { assignClient, grantStaff } from '../../shared/staff/staff-store';
+
+let env: TestEnv;
+let api: TestApi;
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await env.api({ RATE_LIMIT_MAX: '100000' });
+  await env
+    .db('supplier_credentials')
+    .insert({ adapter_key: 'live-ctv', advertiser_id: null, secret_ref: 'vault:live-ctv', approved_at: new Date() });
+});
+afterAll(() => env.close());
+
+const wallet = async (org: string) => env.db('wallets').where({ advertiser_id: org }).first();
+
+/** A creative that live-ctv approved, as its review would have recorded. */
+async function liveCreative(token: string) {
+  const c = await makeCreative(api, token, 'ctv');
+  await env.db('creative_approvals').insert({
+    id: crypto.randomUUID(),
+    creative_id: c.id,
+    version: c.version,
+    adapter_key: 'live-ctv',
+    asset_fingerprint: c.assetFingerprint,
+    metadata_digest: c.metadataDigest,
+    review_id: crypto.randomUUID(),
+  });
+  return c.id;
+}
+
+async function liveLaunch(org: string, lines: Array<Record<string, unknown>>, commitment: number) {
+  const token = await env.issuer.token({ org, user: `${org}-buyer` });
+  const { campaignId, planVersion } = await draftCampaign(api, token, lines as never, {
+    executionMode: 'live',
+    maximumCommitmentMinor: commitment,
+  });
+  await approve(api, token, campaignId, planVersion);
+  const res = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
+  expect(res.status).toBe(202);
+  return { token, booking: (await json<{ booking: BookingBody }>(res)).booking };
+}
+
+describe('live reservations settle with the booking', () => {
+  test('a booking whose every line is rejected gives its whole reservation back', async () => {
+    await env.db('workspaces').insert({ id: 'org-r1', name: 'r1', pixel_key: 'px_r1' });
+    await env.db('wallets').insert({ advertiser_id: 'org-r1', balance_minor: 100_000 });
+    const token = await env.issuer.token({ org: 'org-r1', user: 'org-r1-buyer' });
+    const workers = await env.workers();
+    const { booking } = await liveLaunch(
+      'org-r1',
+      [{ channel: 'ctv', adapterKey: 'live-ctv', budgetMinor: 50_000, creativeIds: [await liveCreative(token)] }],
+      60_000,
+    );
+    expect((await wallet('org-r1')).reserved_minor).toBe('60000');
+    await waitForBooking(api, token, booking.id, (b) => b.status === 'rejected');
+    expect((await wallet('org-r1')).reserved_minor).toBe('0');
+    expect(await env.db('wallet_reservations').where({ booking_id: booking.id }).first()).toMatchObject({ released_minor: '60000' });
+    await workers.close();
+  });
+
+  test('a partially confirmed booking gives back the rejected lines’ share and keeps the rest', async () => {
+    await env.db('workspaces').insert({ id: 'org-r2', name: 'r2', pixel_key: 'px_r2' });
+    await env.db('wallets').insert({ advertiser_id: 'org-r2', balance_minor: 100_000 });
+    const token = await env.issuer.token({ org: 'org-r2', user: 'org-r2-buyer' });
+    const workers = await env.workers({ WORKER_QUEUES: 'supplier.live-ctv,supplier.manual' });
+    const manualCreative = await makeCreative(api, token, 'ctv');
+    const { booking } = await liveLaunch(
+      'org-r2',
+      [
+        { channel: 'ctv', adapterKey: 'live-ctv', budgetMinor: 30_000, creativeIds: [await liveCreative(token)] },
+        { channel: 'ctv', adapterKey: 'manual', budgetMinor: 10_000, creativeIds: [manualCreative.id] },
+      ],
+      80_000,
+    );
+    await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'rejected');
+    // Staff book the manual line by hand.
+    await grantStaff(env.db, 'stan');
+    await assignClient(env.db, 'stan', 'org-r2');
+    const staff = await env.issuer.token({ org: 'staff', user: 'stan' });
+    const line = booking.lines[1]!;
+    const base = `/api/v1/internal/fulfilment/bookings/${booking.id}/lines/${line.id}`;
+    let version = (await env.db('booking_lines').where({ id: line.id }).first()).version;
+    expect((await post(api, staff, `${base}/claim`, { expectedVersion: version++ })).status).toBe(200);
+    expect((await post(api, staff, `${base}/start`, { expectedVersion: version++ })).status).toBe(200);
+    expect(
+      (
+        await post(api, staff, `${base}/confirm`, {
+          expectedVersion: version,
+          providerReference: 'IO-77',
+          evidence: 'Signed insertion order IO-77 received.',
+        })
+      ).status,
+    ).toBe(200);
+    const settled = await waitForBooking(api, token, booking.id, (b) => b.status === 'partially-confirmed');
+    expect(settled.status).toBe('partially-confirmed');
+    // 80000 reserved; the rejected line was 30000 of 40000 planned: 60000 goes back.
+    expect((await wallet('org-r2')).reserved_minor).toBe('20000');
+    await workers.close();
+  });
+});

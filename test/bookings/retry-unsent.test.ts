@@ -1,0 +1,77 @@
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
+import { TEST_REDIS_URL } from '../support/env';
+import { launchPlan, readBooking, waitForBooking } from '../support/bookings';
+import { runMaintenanceJob } from '../support/maintenance';
+
+let env: TestEnv;
+let api: TestApi;
+let connection: Redis;
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await env.api();
+  connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+});
+afterAll(async () => {
+  connection.disconnect();
+  await env.close();
+});
+
+/** A consumer that fails every job before doing anything, as a worker would during a database outage. */
+async function failEverything(queue: string, jobs: number) {
+  let failed = 0;
+  const own = connection.duplicate();
+  const done = new Promise<void>((resolve) => {
+    const w = new Worker(
+      queue,
+      async () => {
+        throw new Error('database unavailable');
+      },
+      { connection: own, prefix: env.prefix },
+    );
+    w.on('failed', async () => {
+      if (++failed === jobs) {
+        await w.close();
+        own.disconnect();
+        resolve();
+      }
+    });
+  });
+  await done;
+}
+
+describe('supplier jobs that failed before sending anything', () => {
+  test('are retried by maintenance and then book the line once; jobs that did send are left for reconciliation', async () => {
+    const { booking, token } = await launchPlan(env, api, [
+      { channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 1_000 },
+      { channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 2_000 },
+    ]);
+    await failEverything('supplier.sandbox-ctv', 2);
+    expect((await readBooking(api, token, booking.id)).lines.map((l) => l.status)).toEqual(['queued', 'queued']);
+    // The second line's attempt was sent before its job failed: that one must never be retried.
+    const sent = booking.lines[1]!.id;
+    await env.db('supplier_attempts').insert({
+      id: 'att_sent-before-failure',
+      line_id: sent,
+      booking_id: booking.id,
+      adapter_key: 'sandbox-ctv',
+      operation: 'book',
+      status: 'open',
+    });
+    await env.db('booking_lines').where({ id: sent }).update({ status: 'in-progress', provider_attempt_id: 'att_sent-before-failure' });
+
+    // Starting the workers registers the schedule, whose first run comes at once.
+    const workers = await env.workers({ WORKER_QUEUES: 'maintenance,supplier.sandbox-ctv' });
+    const done = await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'confirmed');
+    expect(done.lines[1]!.status).toBe('in-progress');
+    expect(await env.db('sandbox_ledger').where({ line_id: booking.lines[0]!.id })).toHaveLength(1);
+    expect(await env.db('sandbox_ledger').where({ line_id: sent })).toHaveLength(0);
+    // Nothing is left to retry: the sent line's job stays failed, its line waits for reconciliation.
+    expect(await runMaintenanceJob(env, 'retry-unsent')).toEqual({ retried: 0 });
+    const probe = new Queue('supplier.sandbox-ctv', { connection, prefix: env.prefix });
+    expect((await probe.getFailed()).map((j) => (j.data as { lineId: string }).lineId)).toEqual([sent]);
+    await probe.close();
+    await workers.close();
+  });
+});

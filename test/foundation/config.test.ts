@@ -1,0 +1,66 @@
+import { ConfigError, loadConfig } from '../../shared/config';
+
+describe('configuration', () => {
+  test('defaults give a development service on port 3000 in sandbox mode', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      PORT: 3000,
+      EXECUTION_MODE_DEFAULT: 'sandbox',
+      WORKER_QUEUES: [],
+      RATE_LIMIT_MAX: 300,
+      RATE_LIMIT_EXTRACT_MAX: 30,
+    });
+    expect(c.DATABASE_URL).toBeUndefined();
+    expect(c.AUTH_JWKS_URL).toBeUndefined();
+  });
+
+  test.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['REDIS_URL', 'http://localhost:6379'],
+    ['AUTH_JWKS_URL', 'not a url'],
+    ['LOG_LEVEL', 'verbose'],
+    ['WORKER_QUEUES', 'supplier.ok,Bad Queue'],
+    ['EXECUTION_MODE_DEFAULT', 'production'],
+    ['TRUST_PROXY', 'everyone'],
+    ['RATE_LIMIT_MAX', '0'],
+  ])('a bad %s (%s) is refused with a message naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  test('WORKER_QUEUES is a comma-separated list', () => {
+    expect(loadConfig({ WORKER_QUEUES: 'supplier.sandbox-ctv, maintenance' }).WORKER_QUEUES).toEqual([
+      'supplier.sandbox-ctv',
+      'maintenance',
+    ]);
+  });
+
+  test('TRUST_PROXY takes booleans, hop counts and subnets', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, uniquelocal' }).TRUST_PROXY).toBe('loopback, uniquelocal');
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,192.168.0.1' }).TRUST_PROXY).toBe('10.0.0.0/8,192.168.0.1');
+  });
+
+  test('production refuses the embedded database, the development issuer and an unset Redis', () => {
+    const attempt = () => loadConfig({ NODE_ENV: 'production' });
+    expect(attempt).toThrow(/DATABASE_URL/);
+    expect(attempt).toThrow(/AUTH_JWKS_URL/);
+    expect(attempt).toThrow(/REDIS_URL/);
+    expect(
+      loadConfig({
+        NODE_ENV: 'production',
+        DATABASE_URL: 'postgres://db/flightdeck',
+        REDIS_URL: 'redis://redis:6379',
+        AUTH_JWKS_URL: 'https://id.example/jwks.json',
+        AUTH_ISSUER: 'https://id.example/',
+      }).NODE_ENV,
+    ).toBe('production');
+  });
+
+  test('an empty variable counts as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', PORT: '' }).PORT).toBe(3000);
+  });
+});

@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import { createTestEnv, json, type TestEnv } from '../support/api';
+import { createDb } from '../../shared/db/knex';
+
+let env: TestEnv;
+beforeAll(async () => {
+  env = await createTestEnv();
+});
+afterAll(() => env.close());
+
+interface Report {
+  status: string | number;
+  failed?: string[];
+  checks: Record<string, { ok: boolean; detail: string }>;
+  runtime: Record<string, string>;
+  billing: { mode: string };
+}
+
+describe('GET /readyz', () => {
+  test('with every dependency up and workers running, it is ready and reports runtime and billing mode', async () => {
+    const api = await env.api();
+    const workers = await env.workers();
+    const res = await api.fetch('/readyz');
+    const body = await json<Report>(res);
+    expect(res.status).toBe(200);
+    expect(body.status).toBe('ready');
+    expect(Object.keys(body.checks).sort()).toEqual(['adapterRegistry', 'creativeEvidence', 'credentials', 'database', 'redis', 'workers']);
+    expect(Object.values(body.checks).every((c) => c.ok)).toBe(true);
+    expect(body.runtime).toMatchObject({ executionModeDefault: 'sandbox', authMode: 'jwks', database: 'external' });
+    expect(body.billing).toEqual({ mode: 'sandbox' });
+    expect(res.headers.get('x-ratelimit-limit')).toBe('300');
+    await workers.close();
+  });
+
+  test('with no worker heartbeat, it is 503 and names the workers check', async () => {
+    const api = await env.api({ REDIS_PREFIX: `${env.prefix}:noworkers` });
+    const res = await api.fetch('/readyz');
+    expect(res.status).toBe(503);
+    const body = await json<Report>(res);
+    expect(body.failed).toEqual(['workers']);
+    expect(body.checks.workers!.detail).toMatch(/scheduler/);
+  });
+
+  test('when Redis is down, it is 503 and names redis, without exposing addresses', async () => {
+    const api = await env.api({}, { redisUrl: 'redis://127.0.0.1:9' });
+    const res = await api.fetch('/readyz');
+    expect(res.status).toBe(503);
+    const text = await res.text();
+    const body = JSON.parse(text) as Report;
+    expect(body.failed).toEqual(expect.arrayContaining(['redis']));
+    expect(body.checks.database!.ok).toBe(true);
+    expect(text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED/);
+  });
+
+  test('when the database is down, it is 503 and names the database', async () => {
+    const deadDb = createDb('postgres://postgres@127.0.0.1:9/nothing');
+    try {
+      const api = await env.api({}, { db: deadDb });
+      await env.workers();
+      const res = await api.fetch('/readyz');
+      expect(res.status).toBe(503);
+      const body = await json<Report>(res);
+      expect(body.failed).toEqual(expect.arrayContaining(['database']));
+      expect(body.checks.redis!.ok).toBe(true);
+    } finally {
+      await deadDb.destroy();
+    }
+  });
+
+  test('in live mode it needs an approved live supplier credential', async () => {
+    const api = await env.api({ EXECUTION_MODE_DEFAULT: 'live', BILLING_MODE: 'live' });
+    await env.workers();
+    const before = await json<Report>(await api.fetch('/readyz'));
+    expect(before.failed).toEqual(['credentials']);
+    expect(before.billing).toEqual({ mode: 'live' });
+    await env
+      .db('supplier_credentials')
+      .insert({ adapter_key: 'live-ctv', secret_ref: 'vault:suppliers/live-ctv', approved_at: new Date() });
+    const after = await api.fetch('/readyz');
+    expect(after.status).toBe(200);
+  });
+
+  test('when asset storage cannot be written, creative evidence fails', async () => {
+    // A regular file where the storage folder should be: nothing can be written under it.
+    const blocker = `${env.dataDir}/not-a-folder`;
+    fs.writeFileSync(blocker, 'x');
+    const api = await env.api({ ASSET_DIR: blocker });
+    await env.workers();
+    const body = await json<Report>(await api.fetch('/readyz'));
+    expect(body.failed).toEqual(['creativeEvidence']);
+  });
+});

@@ -1,0 +1,154 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import { ConfigSchema, type Config } from '../../shared/config';
+import { createLogger, type Logger } from '../../shared/logger';
+import { createTokenVerifier } from '../../shared/auth/verifier';
+import type { Knex } from '../../shared/db/knex';
+import { createApiDeps, startApi, type RunningApi } from '../../api/server';
+import type { ApiDeps } from '../../api/deps';
+import { startWorkers, type RunningWorkers } from '../../workers/main';
+import { createTestDatabase, type TestDatabase } from './database';
+import { TEST_REDIS_URL } from './env';
+import { TEST_AUDIENCE, TEST_ISSUER, TestIssuer } from './issuer';
+
+export interface TestEnv {
+  database: TestDatabase;
+  db: Knex;
+  prefix: string;
+  issuer: TestIssuer;
+  dataDir: string;
+  redis: Redis;
+  config(overrides?: Record<string, string>): Config;
+  /** Starts an API on port 0 against this file's database and prefix. */
+  api(overrides?: Record<string, string>, extra?: { db?: Knex; redisUrl?: string }): Promise<TestApi>;
+  workers(overrides?: Record<string, string>): Promise<RunningWorkers>;
+  close(): Promise<void>;
+}
+
+export interface TestApi {
+  url: string;
+  deps: ApiDeps;
+  logs: Array<Record<string, unknown>>;
+  rawLogs: string[];
+  fetch(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** A log sink that keeps every line, so tests can assert on what was (and was not) logged. */
+function captureLogs(level: string): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return { logger: createLogger(level, sink), lines };
+}
+
+/** One test file's world: its own database, Redis prefix, data folder and identity provider. */
+export async function createTestEnv(): Promise<TestEnv> {
+  const database = await createTestDatabase();
+  const prefix = `fdt:${randomBytes(5).toString('hex')}`;
+  const issuer = await TestIssuer.start();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-test-'));
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+  const apis: TestApi[] = [];
+  const workerSets: RunningWorkers[] = [];
+
+  const config = (overrides: Record<string, string> = {}) =>
+    ConfigSchema.parse({
+      NODE_ENV: 'test',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: database.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      AUTH_ISSUER: TEST_ISSUER,
+      AUTH_AUDIENCE: TEST_AUDIENCE,
+      AUTH_JWKS_URL: issuer.url,
+      AUTH_JWKS_COOLDOWN_MS: '0',
+      LOG_LEVEL: 'info',
+      DATA_DIR: dataDir,
+      HEARTBEAT_TTL_MS: '3000',
+      ...overrides,
+    });
+
+  const env: TestEnv = {
+    database,
+    db: database.db,
+    prefix,
+    issuer,
+    dataDir,
+    redis,
+    config,
+    async api(overrides = {}, extra = {}) {
+      const cfg = config(overrides);
+      const { logger, lines } = captureLogs(cfg.LOG_LEVEL);
+      const deps = await createApiDeps({
+        config: cfg,
+        logger,
+        db: extra.db ?? database.db,
+        redisUrl: extra.redisUrl ?? cfg.REDIS_URL!,
+        auth: {
+          verifier: createTokenVerifier({
+            issuer: cfg.AUTH_ISSUER!,
+            audience: cfg.AUTH_AUDIENCE,
+            jwksUrl: cfg.AUTH_JWKS_URL!,
+            cooldownMs: cfg.AUTH_JWKS_COOLDOWN_MS,
+          }),
+          devIssuer: null,
+          mode: 'jwks',
+        },
+        database: 'external',
+      });
+      const running: RunningApi = await startApi(deps);
+      const api: TestApi = {
+        url: running.url,
+        deps,
+        rawLogs: lines,
+        get logs() {
+          return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+        },
+        fetch(p, init = {}) {
+          const { token, ...rest } = init;
+          const headers = new Headers(rest.headers);
+          if (token) headers.set('authorization', `Bearer ${token}`);
+          return fetch(`${running.url}${p}`, { ...rest, headers });
+        },
+        close: () => running.close(),
+      };
+      apis.push(api);
+      return api;
+    },
+    async workers(overrides = {}) {
+      const cfg = config(overrides);
+      const w = await startWorkers({ config: cfg, logger: createLogger('silent'), db: database.db, redisUrl: cfg.REDIS_URL! });
+      workerSets.push(w);
+      return w;
+    },
+    async close() {
+      await Promise.all(apis.map((a) => a.close().catch(() => undefined)));
+      await Promise.all(workerSets.map((w) => w.close().catch(() => undefined)));
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+        if (keys.length) await redis.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      redis.disconnect();
+      await issuer.close();
+      await database.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return env;
+}
+
+export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
+  return (await res.json()) as T;
+}

@@ -1,0 +1,140 @@
+import type { TestApi, TestEnv } from './api';
+
+export interface PlanLineInput {
+  channel: string;
+  adapterKey: string;
+  budgetMinor: number;
+  creativeIds?: string[];
+}
+
+export interface Launched {
+  campaignId: string;
+  planId: string;
+  booking: BookingBody;
+  token: string;
+}
+
+export interface BookingBody {
+  id: string;
+  status: string;
+  version: number;
+  snapshotDigest: string;
+  advertiserId: string;
+  campaignId: string;
+  lines: Array<{
+    id: string;
+    status: string;
+    version: number;
+    adapterKey: string;
+    channel: string;
+    budgetMinor: number;
+    channelCampaignId: string;
+    providerReference: string | null;
+    providerAttemptId: string | null;
+    executionMethod: string | null;
+    claimedBy: string | null;
+    assignedToUserId: string | null;
+    evidence: string | null;
+    creatives: Array<Record<string, unknown>>;
+  }>;
+  events: Array<{
+    action: string;
+    lineId: string | null;
+    actor: string;
+    source: string;
+    actorId: string;
+    detail?: Record<string, unknown>;
+  }>;
+  [k: string]: unknown;
+}
+
+export const SEVEN_CHANNELS = ['ctv', 'audio', 'tv', 'cinema', 'dooh', 'search', 'social'] as const;
+
+/** One sandbox line per channel, budgets chosen so that no sandbox trigger fires. */
+export const sevenSandboxLines = (): PlanLineInput[] =>
+  SEVEN_CHANNELS.map((channel, i) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 10_000 + i * 100 }));
+
+export async function post(api: TestApi, token: string, path: string, body?: unknown, method = 'POST') {
+  return api.fetch(path, {
+    method,
+    token,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+}
+
+/** Creates a campaign over the given lines' channels and a plan; returns ids without approving. */
+export async function draftCampaign(
+  api: TestApi,
+  token: string,
+  lines: PlanLineInput[],
+  overrides: Record<string, unknown> = {},
+): Promise<{ campaignId: string; planId: string; planVersion: number }> {
+  const channels = [...new Set(lines.map((l) => l.channel))];
+  const budget = lines.reduce((s, l) => s + l.budgetMinor, 0);
+  const created = await post(api, token, '/api/v1/campaigns', {
+    name: 'Spring launch',
+    clientName: 'Acme Drinks',
+    startDate: '2027-03-01',
+    endDate: '2027-03-31',
+    budgetMinor: budget,
+    maximumCommitmentMinor: budget,
+    channels,
+    ...overrides,
+  });
+  if (created.status !== 201) throw new Error(`campaign create failed: ${created.status} ${await created.text()}`);
+  const { campaign } = (await created.json()) as { campaign: { id: string } };
+  const planned = await post(api, token, `/api/v1/campaigns/${campaign.id}/plan`, { lines }, 'PUT');
+  if (planned.status !== 200) throw new Error(`plan failed: ${planned.status} ${await planned.text()}`);
+  const { plan } = (await planned.json()) as { plan: { id: string; version: number } };
+  return { campaignId: campaign.id, planId: plan.id, planVersion: plan.version };
+}
+
+export async function approve(api: TestApi, token: string, campaignId: string, expectedVersion: number) {
+  const res = await post(api, token, `/api/v1/campaigns/${campaignId}/plan/approve`, { expectedVersion });
+  if (res.status !== 200) throw new Error(`approve failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { plan: { approvedDigest: string } }).plan;
+}
+
+/** Campaign → plan → approval → launch, as an advertiser's human user. */
+export async function launchPlan(
+  env: TestEnv,
+  api: TestApi,
+  lines: PlanLineInput[],
+  org = 'org-a',
+  overrides: Record<string, unknown> = {},
+): Promise<Launched> {
+  const token = await env.issuer.token({ org, user: `${org}-buyer` });
+  const { campaignId, planId, planVersion } = await draftCampaign(api, token, lines, overrides);
+  await approve(api, token, campaignId, planVersion);
+  const res = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
+  if (res.status !== 202) throw new Error(`launch failed: ${res.status} ${await res.text()}`);
+  const { booking } = (await res.json()) as { booking: BookingBody };
+  return { campaignId, planId, booking, token };
+}
+
+export async function readBooking(api: TestApi, token: string, bookingId: string): Promise<BookingBody> {
+  const res = await api.fetch(`/api/v1/bookings/${bookingId}`, { token });
+  if (res.status !== 200) throw new Error(`read booking failed: ${res.status}`);
+  return ((await res.json()) as { booking: BookingBody }).booking;
+}
+
+/** Polls until the predicate holds for the booking (workers run asynchronously). */
+export async function waitForBooking(
+  api: TestApi,
+  token: string,
+  bookingId: string,
+  done: (b: BookingBody) => boolean,
+  timeoutMs = 20_000,
+): Promise<BookingBody> {
+  const deadline = Date.now() + timeoutMs;
+  let last: BookingBody | undefined;
+  while (Date.now() < deadline) {
+    last = await readBooking(api, token, bookingId);
+    if (done(last)) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`booking ${bookingId} did not settle: ${JSON.stringify(last?.lines.map((l) => l.status))}`);
+}
+
+export const allDefinite = (b: BookingBody) =>
+  b.lines.every((l) => !['queued', 'in-progress'].includes(l.status) || (l.executionMethod !== null && l.status === 'queued'));

@@ -1,0 +1,27 @@
+import type { AdapterContext, BookingOutcome, BookingRequest, SupplierAdapter } from '../../shared/adapters/adapter';
+import type { AdapterDescriptor } from '../../shared/adapters/catalogue';
+import { recordReceipt } from './sandbox-ledger';
+
+/**
+ * A supplier whose API creates campaigns paused. The line stays stopped after launch until
+ * approved configuration and creative evidence allow enabling it.
+ */
+export function nativeStagedAdapter(descriptor: AdapterDescriptor): SupplierAdapter {
+  return {
+    descriptor,
+    callsSupplier: true,
+    async book(request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome> {
+      const reference = `staged-${request.attemptId.slice(-12)}`;
+      await recordReceipt(ctx.db, {
+        adapterKey: descriptor.key,
+        operation: 'create-paused',
+        idempotencyKey: request.attemptId,
+        lineId: request.lineId,
+        request,
+        outcome: 'staged',
+        providerReference: reference,
+      });
+      return { kind: 'staged', providerReference: reference };
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import type { Knex } from 'knex';
+import type { Logger } from '../shared/logger';
+import { MAINTENANCE_QUEUE } from '../shared/queues/names';
+import { purgeExpiredIdempotencyRecords } from '../shared/idempotency/retention';
+import { pruneRelayedOutbox } from '../shared/outbox/outbox';
+import { retryUnsent } from './retry-unsent';
+
+export type MaintenanceJob = 'purge-idempotency-records' | 'prune-relayed-outbox' | 'retry-unsent';
+
+/** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
+export async function scheduleMaintenance(queue: Queue): Promise<void> {
+  await queue.upsertJobScheduler(
+    'purge-idempotency-records',
+    { every: 60 * 60 * 1000 },
+    { name: 'purge-idempotency-records', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
+  );
+  await queue.upsertJobScheduler(
+    'retry-unsent',
+    { every: 5 * 60 * 1000 },
+    { name: 'retry-unsent', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
+  );
+  await queue.upsertJobScheduler(
+    'prune-relayed-outbox',
+    { every: 6 * 60 * 60 * 1000 },
+    { name: 'prune-relayed-outbox', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
+  );
+}
+
+export function maintenanceWorker(
+  connection: ConnectionOptions,
+  prefix: string,
+  db: Knex,
+  logger: Logger,
+  queueFor: (name: string) => Queue,
+): Worker {
+  return new Worker<unknown, unknown, string>(
+    MAINTENANCE_QUEUE,
+    async (job) => {
+      switch (job.name) {
+        case 'purge-idempotency-records': {
+          const purged = await purgeExpiredIdempotencyRecords(db);
+          logger.info({ purged, jobId: job.id }, 'expired idempotency records purged');
+          return { purged };
+        }
+        case 'retry-unsent': {
+          const retried = await retryUnsent(db, queueFor, logger);
+          return { retried };
+        }
+        case 'prune-relayed-outbox': {
+          const pruned = await pruneRelayedOutbox(db);
+          logger.info({ pruned, jobId: job.id }, 'relayed outbox rows pruned');
+          return { pruned };
+        }
+        default:
+          throw new Error(`unknown maintenance job ${String(job.name)}`);
+      }
+    },
+    { connection, prefix, concurrency: 1 },
+  );
+}

@@ -1,0 +1,20 @@
+import type { Redis } from 'ioredis';
+import type { WorkerOptions } from 'bullmq';
+import type { Config } from '../shared/config';
+
+/**
+ * Options for queues whose jobs change things at a supplier (bookings, reviews, audience
+ * syncs). Jobs carry attempts: 1, so BullMQ never retries them; a job whose worker died is
+ * re-delivered once, after WORKER_LOCK_DURATION_MS, so the new delivery finds its open
+ * attempt and hands it to reconciliation instead of calling again.
+ */
+export function supplierMutationOptions(connection: Redis, config: Config, concurrency: number): WorkerOptions {
+  return {
+    connection,
+    prefix: config.REDIS_PREFIX,
+    concurrency,
+    lockDuration: config.WORKER_LOCK_DURATION_MS,
+    stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
+    maxStalledCount: 1,
+  };
+}

@@ -1,0 +1,24 @@
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Knex } from 'knex';
+import type { Logger } from '../shared/logger';
+import { createRuleExtractor } from '../shared/personas/extractor';
+import { runExtraction } from '../shared/personas/persona-store';
+import { PERSONA_EXTRACT, PersonaExtractJobSchema } from '../shared/queues/jobs';
+import { PERSONA_EXTRACT_QUEUE } from '../shared/queues/names';
+
+/** Turns briefs into personas. Extraction is pure and repeatable, so an ordinary retry is safe here. */
+export function personaWorker(deps: { connection: Redis; prefix: string; db: Knex; logger: Logger }): Worker {
+  const extractor = createRuleExtractor();
+  return new Worker(
+    PERSONA_EXTRACT_QUEUE,
+    async (job) => {
+      if (job.name !== PERSONA_EXTRACT) throw new Error(`unknown persona job ${job.name}`);
+      const { requestId } = PersonaExtractJobSchema.parse(job.data);
+      const result = await runExtraction(deps.db, extractor, requestId, String(job.id));
+      deps.logger.info({ jobId: job.id, requestId, personaId: result.personaId }, 'persona extracted');
+      return result;
+    },
+    { connection: deps.connection, prefix: deps.prefix, concurrency: 4 },
+  );
+}

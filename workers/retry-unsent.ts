@@ -1,0 +1,37 @@
+import type { Queue } from 'bullmq';
+import type { Knex } from 'knex';
+import type { Logger } from '../shared/logger';
+import { AUDIENCE_SYNC, BOOK_LINE, CREATIVE_REVIEW } from '../shared/queues/jobs';
+import { AUDIENCE_SYNC_QUEUE, CREATIVE_REVIEW_QUEUES, SUPPLIER_QUEUES } from '../shared/queues/names';
+
+/**
+ * Supplier jobs are never retried, because a retry could send twice. A job that failed
+ * before its attempt was opened, though, sent nothing (a database blip, say); left alone,
+ * its line would wait in `queued` for ever. This finds those jobs and retries them, and
+ * only them: the work must still be in its first state with no attempt on record.
+ */
+const NOTHING_SENT: Record<string, (db: Knex, data: Record<string, string>) => Promise<boolean>> = {
+  [BOOK_LINE]: async (db, d) => {
+    const line = await db('booking_lines').where({ id: d.lineId }).first('status', 'execution_method', 'workflow_steps');
+    const attempts = await db('supplier_attempts').where({ line_id: d.lineId, operation: 'book' }).first('id');
+    return line?.status === 'queued' && !attempts && !(line.execution_method && line.workflow_steps);
+  },
+  [CREATIVE_REVIEW]: async (db, d) => (await db('creative_reviews').where({ id: d.reviewId }).first('status'))?.status === 'queued',
+  [AUDIENCE_SYNC]: async (db, d) => (await db('cohort_sync_attempts').where({ id: d.attemptId }).first('status'))?.status === 'queued',
+};
+
+export async function retryUnsent(db: Knex, queueFor: (name: string) => Queue, logger: Logger): Promise<number> {
+  let retried = 0;
+  for (const name of [...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES, AUDIENCE_SYNC_QUEUE]) {
+    const failed = await queueFor(name).getFailed(0, 200);
+    for (const job of failed) {
+      const safe = NOTHING_SENT[job.name];
+      if (safe && (await safe(db, job.data as Record<string, string>))) {
+        await job.retry('failed');
+        retried++;
+        logger.warn({ queue: name, jobId: job.id }, 'retried a supplier job that failed before sending anything');
+      }
+    }
+  }
+  return retried;
+}

@@ -10,6 +10,7 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!(jose|canonicalize)/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 30000,
+  // Generous: CI machines are shared, and the polling helpers' own deadlines should fire first with a clearer message.
+  testTimeout: 60000,
   maxWorkers: 2,
 };

@@ -77,14 +77,11 @@ export function creativeRoutes(deps: ApiDeps) {
         422: { description: 'The supplier does not review this channel, or needs approved access.' },
       },
       async handler({ principal, params, body, log }) {
-        const { reviewId, created } = await submitForReview(db, principal, params.id, body, actorOf(principal, runtime.authMode).actorId);
-        // Read what was committed before the work is handed over, so the response says what
-        // this request did (queued) rather than how far a fast worker has got since.
-        const review = await db('creative_reviews').where({ id: reviewId }).first();
+        const { review, created } = await submitForReview(db, principal, params.id, body, actorOf(principal, runtime.authMode).actorId);
         const responseBody = { review: reviewView(review), ...(await creativeView(db, principal, params.id)) };
         if (created) {
           await relayOutbox(db, deps.producers.get).catch((err: Error) =>
-            (log ?? logger).warn({ err: { message: err.message }, reviewId }, 'outbox relay deferred to the workers'),
+            (log ?? logger).warn({ err: { message: err.message }, reviewId: review.id }, 'outbox relay deferred to the workers'),
           );
         }
         return { status: 202, body: responseBody };

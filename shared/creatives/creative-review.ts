@@ -62,7 +62,7 @@ export async function submitForReview(
       );
     }
     // The same version with the same supplier is reviewed once: a repeat submission finds it.
-    if (existing) return { reviewId: existing.id as string, created: false };
+    if (existing) return { review: existing as Record<string, unknown>, created: false };
     const reviewId = randomUUID();
     await trx('creative_reviews').insert({
       id: reviewId,
@@ -83,7 +83,9 @@ export async function submitForReview(
         payload: { reviewId },
       },
     ]);
-    return { reviewId, created: true };
+    // The row as committed: the response says what this request did, however fast a worker is.
+    const review: Record<string, unknown> = await trx('creative_reviews').where({ id: reviewId }).first();
+    return { review, created: true };
   });
 }
 

@@ -34,7 +34,8 @@ const problem = async (res: Response) => {
 describe('sync in sandbox', () => {
   let workers: RunningWorkers;
   beforeAll(async () => {
-    workers = await env.workers({ SANDBOX_SLOW_MS: '1500' });
+    // Long enough that a loaded machine still sees the slow supplier's attempt in flight.
+    workers = await env.workers({ SANDBOX_SLOW_MS: '5000' });
   });
   afterAll(() => workers.close());
 
@@ -178,8 +179,11 @@ describe('sync in sandbox', () => {
 
 describe('unknown outcomes are never re-sent', () => {
   test('a supplier that does not answer within SUPPLIER_TIMEOUT_MS leaves the attempt needing resolution', async () => {
-    const workers = await env.workers({ SANDBOX_SLOW_MS: '3000', SUPPLIER_TIMEOUT_MS: '500' });
+    // The exposure is booked under ordinary workers: the short timeout is for the sync alone.
+    const setup = await env.workers();
     const { campaignId, token } = await exposedCampaign(env, api, { org: 'org-timeout', name: 'Late [sync-slow]' });
+    await setup.close();
+    const workers = await env.workers({ SANDBOX_SLOW_MS: '3000', SUPPLIER_TIMEOUT_MS: '500' });
     const { cohort } = await json<Synced>(await syncAudience(api, token, campaignId));
     const done = await waitForCohort(api, token, cohort.id, (c) => c.state !== 'syncing');
     expect(done.state).toBe('needs-resolution');
@@ -284,8 +288,8 @@ describe('refusals record nothing', () => {
       await post(api, ctvOnly, '/api/v1/campaigns', {
         name: 'CTV only',
         clientName: 'Acme',
-        startDate: '2027-03-01',
-        endDate: '2027-03-31',
+        startDate: '2099-03-01',
+        endDate: '2099-03-31',
         budgetMinor: 1_000,
         maximumCommitmentMinor: 1_000,
         channels: ['ctv'],

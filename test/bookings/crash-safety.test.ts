@@ -32,8 +32,9 @@ describe('a worker killed mid-operation', () => {
       REDIS_PREFIX: env.prefix,
       WORKER_QUEUES: 'supplier.sandbox-ctv',
       SANDBOX_SLOW_MS: '60000',
-      WORKER_LOCK_DURATION_MS: '1000',
-      WORKER_STALLED_INTERVAL_MS: '500',
+      // Long enough that a busy machine never lets the live worker's own lock lapse before the kill.
+      WORKER_LOCK_DURATION_MS: '5000',
+      WORKER_STALLED_INTERVAL_MS: '1000',
       OUTBOX_RELAY_INTERVAL_MS: '200',
       DATA_DIR: env.dataDir,
     });
@@ -67,7 +68,7 @@ describe('a worker killed mid-operation', () => {
     } finally {
       await second.stop();
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('a crash between commit and enqueue', () => {

@@ -15,7 +15,7 @@ const statusOf = (b: { lines: Array<{ channel: string; status: string }> }) =>
 
 describe('sandbox supplier triggers', () => {
   test('…91 rejects, …92 loses the answer (reconciliation-required), …93 is slow then confirms, anything else confirms; each received exactly once', async () => {
-    const workers = await env.workers({ SANDBOX_SLOW_MS: '1500' });
+    const workers = await env.workers({ SANDBOX_SLOW_MS: '5000' });
     const { booking, token } = await launchPlan(env, api, [
       { channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_000 },
       { channel: 'audio', adapterKey: 'sandbox-audio', budgetMinor: 10_091 },
@@ -137,7 +137,7 @@ describe('worker processes', () => {
   });
 
   test('graceful shutdown finishes an in-flight supplier operation instead of abandoning it', async () => {
-    const workers = await env.workers({ SANDBOX_SLOW_MS: '1500' });
+    const workers = await env.workers({ SANDBOX_SLOW_MS: '5000' });
     const { booking, token } = await launchPlan(env, api, [{ channel: 'tv', adapterKey: 'sandbox-tv', budgetMinor: 7_093 }]);
     await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'in-progress');
     await workers.close();

@@ -17,7 +17,7 @@ beforeAll(async () => {
   api = await env.api({ RATE_LIMIT_MAX: '100000' });
   // Sandbox suppliers run; workflow jobs wait in their queues, so workflow lines change only when staff act.
   const queues = requiredQueues().filter((q) => !WORKFLOW_QUEUES.includes(q));
-  await env.workers({ WORKER_QUEUES: queues.join(','), OUTBOX_RELAY_INTERVAL_MS: '50', SANDBOX_SLOW_MS: '3000' });
+  await env.workers({ WORKER_QUEUES: queues.join(','), OUTBOX_RELAY_INTERVAL_MS: '50', SANDBOX_SLOW_MS: '8000' });
   for (const user of ['staff-1', 'staff-2', 'staff-revoked']) {
     await grantStaff(env.db, user);
     await assignClient(env.db, user, 'org-a');
@@ -45,7 +45,7 @@ async function sandbox(budgetMinor: number, settled: (l: Line) => boolean) {
   return { booking: waited, line: waited.lines[0] as Line };
 }
 async function until(check: () => Promise<boolean>, what: string) {
-  for (const deadline = Date.now() + 15_000; !(await check()); await new Promise((r) => setTimeout(r, 100))) {
+  for (const deadline = Date.now() + 25_000; !(await check()); await new Promise((r) => setTimeout(r, 100))) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
   }
 }

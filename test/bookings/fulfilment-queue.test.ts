@@ -167,8 +167,8 @@ describe('filters', () => {
         status: expect.stringMatching(/^(queued|in-progress|confirmed)$/),
         submittedAt: iso,
         confirmationDueAt: iso,
-        startDate: '2027-03-01',
-        endDate: '2027-03-31',
+        startDate: '2099-03-01',
+        endDate: '2099-03-31',
         executionMode: 'sandbox',
         mediaBudgetMinor: 10_000,
         maximumCommitmentMinor: 10_000,
@@ -224,7 +224,7 @@ describe('filters', () => {
 describe('page size', () => {
   beforeAll(async () => {
     for (let i = 0; i < 51; i++) await launch('org-bulk');
-  });
+  }, 120_000);
 
   test('the default page holds 50 bookings; limit=100 returns all 51 without a cursor', async () => {
     const first = await page(t['q-bulk']!);

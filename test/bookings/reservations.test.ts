@@ -48,13 +48,14 @@ describe('live reservations settle with the booking', () => {
     await env.db('workspaces').insert({ id: 'org-r1', name: 'r1', pixel_key: 'px_r1' });
     await env.db('wallets').insert({ advertiser_id: 'org-r1', balance_minor: 100_000 });
     const token = await env.issuer.token({ org: 'org-r1', user: 'org-r1-buyer' });
-    const workers = await env.workers();
     const { booking } = await liveLaunch(
       'org-r1',
       [{ channel: 'ctv', adapterKey: 'live-ctv', budgetMinor: 50_000, creativeIds: [await liveCreative(token)] }],
       60_000,
     );
     expect((await wallet('org-r1')).reserved_minor).toBe('60000');
+    // Workers start only now, so the reservation above cannot race the line's rejection.
+    const workers = await env.workers();
     await waitForBooking(api, token, booking.id, (b) => b.status === 'rejected');
     expect((await wallet('org-r1')).reserved_minor).toBe('0');
     expect(await env.db('wallet_reservations').where({ booking_id: booking.id }).first()).toMatchObject({ released_minor: '60000' });
@@ -75,7 +76,8 @@ describe('live reservations settle with the booking', () => {
       ],
       80_000,
     );
-    await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'rejected');
+    // The manual line's worker has handed it to staff too (it changes the line's version).
+    await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'rejected' && b.lines[1]!.workflowSteps != null);
     // Staff book the manual line by hand.
     await grantStaff(env.db, 'stan');
     await assignClient(env.db, 'stan', 'org-r2');

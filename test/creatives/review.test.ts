@@ -32,7 +32,7 @@ const read = async (id: string, t = token) =>
     )
   ).creative;
 async function reviewed(id: string, done: (r: Review) => boolean) {
-  for (let i = 0; i < 200; i++) {
+  for (const deadline = Date.now() + 25_000; Date.now() < deadline;) {
     const c = await read(id);
     const last = c.reviews.at(-1);
     if (last && done(last)) return { creative: c, review: last };

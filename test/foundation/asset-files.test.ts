@@ -8,7 +8,7 @@ const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a
 let stored: { name: string; url: string; fingerprint: string };
 
 beforeAll(async () => {
-  env = await createTestEnv();
+  env = await createTestEnv({ rateLimits: 'default' });
   api = await env.api();
   stored = await api.deps.assets.put(png, 'image/png', { advertiserId: undefined });
 });

@@ -7,7 +7,7 @@ let env: TestEnv;
 let api: TestApi;
 
 beforeAll(async () => {
-  env = await createTestEnv();
+  env = await createTestEnv({ rateLimits: 'default' });
   api = await env.api();
 });
 afterAll(() => env.close());

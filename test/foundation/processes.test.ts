@@ -32,7 +32,7 @@ describe('configuration at start', () => {
     const r = await runScript('bin/start.ts', [], cleanEnv({ PORT: 'eighty', DATA_DIR: dataDir }));
     expect(r.code).toBe(78);
     expect(r.stderr).toMatch(/PORT/);
-  });
+  }, 120_000);
 
   test('production refuses the embedded database and the development issuer', async () => {
     const r = await runScript('bin/start.ts', [], cleanEnv({ NODE_ENV: 'production', DATA_DIR: dataDir }));
@@ -40,7 +40,7 @@ describe('configuration at start', () => {
     expect(r.stderr).toMatch(/DATABASE_URL/);
     expect(r.stderr).toMatch(/AUTH_JWKS_URL/);
     expect(fs.existsSync(path.join(dataDir, 'postgres'))).toBe(false);
-  });
+  }, 120_000);
 });
 
 describe('npm start', () => {
@@ -70,7 +70,7 @@ describe('npm start', () => {
     } finally {
       expect(await service.stop('SIGTERM')).toBe(0);
     }
-  });
+  }, 120_000);
 
   test('with no DATABASE_URL it runs an embedded PostgreSQL, applies migrations and is ready', async () => {
     const embeddedDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-embedded-'));
@@ -128,13 +128,13 @@ describe('npm run token', () => {
       permissions: ['agent:approve', 'operator:reconcile'],
       agentClientId: 'planner-bot',
     });
-  });
+  }, 120_000);
 
   test('without --org it explains its usage and fails', async () => {
     const r = await runScript('bin/token.ts', ['--user', 'alice'], cleanEnv({ DATA_DIR: dataDir }));
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--org/);
-  });
+  }, 120_000);
 });
 
 describe('npm run admin', () => {
@@ -148,11 +148,11 @@ describe('npm run admin', () => {
     expect((await admin('staff', 'unassign', '--user', 'sam', '--org', 'client-9')).stdout).toMatch(/unassigned/);
     expect((await admin('staff', 'revoke', '--user', 'sam')).stdout).toMatch(/sam: revoked/);
     expect(await database.db('staff_members').where({ user_id: 'sam' }).first('active')).toEqual({ active: false });
-  });
+  }, 120_000);
 
   test('an unknown action prints usage and fails', async () => {
     const r = await admin('staff', 'promote', '--user', 'sam');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/usage/);
-  });
+  }, 120_000);
 });

@@ -4,7 +4,7 @@ import { createDb } from '../../shared/db/knex';
 
 let env: TestEnv;
 beforeAll(async () => {
-  env = await createTestEnv();
+  env = await createTestEnv({ rateLimits: 'default' });
 });
 afterAll(() => env.close());
 

@@ -50,8 +50,12 @@ function captureLogs(level: string): { logger: Logger; lines: string[] } {
   return { logger: createLogger(level, sink), lines };
 }
 
-/** One test file's world: its own database, Redis prefix, data folder and identity provider. */
-export async function createTestEnv(): Promise<TestEnv> {
+/**
+ * One test file's world: its own database, Redis prefix, data folder and identity provider.
+ * The general rate limit is relaxed unless a file asks for the product's defaults, so that
+ * polling on a slow machine never trips it; the rate-limit tests set their own limits.
+ */
+export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' } = {}): Promise<TestEnv> {
   const database = await createTestDatabase();
   const prefix = `fdt:${randomBytes(5).toString('hex')}`;
   const issuer = await TestIssuer.start();
@@ -75,6 +79,7 @@ export async function createTestEnv(): Promise<TestEnv> {
       LOG_LEVEL: 'info',
       DATA_DIR: dataDir,
       HEARTBEAT_TTL_MS: '3000',
+      ...(opts.rateLimits === 'default' ? {} : { RATE_LIMIT_MAX: '100000' }),
       ...overrides,
     });
 

@@ -32,6 +32,7 @@ export interface BookingBody {
     providerReference: string | null;
     providerAttemptId: string | null;
     executionMethod: string | null;
+    workflowSteps?: unknown;
     claimedBy: string | null;
     assignedToUserId: string | null;
     evidence: string | null;
@@ -74,8 +75,8 @@ export async function draftCampaign(
   const created = await post(api, token, '/api/v1/campaigns', {
     name: 'Spring launch',
     clientName: 'Acme Drinks',
-    startDate: '2027-03-01',
-    endDate: '2027-03-31',
+    startDate: '2099-03-01',
+    endDate: '2099-03-31',
     budgetMinor: budget,
     maximumCommitmentMinor: budget,
     channels,

@@ -5,6 +5,7 @@ import { MAINTENANCE_QUEUE } from '../shared/queues/names';
 import { purgeExpiredIdempotencyRecords } from '../shared/idempotency/retention';
 import { pruneRelayedOutbox } from '../shared/outbox/outbox';
 import { retryUnsent } from './retry-unsent';
+import { requeueVanished } from './requeue-vanished';
 
 export type MaintenanceJob = 'purge-idempotency-records' | 'prune-relayed-outbox' | 'retry-unsent';
 
@@ -45,7 +46,8 @@ export function maintenanceWorker(
         }
         case 'retry-unsent': {
           const retried = await retryUnsent(db, queueFor, logger);
-          return { retried };
+          const requeued = await requeueVanished(db, queueFor, logger);
+          return { retried, requeued };
         }
         case 'prune-relayed-outbox': {
           const pruned = await pruneRelayedOutbox(db);

@@ -6,8 +6,7 @@ import type { Principal } from '../auth/principal';
 import { findAdapter, type AdapterDescriptor } from '../adapters/catalogue';
 import { findCampaign } from '../campaigns/campaign-store';
 import { enqueueInTransaction } from '../outbox/outbox';
-import { AUDIENCE_SYNC, audienceSyncJobId } from '../queues/jobs';
-import { AUDIENCE_SYNC_QUEUE } from '../queues/names';
+import { audienceSyncMessage } from '../queues/jobs';
 import type { Cohort, CohortAttempt, CohortDefinition, SyncAudience } from './cohort-schemas';
 import { loadCohort } from './cohort-store';
 import { campaignExposure, estimatedSize, isExposedOn } from './exposure';
@@ -122,9 +121,7 @@ export async function requestAudienceSync(
       created_by: actorId,
     });
     await trx('cohort_sync_attempts').insert({ id: ids.attemptId, cohort_id: ids.cohortId, revision: 1, status: 'queued' });
-    await enqueueInTransaction(trx, [
-      { queue: AUDIENCE_SYNC_QUEUE, jobName: AUDIENCE_SYNC, jobId: audienceSyncJobId(ids.attemptId), payload: ids },
-    ]);
+    await enqueueInTransaction(trx, [audienceSyncMessage(ids)]);
     // The state as committed: the attempt is queued until a worker takes it up.
     const cohort = (await loadCohort(trx, ids.cohortId))!;
     return { cohort, attempt: cohort.attempts.find((a) => a.id === ids.attemptId)! };

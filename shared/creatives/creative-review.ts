@@ -10,8 +10,7 @@ import { findAdapter } from '../adapters/catalogue';
 import { requireSupplierAccess } from '../adapters/credentials';
 import { UnknownOutcome, type AdapterContext, type CreativeReviewer, type ReviewOutcome } from '../adapters/adapter';
 import { enqueueInTransaction } from '../outbox/outbox';
-import { CREATIVE_REVIEW, creativeReviewJobId } from '../queues/jobs';
-import { creativeReviewQueueName } from '../queues/names';
+import { creativeReviewMessage } from '../queues/jobs';
 import type { Logger } from '../logger';
 import type { SubmitCreativeSchema } from './creative-schemas';
 import { loadCreativeForUpdate } from './creative-store';
@@ -75,14 +74,7 @@ export async function submitForReview(
       metadata_digest: version.metadata_digest,
       requested_by: requestedBy,
     });
-    await enqueueInTransaction(trx, [
-      {
-        queue: creativeReviewQueueName(adapter.key),
-        jobName: CREATIVE_REVIEW,
-        jobId: creativeReviewJobId(reviewId),
-        payload: { reviewId },
-      },
-    ]);
+    await enqueueInTransaction(trx, [creativeReviewMessage(adapter.key, { reviewId })]);
     // The row as committed: the response says what this request did, however fast a worker is.
     const review: Record<string, unknown> = await trx('creative_reviews').where({ id: reviewId }).first();
     return { review, created: true };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { supplierQueueName } from './names';
+import { AUDIENCE_SYNC_QUEUE, creativeReviewQueueName, supplierQueueName } from './names';
 import type { OutboxMessage } from '../outbox/outbox';
 
 /**
@@ -28,8 +28,16 @@ export type AudienceSyncJob = z.infer<typeof AudienceSyncJobSchema>;
 export const AUDIENCE_SYNC = 'sync';
 export const audienceSyncJobId = (attemptId: string) => `audience-sync-${attemptId}`;
 
+export function audienceSyncMessage(job: AudienceSyncJob): OutboxMessage {
+  return { queue: AUDIENCE_SYNC_QUEUE, jobName: AUDIENCE_SYNC, jobId: audienceSyncJobId(job.attemptId), payload: job };
+}
+
 /** Creative review: one review of one creative version by one adapter. */
 export const CreativeReviewJobSchema = z.strictObject({ reviewId: z.uuid() });
 export type CreativeReviewJob = z.infer<typeof CreativeReviewJobSchema>;
 export const CREATIVE_REVIEW = 'review';
 export const creativeReviewJobId = (reviewId: string) => `creative-review-${reviewId}`;
+
+export function creativeReviewMessage(adapterKey: string, job: CreativeReviewJob): OutboxMessage {
+  return { queue: creativeReviewQueueName(adapterKey), jobName: CREATIVE_REVIEW, jobId: creativeReviewJobId(job.reviewId), payload: job };
+}

@@ -68,7 +68,7 @@ describe('supplier jobs that failed before sending anything', () => {
     expect(await env.db('sandbox_ledger').where({ line_id: booking.lines[0]!.id })).toHaveLength(1);
     expect(await env.db('sandbox_ledger').where({ line_id: sent })).toHaveLength(0);
     // Nothing is left to retry: the sent line's job stays failed, its line waits for reconciliation.
-    expect(await runMaintenanceJob(env, 'retry-unsent')).toEqual({ retried: 0 });
+    expect(await runMaintenanceJob(env, 'retry-unsent')).toEqual({ retried: 0, requeued: 0 });
     const probe = new Queue('supplier.sandbox-ctv', { connection, prefix: env.prefix });
     expect((await probe.getFailed()).map((j) => (j.data as { lineId: string }).lineId)).toEqual([sent]);
     await probe.close();

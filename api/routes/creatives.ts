@@ -77,8 +77,14 @@ export function creativeRoutes(deps: ApiDeps) {
         422: { description: 'The supplier does not review this channel, or needs approved access.' },
       },
       async handler({ principal, params, body, log }) {
-        const { review, created } = await submitForReview(db, principal, params.id, body, actorOf(principal, runtime.authMode).actorId);
-        const responseBody = { review: reviewView(review), ...(await creativeView(db, principal, params.id)) };
+        const { review, created, creative } = await submitForReview(
+          db,
+          principal,
+          params.id,
+          body,
+          actorOf(principal, runtime.authMode).actorId,
+        );
+        const responseBody = { review: reviewView(review), creative };
         if (created) {
           await relayOutbox(db, deps.producers.get).catch((err: Error) =>
             (log ?? logger).warn({ err: { message: err.message }, reviewId: review.id }, 'outbox relay deferred to the workers'),

@@ -13,7 +13,7 @@ import { enqueueInTransaction } from '../outbox/outbox';
 import { creativeReviewMessage } from '../queues/jobs';
 import type { Logger } from '../logger';
 import type { SubmitCreativeSchema } from './creative-schemas';
-import { loadCreativeForUpdate } from './creative-store';
+import { creativeView, loadCreativeForUpdate } from './creative-store';
 import { lineEnableable } from './creative-approvals';
 
 /**
@@ -61,7 +61,7 @@ export async function submitForReview(
       );
     }
     // The same version with the same supplier is reviewed once: a repeat submission finds it.
-    if (existing) return { review: existing as Record<string, unknown>, created: false };
+    if (existing) return { review: existing as Record<string, unknown>, created: false, ...(await creativeView(trx, p, creativeId)) };
     const reviewId = randomUUID();
     await trx('creative_reviews').insert({
       id: reviewId,
@@ -75,9 +75,9 @@ export async function submitForReview(
       requested_by: requestedBy,
     });
     await enqueueInTransaction(trx, [creativeReviewMessage(adapter.key, { reviewId })]);
-    // The row as committed: the response says what this request did, however fast a worker is.
+    // Read as committed: the response says what this request did, however fast a worker is.
     const review: Record<string, unknown> = await trx('creative_reviews').where({ id: reviewId }).first();
-    return { review, created: true };
+    return { review, created: true, ...(await creativeView(trx, p, creativeId)) };
   });
 }
 

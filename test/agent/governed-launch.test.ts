@@ -74,6 +74,7 @@ describe('campaign.launch by a delegated agent', () => {
         const res = await execute(api, a.agent, campaignId, l.stepId, l.actionDigest);
         if (res.status !== 409) return res;
         expect(await json<{ code: string }>(res)).toMatchObject({ code: 'execution_in_flight' });
+        await new Promise((r) => setTimeout(r, 200));
       }
     };
     const results = await Promise.all(Array.from({ length: 6 }, attempt));

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
-import type { OutboxMessage, QueueFor } from '../shared/outbox/outbox';
+import { reopenInOutbox, type OutboxMessage, type QueueFor } from '../shared/outbox/outbox';
 import { audienceSyncMessage, bookLineMessage, creativeReviewMessage } from '../shared/queues/jobs';
 
 /** Work that has waited this long in its first state without a job in Redis has lost its job. */
@@ -13,7 +13,14 @@ interface WaitingKind {
 }
 
 /** Keyset paging on id, so a backlog of merely late jobs never hides lost ones behind it. */
-const after = (q: Knex.QueryBuilder, idColumn: string, afterId: string | null) => (afterId ? q.where(idColumn, '>', afterId) : q);
+const pageOf = (q: Knex.QueryBuilder, idColumn: string, afterId: string | null, size: number) =>
+  (afterId ? q.where(idColumn, '>', afterId) : q).orderBy(idColumn).limit(size);
+
+/** Reviews and sync attempts: a row still `queued` since before the cutoff. */
+const queuedSince =
+  (table: string, ...columns: string[]): WaitingKind['page'] =>
+  (db, cutoff, cursor, size) =>
+    pageOf(db(table).where({ status: 'queued' }).where('created_at', '<', cutoff), 'id', cursor, size).select('id', ...columns);
 
 /**
  * Supplier work still in its first state with nothing sent: a booking line `queued` with no
@@ -23,7 +30,7 @@ const after = (q: Knex.QueryBuilder, idColumn: string, afterId: string | null) =
 const KINDS: WaitingKind[] = [
   {
     page: (db, cutoff, cursor, size) =>
-      after(
+      pageOf(
         db('booking_lines as l')
           .where('l.status', 'queued')
           .where('l.updated_at', '<', cutoff)
@@ -31,26 +38,16 @@ const KINDS: WaitingKind[] = [
           .whereNotExists(db('supplier_attempts as a').whereRaw('a.line_id = l.id').where('a.operation', 'book')),
         'l.id',
         cursor,
-      )
-        .orderBy('l.id')
-        .limit(size)
-        .select('l.id', 'l.booking_id', 'l.adapter_key'),
+        size,
+      ).select('l.id', 'l.booking_id', 'l.adapter_key'),
     message: (r) => bookLineMessage(String(r.adapter_key), { bookingId: String(r.booking_id), lineId: String(r.id) }),
   },
   {
-    page: (db, cutoff, cursor, size) =>
-      after(db('creative_reviews').where({ status: 'queued' }).where('created_at', '<', cutoff), 'id', cursor)
-        .orderBy('id')
-        .limit(size)
-        .select('id', 'adapter_key'),
+    page: queuedSince('creative_reviews', 'adapter_key'),
     message: (r) => creativeReviewMessage(String(r.adapter_key), { reviewId: String(r.id) }),
   },
   {
-    page: (db, cutoff, cursor, size) =>
-      after(db('cohort_sync_attempts').where({ status: 'queued' }).where('created_at', '<', cutoff), 'id', cursor)
-        .orderBy('id')
-        .limit(size)
-        .select('id', 'cohort_id'),
+    page: queuedSince('cohort_sync_attempts', 'cohort_id'),
     message: (r) => audienceSyncMessage({ cohortId: String(r.cohort_id), attemptId: String(r.id) }),
   },
 ];
@@ -84,14 +81,7 @@ export async function requeueVanished(
 async function requeueIfVanished(db: Knex, queueFor: QueueFor, logger: Logger, message: OutboxMessage): Promise<boolean> {
   // Any job under this id (waiting, delayed, active, failed) is someone else's business.
   if (await queueFor(message.queue).getJob(message.jobId)) return false;
-  const [row] = await db('outbox')
-    .insert({ queue: message.queue, job_name: message.jobName, job_id: message.jobId, payload: JSON.stringify(message.payload) })
-    .onConflict('job_id')
-    .merge({ relayed_at: null })
-    // A row still waiting for the relay needs nothing from here.
-    .whereNotNull('outbox.relayed_at')
-    .returning('id');
-  if (!row) return false;
+  if (!(await reopenInOutbox(db, message))) return false;
   logger.warn({ queue: message.queue, jobId: message.jobId }, 'requeued supplier work whose job had vanished before anything was sent');
   return true;
 }

@@ -14,12 +14,25 @@ export interface OutboxMessage {
   payload: Record<string, unknown>;
 }
 
+const outboxRow = (m: OutboxMessage) => ({ queue: m.queue, job_name: m.jobName, job_id: m.jobId, payload: JSON.stringify(m.payload) });
+
 export async function enqueueInTransaction(trx: Knex, messages: OutboxMessage[]): Promise<void> {
   if (!messages.length) return;
-  await trx('outbox')
-    .insert(messages.map((m) => ({ queue: m.queue, job_name: m.jobName, job_id: m.jobId, payload: JSON.stringify(m.payload) })))
+  await trx('outbox').insert(messages.map(outboxRow)).onConflict('job_id').ignore();
+}
+
+/**
+ * Hands a message to the relay again: reopens its relayed row, or writes it anew if pruned.
+ * False when its row is still waiting for the relay, which needs nothing more.
+ */
+export async function reopenInOutbox(db: Knex, message: OutboxMessage): Promise<boolean> {
+  const rows = await db('outbox')
+    .insert(outboxRow(message))
     .onConflict('job_id')
-    .ignore();
+    .merge({ relayed_at: null })
+    .whereNotNull('outbox.relayed_at')
+    .returning('id');
+  return rows.length > 0;
 }
 
 /** Job options for supplier mutations: never retried by BullMQ; the attempt row decides what happens. */

@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { until } from '../support/wait';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { TEST_REDIS_URL } from '../support/env';
 import { cleanEnv, startScript } from '../support/processes';
@@ -13,16 +14,6 @@ beforeAll(async () => {
   api = await env.api();
 });
 afterAll(() => env.close());
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const v = await probe();
-    if (v) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('a worker killed mid-operation', () => {
   test('after a restart the line is reconciliation-required and the supplier saw the operation once', async () => {
@@ -49,9 +40,10 @@ describe('a worker killed mid-operation', () => {
     const lineId = booking.lines[0]!.id;
 
     // The supplier has received the booking and is "thinking" when the worker dies.
-    await waitFor(
+    await until(
       'the supplier to receive the operation',
       async () => (await env.db('sandbox_ledger').where({ line_id: lineId })).length === 1,
+      30_000,
     );
     first.child.kill('SIGKILL');
     await first.stop();
@@ -105,7 +97,7 @@ describe('a crash between commit and enqueue', () => {
     const finishedOn = async () =>
       Promise.all(done.lines.map(async (l) => (await queues.get(l.id)!.getJob(`book-line-${l.id}`))?.finishedOn ?? null));
     // The booking is confirmed a moment before BullMQ marks the last job completed.
-    await waitFor('every job to be marked completed', async () => (await finishedOn()).every((t) => typeof t === 'number'));
+    await until('every job to be marked completed', async () => (await finishedOn()).every((t) => typeof t === 'number'));
     const finishedBefore = await finishedOn();
     // Relay the very same rows again, as a relay that crashed before marking them would.
     await env
@@ -117,7 +109,7 @@ describe('a crash between commit and enqueue', () => {
       .update({ relayed_at: null });
     // The scheduled relay may take them before this call does; either way all seven go again.
     await workers.relayNow();
-    await waitFor(
+    await until(
       'the rows to be relayed again',
       async () =>
         (

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
+import { until } from '../support/wait';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, post, waitForBooking, type BookingBody } from '../support/bookings';
 import { assignClient, grantStaff, revokeStaff } from '../../shared/staff/staff-store';
@@ -43,11 +44,6 @@ async function sandbox(budgetMinor: number, settled: (l: Line) => boolean) {
   const { booking, token } = await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor }]);
   const waited = await waitForBooking(api, token, booking.id, (b) => settled(b.lines[0] as Line));
   return { booking: waited, line: waited.lines[0] as Line };
-}
-async function until(check: () => Promise<boolean>, what: string) {
-  for (const deadline = Date.now() + 25_000; !(await check()); await new Promise((r) => setTimeout(r, 100))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-  }
 }
 const launch = async () => (await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'manual', budgetMinor: 10_000 }])).booking;
 const op = (token: string, bookingId: string, lineId: string, name: string, body: unknown) =>
@@ -236,7 +232,7 @@ describe('uncertain (endpoint 12)', () => {
     const res = await op(t.staff, booking.id, line.id, 'uncertain', { expectedVersion: line.version, evidence: EVIDENCE });
     expect((await lineOf(res, line.id)).status).toBe('reconciliation-required');
     const answered = async () => (await env.db('supplier_attempts').where({ id: line.providerAttemptId }).first()).status !== 'open';
-    await until(answered, "the slow supplier's answer");
+    await until("the slow supplier's answer", answered);
     const attempt = await env.db('supplier_attempts').where({ id: line.providerAttemptId }).first();
     const row = await env.db('booking_lines').where({ id: line.id }).first();
     expect([attempt.status, row.status, row.version]).toEqual(['confirmed', 'reconciliation-required', line.version + 1]);
@@ -384,7 +380,7 @@ test('a staff-started workflow line keeps its open attempt when its queued job r
     const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed');
     return c.waiting + c.active + c.delayed === 0 && c.completed > 0;
   };
-  await until(drained, 'the manual queue to drain').finally(() => queue.close());
+  await until('the manual queue to drain', drained).finally(() => queue.close());
   const after = await env.db('booking_lines').where({ id: lineId }).first();
   expect(after.status).toBe('in-progress');
   expect(after.provider_attempt_id).toBe(before.provider_attempt_id);

@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { until } from '../support/wait';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, waitForBooking } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
@@ -26,11 +27,6 @@ afterAll(async () => {
 });
 
 const longAgo = () => new Date(Date.now() - VANISHED_AFTER_MS - 60_000);
-async function until(what: string, check: () => Promise<boolean>) {
-  for (const deadline = Date.now() + 25_000; !(await check()); await new Promise((r) => setTimeout(r, 100))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-  }
-}
 async function openAttempt(bookingId: string, lineId: string, id: string) {
   await env
     .db('supplier_attempts')

@@ -90,6 +90,8 @@ export const ConfigSchema = z.object({
     ),
   /** How long a supplier call may take before its outcome counts as unknown. */
   SUPPLIER_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /** An attempt still open this long after its call timed out, with no live job, goes to reconciliation. */
+  ATTEMPT_STUCK_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
   /** BullMQ job lock and stalled-job check: how soon a crashed worker's job is noticed. */
   WORKER_LOCK_DURATION_MS: z.coerce.number().int().min(500).default(30_000),
   WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).default(30_000),

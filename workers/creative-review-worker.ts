@@ -5,7 +5,7 @@ import { assetDirOf, type Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
 import { supplierMutationOptions } from './mutation-options';
 import type { SupplierAdapter } from '../shared/adapters/adapter';
-import { executeReview } from '../shared/creatives/creative-review';
+import { executeReview } from '../shared/creatives/review-execution';
 import { CREATIVE_REVIEW, CreativeReviewJobSchema } from '../shared/queues/jobs';
 import { creativeReviewQueueName } from '../shared/queues/names';
 

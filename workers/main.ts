@@ -68,7 +68,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
 
   for (const queue of queues) {
     if (queue === MAINTENANCE_QUEUE) {
-      workers.push(maintenanceWorker(connection, prefix, db, logger, producers.get));
+      workers.push(maintenanceWorker(connection, prefix, db, logger, producers.get, config));
       continue;
     }
     if (queue === PERSONA_EXTRACT_QUEUE) {

@@ -6,8 +6,8 @@ import { purgeExpiredIdempotencyRecords } from '../shared/idempotency/retention'
 import { pruneRelayedOutbox } from '../shared/outbox/outbox';
 import { retryUnsent } from './retry-unsent';
 import { requeueVanished } from './requeue-vanished';
-
-export type MaintenanceJob = 'purge-idempotency-records' | 'prune-relayed-outbox' | 'retry-unsent';
+import { sweepStuck } from './sweep-stuck-attempts';
+import type { Config } from '../shared/config';
 
 /** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
 export async function scheduleMaintenance(queue: Queue): Promise<void> {
@@ -20,6 +20,12 @@ export async function scheduleMaintenance(queue: Queue): Promise<void> {
     'retry-unsent',
     { every: 5 * 60 * 1000 },
     { name: 'retry-unsent', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
+  );
+  // Often: a stuck attempt is a line someone is waiting on.
+  await queue.upsertJobScheduler(
+    'sweep-stuck-attempts',
+    { every: 60 * 1000 },
+    { name: 'sweep-stuck-attempts', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
   );
   await queue.upsertJobScheduler(
     'prune-relayed-outbox',
@@ -34,6 +40,7 @@ export function maintenanceWorker(
   db: Knex,
   logger: Logger,
   queueFor: (name: string) => Queue,
+  config: Pick<Config, 'SUPPLIER_TIMEOUT_MS' | 'ATTEMPT_STUCK_GRACE_MS'>,
 ): Worker {
   return new Worker<unknown, unknown, string>(
     MAINTENANCE_QUEUE,
@@ -48,6 +55,10 @@ export function maintenanceWorker(
           const retried = await retryUnsent(db, queueFor, logger);
           const requeued = await requeueVanished(db, queueFor, logger);
           return { retried, requeued };
+        }
+        case 'sweep-stuck-attempts': {
+          const swept = await sweepStuck(db, queueFor, logger, config);
+          return { swept };
         }
         case 'prune-relayed-outbox': {
           const pruned = await pruneRelayedOutbox(db);

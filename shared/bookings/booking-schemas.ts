@@ -13,6 +13,20 @@ export const CreativeReferenceSchema = z.looseObject({
   assetFingerprint: z.string().regex(/^sha256:[a-f0-9]{64}$/),
 });
 
+/** One supplier call (or a staff member's managed booking) for a line, as the attempt ledger keeps it. */
+export const SupplierAttemptSchema = z
+  .object({
+    id: z.string().min(1),
+    operation: z.string().min(1),
+    status: z.string().min(1),
+    providerReference: z.string().nullable(),
+    createdAt: DateTime,
+    finishedAt: DateTime.nullable(),
+    lateOutcome: z.unknown().nullable(),
+    lateOutcomeAt: DateTime.nullable(),
+  })
+  .meta({ id: 'SupplierAttempt' });
+
 export const BookingLineSchema = z
   .looseObject({
     id: z.string().min(1),
@@ -33,6 +47,8 @@ export const BookingLineSchema = z
     confirmedAt: DateTime.nullable(),
     providerAttemptId: z.string().min(1).nullable(),
     creatives: z.array(CreativeReferenceSchema),
+    // Beyond the spec's fields: every attempt, with a supplier's late answer kept as evidence.
+    attempts: z.array(SupplierAttemptSchema),
   })
   .meta({ id: 'BookingLine' });
 export type BookingLine = z.infer<typeof BookingLineSchema>;

@@ -3,6 +3,7 @@ import { toMinor } from '../db/knex';
 import type { Booking, BookingEvent, BookingLine } from './booking-schemas';
 import type { BookingStatus } from './booking-status';
 import type { LineStatus } from './line-state';
+import { attemptView, type AttemptRow } from '../suppliers/attempts';
 
 export interface LineRow {
   id: string;
@@ -56,7 +57,7 @@ export interface BookingRow {
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
 
-export function toLine(r: LineRow): BookingLine {
+export function toLine(r: LineRow, attempts: AttemptRow[] = []): BookingLine {
   return {
     id: r.id,
     channelCampaignId: r.channel_campaign_id,
@@ -79,6 +80,7 @@ export function toLine(r: LineRow): BookingLine {
     // Beyond the spec's fields: what staff need to work a workflow line, and whether a staged line may be enabled.
     workflowSteps: r.workflow_steps ?? null,
     enableable: r.enableable,
+    attempts: attempts.map(attemptView),
   };
 }
 
@@ -98,7 +100,7 @@ function toEvent(r: Record<string, unknown>): BookingEvent {
 
 const OPEN_BOOKING: readonly BookingStatus[] = ['queued', 'in-progress', 'stopping'];
 
-function toBooking(r: BookingRow, lines: LineRow[], events: Record<string, unknown>[], now: Date): Booking {
+function toBooking(r: BookingRow, lines: LineRow[], attempts: AttemptRow[], events: Record<string, unknown>[], now: Date): Booking {
   const endDate = dateOnly(r.end_date);
   const flightEnded = endDate < now.toISOString().slice(0, 10);
   return {
@@ -123,7 +125,12 @@ function toBooking(r: BookingRow, lines: LineRow[], events: Record<string, unkno
     currency: 'GBP',
     snapshotDigest: r.snapshot_digest,
     approvedSnapshot: r.approved_snapshot,
-    lines: lines.map(toLine),
+    lines: lines.map((l) =>
+      toLine(
+        l,
+        attempts.filter((a) => a.line_id === l.id),
+      ),
+    ),
     events: events.map(toEvent),
   };
 }
@@ -140,11 +147,16 @@ export async function loadBookings(db: Knex, rows: BookingRow[], now = new Date(
   const ids = rows.map((r) => r.id);
   // Sequential on purpose: callers may pass a transaction, which is one connection.
   const lines = await db<LineRow>('booking_lines').whereIn('booking_id', ids).orderBy(['booking_id', 'position']);
+  const attempts = (await db<AttemptRow>('supplier_attempts')
+    .where('subject_kind', 'line')
+    .whereIn('booking_id', ids)
+    .orderBy(['created_at', 'id'])) as AttemptRow[];
   const events = await db('booking_events').whereIn('booking_id', ids).orderBy('seq');
   return rows.map((r) =>
     toBooking(
       r,
       (lines as LineRow[]).filter((l) => l.booking_id === r.id),
+      attempts.filter((a) => a.booking_id === r.id),
       events.filter((e) => e.booking_id === r.id),
       now,
     ),

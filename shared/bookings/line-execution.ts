@@ -1,145 +1,167 @@
-import { withTimeout } from '../timeout';
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { SYSTEM } from '../actor';
-import { UnknownOutcome, type AdapterContext, type BookingOutcome, type BookingRequest, type SupplierAdapter } from '../adapters/adapter';
+import type { AdapterContext, BookingOutcome, BookingRequest, SupplierAdapter } from '../adapters/adapter';
 import type { Logger } from '../logger';
 import { toMinor } from '../db/knex';
-import type { LineRow } from './booking-store';
-import { changeLine } from './line-transitions';
 import { lineEnableable } from '../creatives/creative-approvals';
+import { bookLineJobId } from '../queues/jobs';
+import { supplierQueueName } from '../queues/names';
+import {
+  findOpenAttempt,
+  interrupted,
+  isUnknown,
+  openAttempt,
+  runSupplierCall,
+  closeAttempt,
+  type AttemptRow,
+  type SupplierCallFlow,
+  type Unknown,
+} from '../suppliers/attempts';
+import type { SubjectHandler } from '../suppliers/stuck-attempts';
+import { appendEvent } from './booking-events';
+import { changeLine, lockLine } from './line-transitions';
 
 export type ExecutionResult =
   'skipped' | 'awaiting-staff' | 'reconciliation-required' | 'confirmed' | 'rejected' | 'stopped' | 'outcome-recorded-for-reconciliation';
 
-type Start = { kind: 'done'; result: ExecutionResult } | { kind: 'call'; request: BookingRequest };
+const REDELIVERED = 'The operation was interrupted after it was sent; its outcome is unknown.';
 
-/** Commits the attempt before the supplier hears of it, or finds that an earlier delivery already did. */
-async function begin(db: Knex, adapter: SupplierAdapter, bookingId: string, lineId: string): Promise<Start> {
-  return db.transaction(async (trx): Promise<Start> => {
-    const booking = await trx('bookings as b')
-      .join('campaigns as c', 'c.id', 'b.campaign_id')
-      .where('b.id', bookingId)
-      .forUpdate('b')
-      .first('b.id', 'c.start_date', 'c.end_date');
-    if (!booking) return { kind: 'done', result: 'skipped' };
-    const line = (await trx<LineRow>('booking_lines').where({ id: lineId, booking_id: bookingId }).first()) as LineRow | undefined;
-    if (!line) return { kind: 'done', result: 'skipped' };
-
-    // Only our own supplier attempts count: a managed-booking attempt belongs to the staff member working the line.
-    const open = await trx('supplier_attempts').where({ line_id: lineId, status: 'open', operation: 'book' }).first('id');
-    if (open && line.status !== 'in-progress') {
-      // Staff or an operator already sent the line to reconciliation (or settled it): just close the attempt.
-      await trx('supplier_attempts')
-        .where({ id: open.id })
-        .update({ status: 'unknown', finished_at: trx.fn.now(), detail: JSON.stringify({ reason: 'redelivered' }) });
-      return { kind: 'done', result: 'skipped' };
-    }
-    if (open) {
-      // This job ran before and stopped without recording an outcome: the supplier may have
-      // acted. Never call again; a human reconciles it.
-      await trx('supplier_attempts')
-        .where({ id: open.id })
-        .update({ status: 'unknown', finished_at: trx.fn.now(), detail: JSON.stringify({ reason: 'redelivered' }) });
-      await changeLine(trx, {
-        bookingId,
-        lineId,
-        to: 'reconciliation-required',
-        actor: SYSTEM,
-        action: 'line.reconciliation-required',
-        detail: { reason: 'The operation was interrupted after it was sent; its outcome is unknown.', attemptId: open.id },
-      });
-      return { kind: 'done', result: 'reconciliation-required' };
-    }
-    // Anything but a queued line has already been taken up (or finished): a duplicate delivery.
-    if (line.status !== 'queued') return { kind: 'done', result: 'skipped' };
-
-    const dates = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
-    const base: Omit<BookingRequest, 'attemptId'> = {
-      bookingId,
-      lineId,
-      channel: line.channel,
-      budgetMinor: toMinor(line.budget_minor),
-      executionMode: line.execution_mode,
-      channelCampaignId: line.channel_campaign_id,
-      startDate: dates(booking.start_date),
-      endDate: dates(booking.end_date),
-    };
-
-    if (!adapter.callsSupplier) return { kind: 'call', request: { ...base, attemptId: '' } };
-
-    const attemptId = `att_${randomUUID()}`;
-    await trx('supplier_attempts').insert({
-      id: attemptId,
-      line_id: lineId,
-      booking_id: bookingId,
-      adapter_key: line.adapter_key,
-      operation: 'book',
-      status: 'open',
-    });
-    await changeLine(trx, {
-      bookingId,
-      lineId,
-      to: 'in-progress',
-      patch: { provider_attempt_id: attemptId, started_at: trx.fn.now() },
-      actor: SYSTEM,
-      action: 'line.attempt-started',
-      detail: { attemptId, adapterKey: line.adapter_key },
-    });
-    return { kind: 'call', request: { ...base, attemptId } };
-  });
+interface LineStart {
+  attemptId: string | null;
+  request: BookingRequest;
 }
 
-/** Records what the supplier said, if the line is still waiting for it. */
-async function finish(db: Knex, request: BookingRequest, outcome: BookingOutcome | 'unknown', cause?: string): Promise<ExecutionResult> {
-  return db.transaction(async (trx): Promise<ExecutionResult> => {
-    const { bookingId, lineId, attemptId } = request;
-    if (outcome !== 'unknown' && outcome.kind === 'workflow') {
-      const line = await trx('booking_lines').where({ id: lineId }).first('status');
-      if (line?.status !== 'queued') return 'skipped';
+const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
+
+/** An interrupted call's line goes to reconciliation, if it is still waiting on that attempt. */
+async function lineInterrupted(trx: Knex, bookingId: string, lineId: string, attemptId: string, reason: string): Promise<boolean> {
+  const locked = await lockLine(trx, bookingId, lineId);
+  if (!locked || locked.line.status !== 'in-progress' || locked.line.provider_attempt_id !== attemptId) return false;
+  await changeLine(trx, {
+    bookingId,
+    lineId,
+    to: 'reconciliation-required',
+    actor: SYSTEM,
+    action: 'line.reconciliation-required',
+    detail: { reason, attemptId },
+  });
+  return true;
+}
+
+function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId: string }, ctx: AdapterContext) {
+  const { bookingId, lineId } = job;
+  const flow: SupplierCallFlow<LineStart, BookingOutcome, ExecutionResult> = {
+    async begin(trx) {
+      const locked = await lockLine(trx, bookingId, lineId);
+      if (!locked) return { kind: 'done', result: 'skipped' };
+      const { line } = locked;
+      // Only our own supplier attempts count: a managed-booking attempt belongs to the staff member working the line.
+      const open = await findOpenAttempt(trx, 'line', lineId, 'book');
+      if (open) {
+        // This job ran before and stopped without recording an outcome: the supplier may have
+        // acted. Never call again; a person reconciles it.
+        await closeAttempt(trx, open.id, interrupted(REDELIVERED, 'redelivered'));
+        const moved = await lineInterrupted(trx, bookingId, lineId, open.id, REDELIVERED);
+        return { kind: 'done', result: moved ? 'reconciliation-required' : 'skipped' };
+      }
+      // Anything but a queued line has already been taken up (or finished): a duplicate delivery.
+      if (line.status !== 'queued') return { kind: 'done', result: 'skipped' };
+
+      const campaign = await trx('campaigns as c')
+        .join('bookings as b', 'b.campaign_id', 'c.id')
+        .where('b.id', bookingId)
+        .first('c.start_date', 'c.end_date');
+      const base: Omit<BookingRequest, 'attemptId'> = {
+        bookingId,
+        lineId,
+        channel: line.channel,
+        budgetMinor: toMinor(line.budget_minor),
+        executionMode: line.execution_mode,
+        channelCampaignId: line.channel_campaign_id,
+        startDate: dateOnly(campaign.start_date),
+        endDate: dateOnly(campaign.end_date),
+      };
+      if (!adapter.callsSupplier) return { kind: 'call', start: { attemptId: null, request: { ...base, attemptId: '' } } };
+
+      const attemptId = await openAttempt(trx, {
+        subjectKind: 'line',
+        subjectId: lineId,
+        lineId,
+        bookingId,
+        adapterKey: line.adapter_key,
+        operation: 'book',
+      });
       await changeLine(trx, {
         bookingId,
         lineId,
-        patch: { workflow_steps: JSON.stringify(outcome.steps) },
+        to: 'in-progress',
+        patch: { provider_attempt_id: attemptId, started_at: trx.fn.now() },
         actor: SYSTEM,
-        action: 'line.awaiting-staff',
-        detail: { steps: outcome.steps.length },
+        action: 'line.attempt-started',
+        detail: { attemptId, adapterKey: line.adapter_key },
       });
-      return 'awaiting-staff';
-    }
+      return { kind: 'call', start: { attemptId, request: { ...base, attemptId } } };
+    },
 
-    const attemptStatus = outcome === 'unknown' ? 'unknown' : outcome.kind;
-    const attemptUpdate = {
-      status: attemptStatus,
-      provider_reference: outcome !== 'unknown' && 'providerReference' in outcome ? outcome.providerReference : null,
-      detail: JSON.stringify(outcome === 'unknown' ? { cause } : outcome),
-      finished_at: trx.fn.now(),
-    };
-    if (attemptId) {
-      const updated = await trx('supplier_attempts').where({ id: attemptId, status: 'open' }).update(attemptUpdate);
-      // Someone (staff, an operator) already took the line out of our hands: keep the answer
-      // on the attempt as evidence, and leave the line to them.
-      if (updated === 0) return 'outcome-recorded-for-reconciliation';
-    }
-    const line = await trx('booking_lines').where({ id: lineId }).first('status');
-    const expected = attemptId ? 'in-progress' : 'queued';
-    if (line?.status !== expected) {
-      if (attemptId) await trx('supplier_attempts').where({ id: attemptId }).update(attemptUpdate);
+    call: (start) => adapter.book(start.request, ctx),
+
+    async lock(trx) {
+      await lockLine(trx, bookingId, lineId);
+    },
+
+    closeWith(outcome) {
+      if (isUnknown(outcome)) return { status: 'unknown', detail: { cause: outcome.cause } };
+      return {
+        status: outcome.kind,
+        providerReference: 'providerReference' in outcome ? outcome.providerReference : null,
+        detail: outcome,
+      };
+    },
+
+    async apply(trx, start, outcome) {
+      const locked = await lockLine(trx, bookingId, lineId);
+      const expected = start.attemptId ? 'in-progress' : 'queued';
+      if (!locked || locked.line.status !== expected) return flow.late(trx, start, outcome);
+      return applyOutcome(trx, start, outcome);
+    },
+
+    async late(trx, start, outcome) {
+      // Evidence for whoever reconciles the line, in its events; the line itself does not move.
+      await appendEvent(trx, {
+        bookingId,
+        lineId,
+        action: 'line.late-supplier-answer',
+        actor: SYSTEM,
+        detail: { attemptId: start.attemptId, outcome },
+      });
       return 'outcome-recorded-for-reconciliation';
-    }
+    },
+  };
 
-    if (outcome === 'unknown') {
+  async function applyOutcome(trx: Knex, start: LineStart, outcome: BookingOutcome | Unknown): Promise<ExecutionResult> {
+    const { attemptId } = start;
+    if (isUnknown(outcome)) {
       await changeLine(trx, {
         bookingId,
         lineId,
         to: 'reconciliation-required',
         actor: SYSTEM,
         action: 'line.reconciliation-required',
-        detail: { reason: cause ?? 'The supplier outcome is unknown.', attemptId },
+        detail: { reason: outcome.cause, attemptId },
       });
       return 'reconciliation-required';
     }
     switch (outcome.kind) {
+      case 'workflow':
+        await changeLine(trx, {
+          bookingId,
+          lineId,
+          patch: { workflow_steps: JSON.stringify(outcome.steps) },
+          actor: SYSTEM,
+          action: 'line.awaiting-staff',
+          detail: { steps: outcome.steps.length },
+        });
+        return 'awaiting-staff';
       case 'confirmed':
         await changeLine(trx, {
           bookingId,
@@ -177,7 +199,9 @@ async function finish(db: Knex, request: BookingRequest, outcome: BookingOutcome
         return 'stopped';
       }
     }
-  });
+  }
+
+  return flow;
 }
 
 export interface ExecutionOptions {
@@ -187,29 +211,31 @@ export interface ExecutionOptions {
 }
 
 /**
- * Runs one line's supplier operation: attempt committed before the call, the attempt id as
- * the supplier's idempotency key, the outcome recorded after. An unknown outcome (timeout,
- * lost answer, crash) sends the line to reconciliation; nothing is ever called twice.
+ * Runs one line's supplier operation through the supplier-call engine: attempt committed
+ * before the call, the attempt id as the supplier's idempotency key, the outcome recorded
+ * after. An unknown outcome (timeout, lost answer, crash) sends the line to reconciliation;
+ * nothing is ever called twice.
  */
-export async function executeBookingLine(
+export function executeBookingLine(
   db: Knex,
   adapter: SupplierAdapter,
   job: { bookingId: string; lineId: string },
   opts: ExecutionOptions,
 ): Promise<ExecutionResult> {
-  const start = await begin(db, adapter, job.bookingId, job.lineId);
-  if (start.kind === 'done') return start.result;
-  let outcome: BookingOutcome;
-  try {
-    outcome = await withTimeout(
-      adapter.book(start.request, opts.context),
-      opts.timeoutMs,
-      () => new UnknownOutcome(`no answer within ${opts.timeoutMs} ms`),
-    );
-  } catch (err) {
-    const cause = err instanceof UnknownOutcome ? err.message : 'The supplier call failed after it was sent.';
-    if (!(err instanceof UnknownOutcome)) opts.logger.error({ err, lineId: job.lineId }, 'supplier call failed; outcome unknown');
-    return finish(db, start.request, 'unknown', cause);
-  }
-  return finish(db, start.request, outcome);
+  return runSupplierCall(db, bookingFlow(adapter, job, opts.context), {
+    timeoutMs: opts.timeoutMs,
+    logger: opts.logger,
+    context: { lineId: job.lineId },
+  });
 }
+
+/** How the stuck-attempt sweep takes over a booking attempt. */
+export const lineAttempts: SubjectHandler = {
+  async lock(trx, a: AttemptRow) {
+    await lockLine(trx, a.booking_id!, a.line_id!);
+  },
+  async interrupted(trx, a, reason) {
+    await lineInterrupted(trx, a.booking_id!, a.line_id!, a.id, reason);
+  },
+  job: (a) => ({ queue: supplierQueueName(a.adapter_key), jobId: bookLineJobId(a.line_id!) }),
+};

@@ -5,6 +5,7 @@ import { conflict } from '../errors';
 import type { Actor } from '../actor';
 import type { LineRow } from './booking-store';
 import { changeLine } from './line-transitions';
+import { closeOpenAttempts, openAttempt } from '../suppliers/attempts';
 
 const ExpectedVersion = z.number().int().min(0);
 const Evidence = z.string().min(10).max(20000);
@@ -59,10 +60,14 @@ function claimedBy(userId: string) {
   };
 }
 
-/** Any line whose supplier outcome is in doubt goes to reconciliation-required, with the evidence why. */
+/**
+ * Any line whose supplier outcome is in doubt goes to reconciliation-required, with the
+ * evidence why. The open attempt closes with it: a supplier answer that arrives later is kept
+ * on the attempt as evidence and no longer moves the line.
+ */
 export function markUncertain(db: Knex, ref: LineRef, body: z.infer<typeof UncertainSchema>, op: Operator) {
-  return db.transaction((trx) =>
-    changeLine(trx, {
+  return db.transaction(async (trx) => {
+    const line = await changeLine(trx, {
       ...ref,
       expectedVersion: body.expectedVersion,
       to: 'reconciliation-required',
@@ -70,8 +75,10 @@ export function markUncertain(db: Knex, ref: LineRef, body: z.infer<typeof Uncer
       actor: op.actor,
       action: 'line.marked-uncertain',
       detail: { evidence: body.evidence },
-    }),
-  );
+    });
+    await closeOpenAttempts(trx, 'line', line.id, { status: 'unknown', detail: { cause: 'marked-uncertain', by: op.actor.actorId } });
+    return line;
+  });
 }
 
 export function claimLine(db: Knex, ref: LineRef, body: z.infer<typeof ClaimSchema>, op: Operator & { staffId: string }) {
@@ -108,23 +115,21 @@ export function startLine(db: Knex, ref: LineRef, body: z.infer<typeof StartSche
       detail: { attemptId },
       guard: claimedBy(op.userId),
     });
-    await trx('supplier_attempts').insert({
+    await openAttempt(trx, {
       id: attemptId,
-      line_id: line.id,
-      booking_id: ref.bookingId,
-      adapter_key: line.adapter_key,
+      subjectKind: 'line',
+      subjectId: line.id,
+      lineId: line.id,
+      bookingId: ref.bookingId,
+      adapterKey: line.adapter_key,
       operation: 'managed-booking',
-      status: 'open',
     });
     return line;
   });
 }
 
-async function closeAttempt(trx: Knex, lineId: string, status: string, providerReference: string | null) {
-  await trx('supplier_attempts')
-    .where({ line_id: lineId, status: 'open' })
-    .update({ status, provider_reference: providerReference, finished_at: trx.fn.now() });
-}
+const closeAttempt = (trx: Knex, lineId: string, status: string, providerReference: string | null) =>
+  closeOpenAttempts(trx, 'line', lineId, { status, providerReference });
 
 export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof ConfirmSchema>, op: Operator) {
   return db.transaction(async (trx) => {

@@ -24,15 +24,30 @@ export interface LineChange {
 }
 
 /**
- * The one way a line changes: under the booking's row lock, check the expected version and
- * the transition, write the line, append the event and recompute the booking's status, all
- * in the caller's transaction.
+ * Locks a booking and then its line, the one lock order every path uses (booking, then lines
+ * by id), so that deciding on a line always reads it as it is.
+ */
+export async function lockLine(
+  trx: Knex,
+  bookingId: string,
+  lineId: string,
+): Promise<{ booking: { id: string; status: string }; line: LineRow } | null> {
+  const booking = await trx('bookings').where({ id: bookingId }).forUpdate().first('id', 'status');
+  if (!booking) return null;
+  const line = (await trx<LineRow>('booking_lines').where({ id: lineId, booking_id: bookingId }).forUpdate().first()) as
+    LineRow | undefined;
+  return line ? { booking, line } : null;
+}
+
+/**
+ * The one way a line changes: under the booking's and the line's row locks, check the
+ * expected version and the transition, write the line, append the event and recompute the
+ * booking's status, all in the caller's transaction.
  */
 export async function changeLine(trx: Knex, c: LineChange): Promise<LineRow> {
-  const booking = await trx('bookings').where({ id: c.bookingId }).forUpdate().first('id', 'status');
-  if (!booking) throw notFound();
-  const line = (await trx<LineRow>('booking_lines').where({ id: c.lineId, booking_id: c.bookingId }).first()) as LineRow | undefined;
-  if (!line) throw notFound();
+  const locked = await lockLine(trx, c.bookingId, c.lineId);
+  if (!locked) throw notFound();
+  const { booking, line } = locked;
   if (c.expectedVersion !== undefined && c.expectedVersion !== line.version) {
     throw conflict(`The line is at version ${line.version}, not ${c.expectedVersion}. Read it again before acting.`, 'version_conflict');
   }

@@ -200,9 +200,10 @@ describe('unknown outcomes are never re-sent', () => {
     // No worker runs: the job waits in its queue.
     const { cohort, attempt } = await json<Synced>(await syncAudience(api, token, campaignId));
     // A first delivery commits the attempt in flight and the supplier receives it; then the worker dies.
-    const start = await beginAudienceSync(env.db, audienceSupplierFor, { cohortId: cohort.id, attemptId: attempt.id });
-    if (start.kind !== 'call') throw new Error('expected the first delivery to call the supplier');
-    await start.supplier.sync(start.request, { db: env.db, sandboxSlowMs: 0 });
+    const ctx = { db: env.db, sandboxSlowMs: 0 };
+    const begun = await beginAudienceSync(env.db, audienceSupplierFor, { cohortId: cohort.id, attemptId: attempt.id }, ctx);
+    if (begun.kind !== 'call') throw new Error('expected the first delivery to call the supplier');
+    await begun.start.supplier.sync(begun.start.request, ctx);
     expect((await readCohort(api, token, cohort.id)).attempts[0]!.status).toBe('in-flight');
 
     const again = await env.workers();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { approve, draftCampaign, launchPlan, post, waitForBooking } from '../support/bookings';
 import { makeCreative, type CreativeBody } from '../support/creatives';
-import { executeReview } from '../../shared/creatives/creative-review';
+import { executeReview } from '../../shared/creatives/review-execution';
 import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
 import { createLogger } from '../../shared/logger';
 import { actors, DIGEST, prepare, STEP, type Prepared } from '../agent/support';

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { UnknownOutcome } from '../adapters/adapter';
+import type { Logger } from '../logger';
+import { withTimeout } from '../timeout';
+
+/**
+ * The supplier-call engine. Every call that changes something at a supplier (a booking, a
+ * creative review, an audience sync) runs the same way:
+ *   1. one transaction commits an open attempt before the supplier hears of it;
+ *   2. the supplier is called with the attempt id as its idempotency key, within a timeout;
+ *   3. one transaction takes the subject's locks, closes the attempt if it is still open and
+ *      applies the outcome; if someone else closed it meanwhile, the answer is kept on the
+ *      attempt as late evidence and changes nothing.
+ * A delivery that finds its attempt still open never calls again (the supplier may have
+ * acted): the subject goes to reconciliation. So does an attempt left open by a failed step 3
+ * (see stuck-attempts.ts).
+ */
+
+export type SubjectKind = 'line' | 'review' | 'sync';
+
+/** The supplier may or may not have acted: a timeout, a lost answer, a failure after sending. */
+export interface Unknown {
+  kind: 'unknown';
+  cause: string;
+}
+
+export interface AttemptRow {
+  id: string;
+  subject_kind: SubjectKind;
+  subject_id: string;
+  line_id: string | null;
+  booking_id: string | null;
+  adapter_key: string;
+  operation: string;
+  status: string;
+  provider_reference: string | null;
+  detail: unknown;
+  late_outcome: unknown;
+  created_at: Date;
+  finished_at: Date | null;
+  late_outcome_at: Date | null;
+}
+
+export interface NewAttempt {
+  /** Defaults to a fresh `att_…` id; an audience sync reuses its own attempt id. */
+  id?: string;
+  subjectKind: SubjectKind;
+  subjectId: string;
+  adapterKey: string;
+  operation: string;
+  lineId?: string;
+  bookingId?: string;
+}
+
+/** Commits the attempt as open: at most one per subject (a unique index says so). */
+export async function openAttempt(trx: Knex, a: NewAttempt): Promise<string> {
+  const id = a.id ?? `att_${randomUUID()}`;
+  await trx('supplier_attempts').insert({
+    id,
+    subject_kind: a.subjectKind,
+    subject_id: a.subjectId,
+    adapter_key: a.adapterKey,
+    operation: a.operation,
+    line_id: a.lineId ?? null,
+    booking_id: a.bookingId ?? null,
+    status: 'open',
+  });
+  return id;
+}
+
+export async function findOpenAttempt(
+  trx: Knex,
+  kind: SubjectKind,
+  subjectId: string,
+  operation?: string,
+): Promise<AttemptRow | undefined> {
+  const q = trx<AttemptRow>('supplier_attempts').where({ subject_kind: kind, subject_id: subjectId, status: 'open' });
+  if (operation) q.andWhere({ operation });
+  return (await q.first()) as AttemptRow | undefined;
+}
+
+export interface AttemptClose {
+  status: string;
+  providerReference?: string | null;
+  detail?: unknown;
+}
+
+/** Closes the attempt if it is still open; false when someone else already closed it. */
+export async function closeAttempt(trx: Knex, id: string, close: AttemptClose): Promise<boolean> {
+  const updated = await trx('supplier_attempts')
+    .where({ id, status: 'open' })
+    .update({
+      status: close.status,
+      provider_reference: close.providerReference ?? null,
+      detail: close.detail === undefined ? null : JSON.stringify(close.detail),
+      finished_at: trx.fn.now(),
+    });
+  return updated > 0;
+}
+
+/** Closes every open attempt of a subject (a person took it out of the worker's hands). */
+export async function closeOpenAttempts(trx: Knex, kind: SubjectKind, subjectId: string, close: AttemptClose): Promise<string[]> {
+  const rows = (await trx('supplier_attempts')
+    .where({ subject_kind: kind, subject_id: subjectId, status: 'open' })
+    .update({
+      status: close.status,
+      provider_reference: close.providerReference ?? null,
+      detail: close.detail === undefined ? null : JSON.stringify(close.detail),
+      finished_at: trx.fn.now(),
+    })
+    .returning('id')) as Array<{ id: string }>;
+  return rows.map((r) => r.id);
+}
+
+/** The supplier answered after the attempt was closed: keep the first such answer as evidence. */
+export async function recordLateOutcome(trx: Knex, id: string, outcome: unknown): Promise<void> {
+  await trx('supplier_attempts')
+    .where({ id })
+    .whereNull('late_outcome')
+    .update({ late_outcome: JSON.stringify(outcome), late_outcome_at: trx.fn.now() });
+}
+
+/** Calls the supplier within the timeout; anything but an answer is an unknown outcome. */
+export async function callSupplier<T>(
+  call: () => Promise<T>,
+  opts: { timeoutMs: number; logger: Logger; context: Record<string, unknown> },
+): Promise<T | Unknown> {
+  try {
+    return await withTimeout(call(), opts.timeoutMs, () => new UnknownOutcome(`no answer within ${opts.timeoutMs} ms`));
+  } catch (err) {
+    if (err instanceof UnknownOutcome) return { kind: 'unknown', cause: err.message };
+    opts.logger.error({ err, ...opts.context }, 'supplier call failed; outcome unknown');
+    return { kind: 'unknown', cause: 'The supplier call failed after it was sent.' };
+  }
+}
+
+export const isUnknown = (o: { kind: string }): o is Unknown => o.kind === 'unknown';
+
+/** What a started call carries into its outcome step. `attemptId` is null for work that calls no supplier. */
+export interface Started {
+  attemptId: string | null;
+}
+
+export type Begun<S extends Started, R> = { kind: 'done'; result: R } | { kind: 'call'; start: S };
+
+/** One kind of supplier call: what only it knows; the engine does the rest. */
+export interface SupplierCallFlow<S extends Started, O extends { kind: string }, R> {
+  /** Inside the first transaction: lock the subject, open the attempt, or decide there is nothing to do. */
+  begin(trx: Knex.Transaction): Promise<Begun<S, R>>;
+  /** The supplier call itself (outside any transaction). */
+  call(start: S): Promise<O>;
+  /** Takes the subject's locks, in the global order, before the attempt is closed. */
+  lock(trx: Knex.Transaction, start: S): Promise<void>;
+  /** How the attempt closes for this outcome. */
+  closeWith(outcome: O | Unknown): AttemptClose;
+  /** The attempt was still open and is now closed: move the subject. */
+  apply(trx: Knex.Transaction, start: S, outcome: O | Unknown): Promise<R>;
+  /** Someone else closed the attempt first: the answer is on it as late evidence; say so, move nothing. */
+  late(trx: Knex.Transaction, start: S, outcome: O | Unknown): Promise<R>;
+}
+
+export interface CallOptions {
+  timeoutMs: number;
+  logger: Logger;
+  /** Ids for the log line when the call fails. */
+  context: Record<string, unknown>;
+}
+
+export async function runSupplierCall<S extends Started, O extends { kind: string }, R>(
+  db: Knex,
+  flow: SupplierCallFlow<S, O, R>,
+  opts: CallOptions,
+): Promise<R> {
+  const begun = await db.transaction((trx) => flow.begin(trx));
+  if (begun.kind === 'done') return begun.result;
+  const { start } = begun;
+  const outcome = await callSupplier(() => flow.call(start), opts);
+  return db.transaction(async (trx) => {
+    await flow.lock(trx, start);
+    if (start.attemptId && !(await closeAttempt(trx, start.attemptId, flow.closeWith(outcome)))) {
+      await recordLateOutcome(trx, start.attemptId, outcome);
+      return flow.late(trx, start, outcome);
+    }
+    return flow.apply(trx, start, outcome);
+  });
+}
+
+/** Closes an attempt whose call was interrupted (a re-delivery, the sweep): its outcome is unknown. */
+export function interrupted(reason: string, cause: 'redelivered' | 'stuck'): AttemptClose {
+  return { status: 'unknown', detail: { reason, cause } };
+}
+
+export function attemptView(a: AttemptRow) {
+  return {
+    id: a.id,
+    operation: a.operation,
+    status: a.status,
+    providerReference: a.provider_reference,
+    createdAt: a.created_at.toISOString(),
+    finishedAt: a.finished_at ? a.finished_at.toISOString() : null,
+    // The supplier's answer that arrived after the attempt had been closed by someone else.
+    lateOutcome: a.late_outcome ?? null,
+    lateOutcomeAt: a.late_outcome_at ? a.late_outcome_at.toISOString() : null,
+  };
+}

@@ -231,11 +231,17 @@ describe('uncertain (endpoint 12)', () => {
     const { booking, line } = await sandbox(10_093, (l) => l.status === 'in-progress');
     const res = await op(t.staff, booking.id, line.id, 'uncertain', { expectedVersion: line.version, evidence: EVIDENCE });
     expect((await lineOf(res, line.id)).status).toBe('reconciliation-required');
-    const answered = async () => (await env.db('supplier_attempts').where({ id: line.providerAttemptId }).first()).status !== 'open';
+    // Marking it uncertain closed the attempt; the supplier's answer, when it comes, is kept on it as evidence.
+    const answered = async () => (await env.db('supplier_attempts').where({ id: line.providerAttemptId }).first()).late_outcome !== null;
     await until("the slow supplier's answer", answered);
     const attempt = await env.db('supplier_attempts').where({ id: line.providerAttemptId }).first();
     const row = await env.db('booking_lines').where({ id: line.id }).first();
-    expect([attempt.status, row.status, row.version]).toEqual(['confirmed', 'reconciliation-required', line.version + 1]);
+    expect([attempt.status, attempt.late_outcome.kind, row.status, row.version]).toEqual([
+      'unknown',
+      'confirmed',
+      'reconciliation-required',
+      line.version + 1,
+    ]);
   });
 });
 

@@ -28,9 +28,16 @@ afterAll(async () => {
 
 const longAgo = () => new Date(Date.now() - VANISHED_AFTER_MS - 60_000);
 async function openAttempt(bookingId: string, lineId: string, id: string) {
-  await env
-    .db('supplier_attempts')
-    .insert({ id, line_id: lineId, booking_id: bookingId, adapter_key: 'sandbox-dooh', operation: 'book', status: 'open' });
+  await env.db('supplier_attempts').insert({
+    id,
+    subject_kind: 'line',
+    subject_id: lineId,
+    line_id: lineId,
+    booking_id: bookingId,
+    adapter_key: 'sandbox-dooh',
+    operation: 'book',
+    status: 'open',
+  });
 }
 /** Removes a job from Redis as a flush would: no failed entry is left behind. */
 async function vanish(queue: string, jobId: string) {

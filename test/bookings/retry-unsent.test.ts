@@ -53,6 +53,8 @@ describe('supplier jobs that failed before sending anything', () => {
     const sent = booking.lines[1]!.id;
     await env.db('supplier_attempts').insert({
       id: 'att_sent-before-failure',
+      subject_kind: 'line',
+      subject_id: sent,
       line_id: sent,
       booking_id: booking.id,
       adapter_key: 'sandbox-ctv',

@@ -1,0 +1,45 @@
+import path from 'node:path';
+import type { BookingOutcome, SupplierAdapter } from '../../shared/adapters/adapter';
+import { findAdapter } from '../../shared/adapters/catalogue';
+import { createLogger } from '../../shared/logger';
+import type { TestEnv } from '../support/api';
+
+/**
+ * A supplier whose answer the test gives by hand: it records that the call arrived, then
+ * answers only when told. Stands in for a supplier's remote API, nothing of ours.
+ */
+export function heldSupplier<O>() {
+  let arrived!: () => void;
+  let answer!: (o: O) => void;
+  const received = new Promise<void>((r) => (arrived = r));
+  const outcome = new Promise<O>((r) => (answer = r));
+  let calls = 0;
+  return {
+    received,
+    answer,
+    get calls() {
+      return calls;
+    },
+    call(): Promise<O> {
+      calls++;
+      arrived();
+      return outcome;
+    },
+  };
+}
+
+export type Held<O> = ReturnType<typeof heldSupplier<O>>;
+
+export function heldAdapter(held: Held<BookingOutcome>, key = 'sandbox-ctv'): SupplierAdapter {
+  return { descriptor: findAdapter(key)!, callsSupplier: true, book: () => held.call() };
+}
+
+export const engineOptions = (env: TestEnv) => ({
+  timeoutMs: 60_000,
+  context: { db: env.db, sandboxSlowMs: 0 },
+  logger: createLogger('silent'),
+  assetDir: path.join(env.dataDir, 'assets'),
+});
+
+/** A random pause of up to `ms`, so that two racing requests arrive in either order. */
+export const jitter = (ms: number) => new Promise((r) => setTimeout(r, Math.floor(Math.random() * ms)));

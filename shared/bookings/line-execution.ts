@@ -141,15 +141,9 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
   async function applyOutcome(trx: Knex, start: LineStart, outcome: BookingOutcome | Unknown): Promise<ExecutionResult> {
     const { attemptId } = start;
     if (isUnknown(outcome)) {
-      await changeLine(trx, {
-        bookingId,
-        lineId,
-        to: 'reconciliation-required',
-        actor: SYSTEM,
-        action: 'line.reconciliation-required',
-        detail: { reason: outcome.cause, attemptId },
-      });
-      return 'reconciliation-required';
+      if (attemptId && (await lineInterrupted(trx, bookingId, lineId, attemptId, outcome.cause))) return 'reconciliation-required';
+      // A workflow adapter contacts nobody: its failure sent nothing, and the failed job is retried as unsent work.
+      throw new Error(outcome.cause);
     }
     switch (outcome.kind) {
       case 'workflow':

@@ -24,6 +24,9 @@ import { audienceRoutes } from './routes/audiences';
 import { creativeRoutes } from './routes/creatives';
 import { assetRoutes } from './routes/assets';
 import { mountQueueDashboard } from './routes/queue-dashboard';
+import { billingRoutes } from './routes/billing';
+import { workspaceRoutes } from './routes/workspace';
+import { mountSandboxCheckout } from './routes/sandbox-checkout';
 
 /** Every route of the API; the OpenAPI document is built from this same list. */
 export function apiRoutes(deps: ApiDeps): RouteDef[] {
@@ -43,6 +46,8 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...assetRoutes(deps),
     ...creativeRoutes(deps),
     ...audienceRoutes(deps),
+    ...billingRoutes(deps),
+    ...workspaceRoutes(deps),
     ...discoveryRoutes(deps, () => routes),
   );
   return routes;
@@ -108,6 +113,7 @@ export function buildApp(deps: ApiDeps): Express {
   });
 
   mountQueueDashboard(app, deps);
+  if (deps.payments.sandbox) mountSandboxCheckout(app, deps.payments.sandbox);
 
   app.use(unknownRoute);
   app.use(errorHandler(logger));

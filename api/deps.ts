@@ -8,6 +8,7 @@ import type { AssetStore } from '../shared/assets/asset-store';
 import type { WorkspaceCache } from '../shared/workspaces/workspace-store';
 import type { QueueProducers } from '../shared/queues/producers';
 import type { ExtractionClient } from '../shared/personas/extraction-client';
+import type { Payments } from '../shared/billing/payments';
 
 /** Everything the API's routes need, built once by the composition root and passed in. */
 export interface ApiDeps {
@@ -23,5 +24,8 @@ export interface ApiDeps {
   /** Queue producers: the outbox relay after a commit, and the queue dashboard. */
   producers: QueueProducers;
   extractions: ExtractionClient;
+  payments: Payments;
+  /** Where people reach this service; set from PUBLIC_BASE_URL or, failing that, where it listens. */
+  urls: { base: string };
   runtime: { authMode: 'jwks' | 'development-issuer'; database: 'external' | 'embedded' };
 }

@@ -12,6 +12,7 @@ import { ExtractionClient } from '../shared/personas/extraction-client';
 import { PERSONA_EXTRACT_QUEUE } from '../shared/queues/names';
 import type { ResolvedAuth } from '../shared/runtime/infrastructure';
 import type { ApiDeps } from './deps';
+import { createPayments, recordBillingTerms } from '../shared/billing/payments';
 import { buildApp } from './app';
 
 export interface ApiInputs {
@@ -34,6 +35,8 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   queueRedis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue redis connection error'));
   await queueRedis.connect().catch(() => undefined);
   const producers = new QueueProducers(queueRedis, config.REDIS_PREFIX);
+  const urls = { base: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
+  await recordBillingTerms(db, config);
   return {
     config,
     db,
@@ -50,6 +53,8 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
       config.REDIS_PREFIX,
       config.PERSONA_EXTRACT_TIMEOUT_MS,
     ),
+    payments: createPayments(db, config, logger, () => urls.base),
+    urls,
     ...(auth.devIssuer ? { devIssuer: auth.devIssuer } : {}),
     runtime: { authMode: auth.mode, database: inputs.database },
   };
@@ -71,6 +76,7 @@ export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = de
   });
   const actual = (server.address() as AddressInfo).port;
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  if (!deps.config.PUBLIC_BASE_URL) deps.urls.base = `http://${shownHost}:${actual}`;
   return {
     url: `http://${shownHost}:${actual}`,
     port: actual,

@@ -48,6 +48,19 @@ export const ConfigSchema = z.object({
     .pipe(z.array(z.string().regex(/^[a-z][a-z0-9.-]*$/, 'queue names are lower-case, e.g. supplier.sandbox-ctv'))),
   EXECUTION_MODE_DEFAULT: z.enum(['sandbox', 'live']).default('sandbox'),
   BILLING_MODE: z.enum(['sandbox', 'live']).default('sandbox'),
+  /** Live billing: the payment provider's secret API key and webhook signing secret. */
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  /** Sandbox billing signs its own events with this; it guards nothing of value. */
+  BILLING_SANDBOX_WEBHOOK_SECRET: z.string().min(16).default('whsec_flightdeck_sandbox_events'),
+  /** Bounds of one wallet top-up, in GBP minor units. */
+  BILLING_TOPUP_MIN_MINOR: z.coerce.number().int().min(1).default(1_000),
+  BILLING_TOPUP_MAX_MINOR: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(10_000_000),
+  /** The scale tier applies to a month when media spend over this many full months before it reaches the threshold. */
+  BILLING_SCALE_TRAILING_MONTHS: z.coerce.number().int().min(1).max(12).default(3),
+  BILLING_SCALE_THRESHOLD_MINOR: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER).default(15_000_000),
+  /** Where people reach this service (checkout return links); defaults to http://localhost:PORT. */
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   TRUST_PROXY: trustProxy.default(false),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).default(60_000),
   RATE_LIMIT_MAX: z.coerce.number().int().min(1).default(300),
@@ -125,9 +138,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!config.AUTH_JWKS_URL) missing.push('AUTH_JWKS_URL (the development issuer is refused in production)');
     if (!config.AUTH_ISSUER) missing.push('AUTH_ISSUER');
     if (!config.REDIS_URL) missing.push('REDIS_URL');
+    if (config.BILLING_MODE === 'sandbox') missing.push('BILLING_MODE=live (sandbox billing credits wallets without real payment)');
     if (missing.length) {
       throw new ConfigError(`Invalid configuration for NODE_ENV=production:\n${missing.map((m) => `  ${m}`).join('\n')}`);
     }
+  }
+  if (config.BILLING_MODE === 'live' && (!config.STRIPE_SECRET_KEY || !config.STRIPE_WEBHOOK_SECRET)) {
+    throw new ConfigError('Invalid configuration:\n  STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are required when BILLING_MODE=live');
+  }
+  if (config.BILLING_TOPUP_MIN_MINOR > config.BILLING_TOPUP_MAX_MINOR) {
+    throw new ConfigError('Invalid configuration:\n  BILLING_TOPUP_MIN_MINOR must not exceed BILLING_TOPUP_MAX_MINOR');
   }
   return config;
 }

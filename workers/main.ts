@@ -9,6 +9,7 @@ import { QueueProducers } from '../shared/queues/producers';
 import { relayOutbox } from '../shared/outbox/outbox';
 import { ADAPTER_IMPLEMENTATIONS } from './adapters/registry';
 import { maintenanceWorker, scheduleMaintenance } from './maintenance';
+import { recordBillingTerms } from '../shared/billing/payments';
 import { supplierWorker } from './supplier-worker';
 import { personaWorker } from './persona-worker';
 import { audienceWorker } from './audience-worker';
@@ -59,6 +60,8 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   const unknown = config.WORKER_QUEUES.filter((q) => !known.includes(q));
   if (unknown.length) throw new Error(`WORKER_QUEUES names unknown queue(s): ${unknown.join(', ')}. Known: ${known.join(', ')}`);
   const queues = config.WORKER_QUEUES.length ? config.WORKER_QUEUES : known;
+  // Workers capture spend and accrue fees, so they record the deployment's fee terms too.
+  await recordBillingTerms(db, config);
 
   const connection = createWorkerRedis(redisUrl);
   connection.on('error', (err) => logger.warn({ err: { message: err.message } }, 'worker redis connection error'));

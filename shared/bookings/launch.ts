@@ -89,7 +89,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       launched_by: actor.actorId,
     });
     // Sandbox execution is funded by nobody; live execution reserves the whole commitment first.
-    if (mode === 'live') await reserveCommitment(trx, p.advertiserId, bookingId, campaign.maximumCommitmentMinor);
+    if (mode === 'live') await reserveCommitment(trx, p.advertiserId, bookingId, campaign.maximumCommitmentMinor, actor.actorId);
 
     const lines = stored.plan.lines.map((l, position) => ({
       id: randomUUID(),

@@ -5,7 +5,7 @@ import { appendEvent } from './booking-events';
 import { bookingStatusOf } from './booking-status';
 import type { LineRow } from './booking-store';
 import { assertMove, type LineStatus } from './line-state';
-import { settleReservation } from '../wallet/settlement';
+import { settleBooking, settleLine } from '../wallet/settlement';
 
 export interface LineChange {
   bookingId: string;
@@ -61,6 +61,8 @@ export async function changeLine(trx: Knex, c: LineChange): Promise<LineRow> {
     .returning('*')) as LineRow[];
   if (!updated) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
 
+  if (c.to && c.to !== line.status) await settleLine(trx, updated, c.to, c.actor.actorId);
+
   await appendEvent(trx, {
     bookingId: c.bookingId,
     lineId: c.lineId,
@@ -81,7 +83,7 @@ export async function changeLine(trx: Knex, c: LineChange): Promise<LineRow> {
       actor: c.actor,
       detail: { from: booking.status, to: status },
     });
-    await settleReservation(trx, c.bookingId, status);
+    await settleBooking(trx, c.bookingId, status, c.actor.actorId);
   }
   return updated;
 }

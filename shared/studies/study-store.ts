@@ -6,7 +6,7 @@ import { conflict, forbidden, notFound } from '../errors';
 import { toMinor } from '../db/knex';
 import { isHuman, type Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
-import { reserveFunds } from '../wallet/wallet';
+import { reserve } from '../wallet/ledger';
 
 export const CreateStudySchema = z
   .strictObject({ name: z.string().trim().min(1).max(200), campaignId: z.uuid().optional() })
@@ -101,7 +101,13 @@ export async function approveStudy(db: Knex, p: Principal, studyId: string, body
     if (open) throw conflict('This study already has a funded approval waiting to be used.', 'study_already_funded');
     const amount = toMinor(quote.amount_minor);
     const id = randomUUID();
-    await reserveFunds(trx, p.advertiserId, amount, 'this study');
+    if (amount > 0) {
+      await reserve(
+        trx,
+        { advertiserId: p.advertiserId, amountMinor: amount, subjectType: 'study_approval', subjectId: id, actorId: p.userId },
+        'this study',
+      );
+    }
     await trx('study_approvals').insert({
       id,
       study_id: studyId,

@@ -1,3 +1,4 @@
+import { fundWallet } from '../support/wallet';
 import { randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { post } from '../support/bookings';
@@ -77,7 +78,7 @@ describe('resolving an execution', () => {
 
 test('a replayed study draft returns its receipt, though the approval it used is now spent', async () => {
   const a = await actors(env, api, 'org-m5', { allowedActions: ['study.draft'], budgetCeilingMinor: 500_000, currency: 'GBP' });
-  await env.db('wallets').insert({ advertiser_id: 'org-m5', balance_minor: 1_000_000 });
+  await fundWallet(env, 'org-m5', 1_000_000);
   const { study } = await json<{ study: { id: string } }>(await post(api, a.human, '/api/v1/brand-lift-studies', { name: 'Lift' }));
   const { quote } = await json<{ quote: { id: string; amountMinor: number } }>(
     await post(api, a.human, `/api/v1/brand-lift-studies/${study.id}/quotes`, { sampleSize: 500 }),

@@ -1,3 +1,4 @@
+import { fundWallet } from '../support/wallet';
 import { randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { post } from '../support/bookings';
@@ -25,7 +26,7 @@ async function fundedStudy(org: string, token: string) {
     .insert({ id: org, name: org, pixel_key: `px_${randomUUID()}` })
     .onConflict('id')
     .ignore();
-  await env.db('wallets').insert({ advertiser_id: org, balance_minor: 1_000_000 }).onConflict('advertiser_id').ignore();
+  await fundWallet(env, org, 1_000_000);
   const { study } = await json<{ study: Study }>(await post(api, token, '/api/v1/brand-lift-studies', { name: 'Awareness lift' }));
   const { quote } = await json<{ quote: { id: string; amountMinor: number } }>(
     await post(api, token, `/api/v1/brand-lift-studies/${study.id}/quotes`, { sampleSize: 1000 }),

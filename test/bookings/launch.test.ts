@@ -1,3 +1,4 @@
+import { fundWallet } from '../support/wallet';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { approve, draftCampaign, launchPlan, post, sevenSandboxLines, waitForBooking, type BookingBody } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
@@ -171,7 +172,7 @@ describe('live launches', () => {
 
   test('without approved supplier access, a live launch is refused with 422 and nothing is reserved or booked', async () => {
     const { token, campaignId } = await approved('org-live-noaccess', await approvedLiveLines('org-live-noaccess'), live);
-    await env.db('wallets').insert({ advertiser_id: 'org-live-noaccess', balance_minor: 1_000_000 });
+    await fundWallet(env, 'org-live-noaccess', 1_000_000);
     const res = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
     expect(res.status).toBe(422);
     expect(await json(res)).toMatchObject({ code: 'supplier_access_required' });
@@ -184,7 +185,7 @@ describe('live launches', () => {
       .db('supplier_credentials')
       .insert({ adapter_key: 'live-ctv', advertiser_id: null, secret_ref: 'vault:live-ctv', approved_at: new Date() });
     const { token, campaignId } = await approved('org-live-poor', await approvedLiveLines('org-live-poor'), live);
-    await env.db('wallets').insert({ advertiser_id: 'org-live-poor', balance_minor: 59_999 });
+    await fundWallet(env, 'org-live-poor', 59_999);
     const res = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
     expect(res.status).toBe(409);
     expect(await json(res)).toMatchObject({ code: 'unfunded' });
@@ -195,7 +196,7 @@ describe('live launches', () => {
   test('two live launches competing for the same funds: exactly one reserves its commitment', async () => {
     const a = await approved('org-live-race', await approvedLiveLines('org-live-race'), live);
     const b = await approved('org-live-race', liveLines, { ...live, name: 'Second' });
-    await env.db('wallets').insert({ advertiser_id: 'org-live-race', balance_minor: 100_000 });
+    await fundWallet(env, 'org-live-race', 100_000);
     const [ra, rb] = await Promise.all([
       post(api, a.token, `/api/v1/campaigns/${a.campaignId}/launch`),
       post(api, b.token, `/api/v1/campaigns/${b.campaignId}/launch`),
@@ -209,7 +210,7 @@ describe('live launches', () => {
   test('a funded live line with approved access is booked; with no live connection configured it is rejected before anything is sent', async () => {
     const workers = await env.workers();
     const { token, campaignId } = await approved('org-live-ok', await approvedLiveLines('org-live-ok'), live);
-    await env.db('wallets').insert({ advertiser_id: 'org-live-ok', balance_minor: 60_000 });
+    await fundWallet(env, 'org-live-ok', 60_000);
     const res = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
     expect(res.status).toBe(202);
     const { booking } = await json<{ booking: BookingBody }>(res);
@@ -227,7 +228,7 @@ describe('live creative evidence', () => {
       .db('supplier_credentials')
       .insert({ adapter_key: 'live-tv', advertiser_id: null, secret_ref: 'vault:live-tv', approved_at: new Date() });
     await env.db('workspaces').insert({ id: 'org-live-evidence', name: 'x', pixel_key: 'px_evidence' }).onConflict('id').ignore();
-    await env.db('wallets').insert({ advertiser_id: 'org-live-evidence', balance_minor: 1_000_000 });
+    await fundWallet(env, 'org-live-evidence', 1_000_000);
     const none = await approved('org-live-evidence', [{ channel: 'tv', adapterKey: 'live-tv', budgetMinor: 1_000 }], {
       executionMode: 'live',
     });

@@ -2,6 +2,7 @@ import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api'
 import { approve, draftCampaign, post, waitForBooking, type BookingBody } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
+import { fundWallet, walletAndLedger } from '../support/wallet';
 
 let env: TestEnv;
 let api: TestApi;
@@ -45,8 +46,7 @@ async function liveLaunch(org: string, lines: Array<Record<string, unknown>>, co
 
 describe('live reservations settle with the booking', () => {
   test('a booking whose every line is rejected gives its whole reservation back', async () => {
-    await env.db('workspaces').insert({ id: 'org-r1', name: 'r1', pixel_key: 'px_r1' });
-    await env.db('wallets').insert({ advertiser_id: 'org-r1', balance_minor: 100_000 });
+    await fundWallet(env, 'org-r1', 100_000);
     const token = await env.issuer.token({ org: 'org-r1', user: 'org-r1-buyer' });
     const { booking } = await liveLaunch(
       'org-r1',
@@ -58,13 +58,19 @@ describe('live reservations settle with the booking', () => {
     const workers = await env.workers();
     await waitForBooking(api, token, booking.id, (b) => b.status === 'rejected');
     expect((await wallet('org-r1')).reserved_minor).toBe('0');
-    expect(await env.db('wallet_reservations').where({ booking_id: booking.id }).first()).toMatchObject({ released_minor: '60000' });
+    // The line's budget goes back when it is rejected, the rest of the commitment when the booking settles.
+    const entries = await env.db('wallet_entries').where({ booking_id: booking.id }).orderBy('id');
+    expect(entries.map((e) => [e.kind, e.subject_type, e.amount_minor])).toEqual([
+      ['reservation', 'booking', '60000'],
+      ['release', 'line', '50000'],
+      ['release', 'booking', '10000'],
+    ]);
+    expect((await walletAndLedger(env, 'org-r1')).consistent).toBe(true);
     await workers.close();
   });
 
-  test('a partially confirmed booking gives back the rejected lines’ share and keeps the rest', async () => {
-    await env.db('workspaces').insert({ id: 'org-r2', name: 'r2', pixel_key: 'px_r2' });
-    await env.db('wallets').insert({ advertiser_id: 'org-r2', balance_minor: 100_000 });
+  test('a partially confirmed booking spends the confirmed line, gives back the rejected one and the unspent headroom', async () => {
+    await fundWallet(env, 'org-r2', 100_000);
     const token = await env.issuer.token({ org: 'org-r2', user: 'org-r2-buyer' });
     const workers = await env.workers({ WORKER_QUEUES: 'supplier.live-ctv,supplier.manual' });
     const manualCreative = await makeCreative(api, token, 'ctv');
@@ -98,8 +104,17 @@ describe('live reservations settle with the booking', () => {
     ).toBe(200);
     const settled = await waitForBooking(api, token, booking.id, (b) => b.status === 'partially-confirmed');
     expect(settled.status).toBe('partially-confirmed');
-    // 80000 reserved; the rejected line was 30000 of 40000 planned: 60000 goes back.
-    expect((await wallet('org-r2')).reserved_minor).toBe('20000');
+    // 80000 reserved: the confirmed line's 10000 is spent, its rejected sibling's 30000 and the 40000 headroom go back.
+    expect(await wallet('org-r2')).toMatchObject({ balance_minor: '90000', reserved_minor: '0' });
+    const entries = await env.db('wallet_entries').where({ advertiser_id: 'org-r2' }).whereNot('kind', 'adjustment').orderBy('id');
+    expect(entries.map((e) => [e.kind, e.amount_minor])).toEqual([
+      ['reservation', '80000'],
+      ['release', '30000'],
+      ['capture', '10000'],
+      ['management_fee', '1000'],
+      ['release', '40000'],
+    ]);
+    expect((await walletAndLedger(env, 'org-r2')).consistent).toBe(true);
     await workers.close();
   });
 });

@@ -56,8 +56,17 @@ describe('configuration', () => {
         REDIS_URL: 'redis://redis:6379',
         AUTH_JWKS_URL: 'https://id.example/jwks.json',
         AUTH_ISSUER: 'https://id.example/',
+        BILLING_MODE: 'live',
+        STRIPE_SECRET_KEY: 'sk_live_example',
+        STRIPE_WEBHOOK_SECRET: 'whsec_example',
       }).NODE_ENV,
     ).toBe('production');
+  });
+
+  test('production refuses sandbox billing, and live billing needs the provider key and webhook secret', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/BILLING_MODE=live/);
+    expect(() => loadConfig({ BILLING_MODE: 'live' })).toThrow(/STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET/);
+    expect(() => loadConfig({ BILLING_TOPUP_MIN_MINOR: '5000', BILLING_TOPUP_MAX_MINOR: '100' })).toThrow(/BILLING_TOPUP_MIN_MINOR/);
   });
 
   test('an empty variable counts as unset', () => {

@@ -1,3 +1,4 @@
+import { fundWallet } from '../support/wallet';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { draftCampaign, post } from '../support/bookings';
 import { SAMPLE, makeCreative, upload } from '../support/creatives';
@@ -71,7 +72,7 @@ describe('studies', () => {
   test('one quote cannot be funded twice, even by concurrent approvals', async () => {
     const token = await env.issuer.token({ org: 'org-fund' });
     await api.fetch('/api/v1/auth/context', { token });
-    await env.db('wallets').insert({ advertiser_id: 'org-fund', balance_minor: 10_000_000 });
+    await fundWallet(env, 'org-fund', 10_000_000);
     const { study } = await json<{ study: { id: string } }>(await post(api, token, '/api/v1/brand-lift-studies', { name: 'Lift' }));
     const { quote } = await json<{ quote: { id: string; amountMinor: number } }>(
       await post(api, token, `/api/v1/brand-lift-studies/${study.id}/quotes`, { sampleSize: 500 }),

@@ -1,0 +1,26 @@
+import { OverviewQuerySchema, workspaceOverview } from '../../shared/workspaces/overview';
+import type { ApiDeps } from '../deps';
+import { defineRoute } from '../http/route';
+
+export function workspaceRoutes({ db }: ApiDeps) {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/workspace/overview',
+      operationId: 'workspaceOverview',
+      summary:
+        'Campaigns and bookings by status, lines needing attention, spend and pageviews in a date range, the wallet, open funding requests and pending agent approvals.',
+      tags: ['workspace'],
+      access: 'bearer',
+      query: OverviewQuerySchema,
+      responses: {
+        200: { description: 'The overview.' },
+        400: { description: 'Bad dates or range.' },
+        404: { description: 'No such campaign.' },
+      },
+      async handler({ principal, query }) {
+        return { status: 200, body: await workspaceOverview(db, principal, query) };
+      },
+    }),
+  ];
+}

@@ -7,6 +7,7 @@ import { BENCH_CONNECTIONS, BENCH_SECONDS } from './support';
 import { startBenchService } from './service';
 import { benchHttp } from './http';
 import { benchLaunch } from './launch';
+import { benchOverview } from './overview';
 
 async function main() {
   console.log(`Flightdeck benchmarks: ${BENCH_SECONDS}s per run, ${BENCH_CONNECTIONS} connections, node ${process.version}\n`);
@@ -14,6 +15,7 @@ async function main() {
   try {
     await benchHttp(service);
     await benchLaunch(service);
+    await benchOverview(service);
   } finally {
     const redis = new Redis(service.redisUrl);
     const keys = await redis.keys(`${service.prefix}:*`);

@@ -104,6 +104,19 @@ export async function up(db: Knex): Promise<void> {
     where status in ('reconciliation-required', 'rejected', 'queued')`);
   await db.raw('create index bookings_advertiser_campaign on bookings (advertiser_id, campaign_id)');
 
+  // Pageviews per workspace and UTC day, for days that are over (their count can no longer change).
+  await db.schema.createTable('pixel_daily_counts', (t) => {
+    t.string('advertiser_id', 200).notNullable();
+    t.date('day').notNullable();
+    t.bigInteger('pageviews').notNullable();
+    t.primary(['advertiser_id', 'day']);
+  });
+  // Every day up to and including this one is rolled up, for every workspace.
+  await db.schema.createTable('pixel_rollup_state', (t) => {
+    t.smallint('id').primary();
+    t.date('rolled_through').notNullable();
+  });
+
   // The deployment's billing terms, written by each process at start from its configuration.
   await db.schema.createTable('billing_terms', (t) => {
     t.smallint('id').primary();
@@ -122,6 +135,8 @@ export async function up(db: Knex): Promise<void> {
 export async function down(db: Knex): Promise<void> {
   await db.schema.dropTableIfExists('sandbox_checkout_sessions');
   await db.schema.dropTableIfExists('billing_terms');
+  await db.schema.dropTableIfExists('pixel_rollup_state');
+  await db.schema.dropTableIfExists('pixel_daily_counts');
   await db.raw('drop index if exists bookings_advertiser_campaign');
   await db.raw('drop index if exists booking_lines_attention');
   await db.schema.dropTableIfExists('funding_reconciliations');

@@ -51,6 +51,8 @@ export const ConfigSchema = z.object({
   /** Live billing: the payment provider's secret API key and webhook signing secret. */
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  /** Another address for the provider's API (a proxy, or stripe-mock in a test environment). */
+  STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Sandbox billing signs its own events with this; it guards nothing of value. */
   BILLING_SANDBOX_WEBHOOK_SECRET: z.string().min(16).default('whsec_flightdeck_sandbox_events'),
   /** Bounds of one wallet top-up, in GBP minor units. */

@@ -7,6 +7,7 @@ import { pruneRelayedOutbox } from '../shared/outbox/outbox';
 import { retryUnsent } from './retry-unsent';
 import { requeueVanished } from './requeue-vanished';
 import { sweepStuck } from './sweep-stuck-attempts';
+import { rollUpPageviews } from '../shared/pixel/pageview-rollup';
 import type { Config } from '../shared/config';
 
 /** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
@@ -26,6 +27,11 @@ export async function scheduleMaintenance(queue: Queue): Promise<void> {
     'sweep-stuck-attempts',
     { every: 60 * 1000 },
     { name: 'sweep-stuck-attempts', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
+  );
+  await queue.upsertJobScheduler(
+    'rollup-pageviews',
+    { every: 10 * 60 * 1000 },
+    { name: 'rollup-pageviews', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
   );
   await queue.upsertJobScheduler(
     'prune-relayed-outbox',
@@ -59,6 +65,10 @@ export function maintenanceWorker(
         case 'sweep-stuck-attempts': {
           const swept = await sweepStuck(db, queueFor, logger, config);
           return { swept };
+        }
+        case 'rollup-pageviews': {
+          const rolled = await rollUpPageviews(db);
+          return { rolled };
         }
         case 'prune-relayed-outbox': {
           const pruned = await pruneRelayedOutbox(db);

@@ -86,12 +86,13 @@ export async function createTopup(
     provider: provider.name,
     created_by: p.userId,
   });
-  const session = await provider.createCheckoutSession({
-    requestId: id,
-    advertiserId: p.advertiserId,
-    amountMinor: body.amountMinor,
-    returnUrl: b.returnUrl,
-  });
+  const session = await provider
+    .createCheckoutSession({ requestId: id, advertiserId: p.advertiserId, amountMinor: body.amountMinor, returnUrl: b.returnUrl })
+    .catch(async (err: unknown) => {
+      // No checkout was opened: the request can never be paid. A retry makes a new one.
+      await db('funding_requests').where({ id, status: 'created' }).update({ status: 'failed', updated_at: db.fn.now() });
+      throw err;
+    });
   const [row] = (await db('funding_requests')
     .where({ id, status: 'created' })
     .update({ status: 'open', session_id: session.id, checkout_url: session.url, updated_at: db.fn.now() })

@@ -19,7 +19,8 @@ export interface Payments {
 export function createPayments(db: Knex, config: Config, logger: Logger, baseUrl: () => string): Payments {
   const webhookSecret = config.BILLING_MODE === 'live' ? config.STRIPE_WEBHOOK_SECRET! : config.BILLING_SANDBOX_WEBHOOK_SECRET;
   const settle = (raw: Buffer, signature: string | undefined) => settleProviderEvent(db, raw, signature, webhookSecret, logger);
-  if (config.BILLING_MODE === 'live') return { provider: stripeProvider(config.STRIPE_SECRET_KEY!), sandbox: null, webhookSecret, settle };
+  if (config.BILLING_MODE === 'live')
+    return { provider: stripeProvider(config.STRIPE_SECRET_KEY!, config.STRIPE_API_URL), sandbox: null, webhookSecret, settle };
   const sandbox = sandboxProvider(db, { webhookSecret, baseUrl, deliver: settle });
   return { provider: sandbox, sandbox, webhookSecret, settle };
 }

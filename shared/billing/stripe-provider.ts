@@ -3,8 +3,19 @@ import type { CheckoutSession, NewCheckout, PaymentProvider } from './provider';
 import { providerUnavailable } from './provider';
 
 /** Stripe Checkout, through the official SDK. The funding request id travels in metadata. */
-export function stripeProvider(secretKey: string): PaymentProvider {
-  const stripe = new Stripe(secretKey, { maxNetworkRetries: 2, timeout: 10_000 });
+export function stripeProvider(secretKey: string, apiUrl?: string): PaymentProvider {
+  const api = apiUrl ? new URL(apiUrl) : null;
+  const stripe = new Stripe(secretKey, {
+    maxNetworkRetries: 2,
+    timeout: 10_000,
+    ...(api
+      ? {
+          host: api.hostname,
+          port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
+          protocol: api.protocol.slice(0, -1) as 'http' | 'https',
+        }
+      : {}),
+  });
   const unavailableOnOutage = (err: unknown): never => {
     if (err instanceof Stripe.errors.StripeConnectionError || err instanceof Stripe.errors.StripeAPIError) throw providerUnavailable();
     throw err;

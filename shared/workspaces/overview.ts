@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal';
 import { toMinor } from '../db/knex';
 import { findCampaign } from '../campaigns/campaign-store';
 import { readWallet } from '../wallet/ledger';
+import { pageviewsByDay } from '../pixel/pageview-rollup';
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
 export const OverviewQuerySchema = z.strictObject({
@@ -80,18 +81,7 @@ export async function workspaceOverview(db: Knex, p: Principal, query: z.infer<t
     .where('created_at', '<', end)
     .modify((q) => (campaignId ? q.whereIn('booking_id', bookings().select('id')) : q))
     .first(db.raw('coalesce(sum(amount_minor), 0) as total'));
-  const views = await db('pixel_events')
-    .where('advertiser_id', p.advertiserId)
-    .where('received_at', '>=', from)
-    .where('received_at', '<', end)
-    .groupByRaw("date_trunc('day', received_at at time zone 'utc')")
-    .select(db.raw("to_char(date_trunc('day', received_at at time zone 'utc'), 'YYYY-MM-DD') as day"), db.raw('count(*) as n'));
-  const viewsByDay = new Map(views.map((v) => [String(v.day), Number(v.n)]));
-  const days: Array<{ date: string; pageviews: number }> = [];
-  for (let t = from.getTime(); t < end.getTime(); t += DAY_MS) {
-    const date = new Date(t).toISOString().slice(0, 10);
-    days.push({ date, pageviews: viewsByDay.get(date) ?? 0 });
-  }
+  const days = await pageviewsByDay(db, p.advertiserId, from, to);
   const funding = await db('funding_requests')
     .where({ advertiser_id: p.advertiserId })
     .whereIn('status', ['created', 'open', 'processing'])

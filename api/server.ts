@@ -36,7 +36,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   await queueRedis.connect().catch(() => undefined);
   const producers = new QueueProducers(queueRedis, config.REDIS_PREFIX);
   const urls = { base: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
-  await recordBillingTerms(db, config);
+  await recordBillingTerms(db, config, logger);
   return {
     config,
     db,

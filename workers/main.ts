@@ -61,7 +61,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   if (unknown.length) throw new Error(`WORKER_QUEUES names unknown queue(s): ${unknown.join(', ')}. Known: ${known.join(', ')}`);
   const queues = config.WORKER_QUEUES.length ? config.WORKER_QUEUES : known;
   // Workers capture spend and accrue fees, so they record the deployment's fee terms too.
-  await recordBillingTerms(db, config);
+  await recordBillingTerms(db, config, logger);
 
   const connection = createWorkerRedis(redisUrl);
   connection.on('error', (err) => logger.warn({ err: { message: err.message } }, 'worker redis connection error'));

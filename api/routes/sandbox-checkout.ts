@@ -24,6 +24,8 @@ button{display:block;width:100%;margin:.5rem 0;padding:.75rem;font-size:1rem}</s
  * sends the signed event a real provider would. Mounted only with BILLING_MODE=sandbox.
  */
 export function mountSandboxCheckout(app: Express, sandbox: SandboxProvider): void {
+  // Pages for people, not API operations: their own router, outside the OpenAPI document.
+  const pages = express.Router({ strict: true, caseSensitive: true });
   const form = express.urlencoded({ extended: false, limit: '1kb' });
   const sessionOf = async (req: Request) => {
     const id = String(req.params.sessionId);
@@ -31,7 +33,7 @@ export function mountSandboxCheckout(app: Express, sandbox: SandboxProvider): vo
     if (!session) throw notFound();
     return session;
   };
-  app.get(`${SANDBOX_CHECKOUT_PATH}/:sessionId`, async (req: Request, res: Response, next: NextFunction) => {
+  pages.get(`${SANDBOX_CHECKOUT_PATH}/:sessionId`, async (req: Request, res: Response, next: NextFunction) => {
     try {
       const s = await sessionOf(req);
       const open = s.status === 'open';
@@ -48,7 +50,7 @@ ${open ? `<form method="post">${buttons}</form>` : `<p>This checkout is ${escape
       next(err);
     }
   });
-  app.post(`${SANDBOX_CHECKOUT_PATH}/:sessionId`, form, async (req: Request, res: Response, next: NextFunction) => {
+  pages.post(`${SANDBOX_CHECKOUT_PATH}/:sessionId`, form, async (req: Request, res: Response, next: NextFunction) => {
     try {
       const s = await sessionOf(req);
       const action = (req.body as Record<string, unknown> | undefined)?.action;
@@ -59,9 +61,10 @@ ${open ? `<form method="post">${buttons}</form>` : `<p>This checkout is ${escape
       next(err);
     }
   });
-  app.get('/billing/topup/return', (_req, res) => {
+  pages.get('/billing/topup/return', (_req, res) => {
     res
       .type('html')
       .send(page('Top-up', '<h1>Thank you</h1><p>Your wallet is credited as soon as the payment provider confirms the payment.</p>'));
   });
+  app.use(pages);
 }

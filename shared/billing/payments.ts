@@ -6,6 +6,7 @@ import { sandboxProvider, type SandboxProvider } from './sandbox-provider';
 import { settleProviderEvent } from './settlement';
 import { stripeProvider } from './stripe-provider';
 import { saveTerms } from './fees';
+import { unavailable } from '../errors';
 
 export interface Payments {
   provider: PaymentProvider;
@@ -17,14 +18,43 @@ export interface Payments {
 
 /** Builds the payment side of the service from configuration: Stripe when live, the sandbox otherwise. */
 export function createPayments(db: Knex, config: Config, logger: Logger, baseUrl: () => string): Payments {
-  const webhookSecret = config.BILLING_MODE === 'live' ? config.STRIPE_WEBHOOK_SECRET! : config.BILLING_SANDBOX_WEBHOOK_SECRET;
-  const settle = (raw: Buffer, signature: string | undefined) => settleProviderEvent(db, raw, signature, webhookSecret, logger);
-  if (config.BILLING_MODE === 'live')
-    return { provider: stripeProvider(config.STRIPE_SECRET_KEY!, config.STRIPE_API_URL), sandbox: null, webhookSecret, settle };
+  const webhookSecret = config.BILLING_MODE === 'live' ? (config.STRIPE_WEBHOOK_SECRET ?? '') : config.BILLING_SANDBOX_WEBHOOK_SECRET;
+  const settle = (raw: Buffer, signature: string | undefined) => {
+    // Without a signing secret no event can be verified, so none is accepted.
+    if (!webhookSecret) return Promise.reject(notConfigured());
+    return settleProviderEvent(db, raw, signature, webhookSecret, logger);
+  };
+  if (config.BILLING_MODE === 'live') {
+    // loadConfig refuses live billing without its keys; a process built otherwise answers 503 rather than not starting.
+    const provider = config.STRIPE_SECRET_KEY ? stripeProvider(config.STRIPE_SECRET_KEY, config.STRIPE_API_URL) : unconfigured;
+    return { provider, sandbox: null, webhookSecret, settle };
+  }
   const sandbox = sandboxProvider(db, { webhookSecret, baseUrl, deliver: settle });
   return { provider: sandbox, sandbox, webhookSecret, settle };
 }
 
-/** Each process records the deployment's fee terms at start, where fee accrual reads them. */
-export const recordBillingTerms = (db: Knex, config: Config) =>
-  saveTerms(db, { scaleTrailingMonths: config.BILLING_SCALE_TRAILING_MONTHS, scaleThresholdMinor: config.BILLING_SCALE_THRESHOLD_MINOR });
+const notConfigured = () => unavailable('Live billing has no payment provider key or webhook secret configured.', 'billing_not_configured');
+
+const unconfigured: PaymentProvider = {
+  name: 'stripe',
+  createCheckoutSession: () => Promise.reject(notConfigured()),
+  retrieveSession: () => Promise.reject(notConfigured()),
+};
+
+/**
+ * Each process records the deployment's fee terms, where fee accrual reads them. It never
+ * holds up a start: while the database is away it tries again every few seconds.
+ */
+export function recordBillingTerms(db: Knex, config: Config, logger: Logger): Promise<void> {
+  const terms = { scaleTrailingMonths: config.BILLING_SCALE_TRAILING_MONTHS, scaleThresholdMinor: config.BILLING_SCALE_THRESHOLD_MINOR };
+  return saveTerms(db, terms).catch((err: Error) => {
+    logger.warn({ err: { message: err.message } }, 'billing terms not recorded yet; retrying');
+    const retry = setInterval(() => {
+      saveTerms(db, terms).then(
+        () => clearInterval(retry),
+        () => undefined,
+      );
+    }, 5_000);
+    retry.unref();
+  });
+}

@@ -217,3 +217,31 @@ describe('signed settlement (the only way money enters a wallet)', () => {
     expect(await env.db('funding_events').where({ request_id: c.request.id })).toHaveLength(1);
   });
 });
+
+describe('live billing without its secrets', () => {
+  test('accepts no event at all, not even one signed with an empty secret, and opens no checkout', async () => {
+    const live = await env.api({ BILLING_MODE: 'live' });
+    const c = await created(5_500);
+    const { payload, header } = signed(
+      'checkout.session.completed',
+      session({ id: c.request.sessionId, requestId: c.request.id, workspace: 'org-a', amount: 5_500 }),
+      { secret: '' },
+    );
+    const before = await footprint();
+    const res = await live.fetch(WEBHOOK, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': header },
+      body: payload,
+    });
+    expect(res.status).toBe(503);
+    expect(await footprint()).toEqual(before);
+    const open = await live.fetch(TOPUP, {
+      method: 'POST',
+      token: t.buyer,
+      headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+      body: JSON.stringify({ amountMinor: 5_000, currency: 'GBP' }),
+    });
+    expect(open.status).toBe(503);
+    await live.close();
+  });
+});

@@ -7,9 +7,11 @@ import { BENCH_CONNECTIONS, BENCH_SECONDS } from './support';
 import { startBenchService } from './service';
 import { benchHttp } from './http';
 import { benchLaunch } from './launch';
+import { benchPersonas } from './personas';
 
 async function main() {
   console.log(`Flightdeck benchmarks: ${BENCH_SECONDS}s per run, ${BENCH_CONNECTIONS} connections, node ${process.version}\n`);
+  benchPersonas();
   const service = await startBenchService();
   try {
     await benchHttp(service);

@@ -8,9 +8,11 @@ import { startBenchService } from './service';
 import { benchHttp } from './http';
 import { benchLaunch } from './launch';
 import { benchOverview } from './overview';
+import { benchPersonas } from './personas';
 
 async function main() {
   console.log(`Flightdeck benchmarks: ${BENCH_SECONDS}s per run, ${BENCH_CONNECTIONS} connections, node ${process.version}\n`);
+  benchPersonas();
   const service = await startBenchService();
   try {
     await benchHttp(service);

@@ -5,11 +5,11 @@ import path from 'node:path';
 import { LabelledCase, evaluate, formatTable } from '../shared/personas/evaluate';
 import { createRuleExtractor } from '../shared/personas/extractor';
 
-// The shared folder sits beside the repository, not inside it.
-const DEFAULT_SETS = [
-  path.resolve(__dirname, '..', '..', 'shared', 'personas', 'dev-set.json'),
-  path.resolve(__dirname, '..', 'test', 'personas', 'holdout-set.json'),
-];
+// Development sets (tuned against) first, then held-out sets (never tuned against).
+const SETS_DIR = path.resolve(__dirname, '..', 'test', 'personas');
+const DEFAULT_SETS = ['dev-set.json', 'dev-extra-set.json', 'holdout-set.json', 'holdout-unseen-set.json'].map((f) =>
+  path.join(SETS_DIR, f),
+);
 
 function main(argv: string[]): void {
   const files = argv.length ? argv.map((f) => path.resolve(f)) : DEFAULT_SETS;

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
 import { createRuleExtractor } from '../shared/personas/extractor';
+import { warmNlp } from '../shared/personas/nlp';
 import { runExtraction } from '../shared/personas/persona-store';
 import { PERSONA_EXTRACT, PersonaExtractJobSchema } from '../shared/queues/jobs';
 import { PERSONA_EXTRACT_QUEUE } from '../shared/queues/names';
@@ -10,6 +11,9 @@ import { PERSONA_EXTRACT_QUEUE } from '../shared/queues/names';
 /** Turns briefs into personas. Extraction is pure and repeatable, so an ordinary retry is safe here. */
 export function personaWorker(deps: { connection: Redis; prefix: string; db: Knex; logger: Logger }): Worker {
   const extractor = createRuleExtractor();
+  // The language model loads once per process, at start, not on the first brief someone waits for.
+  const { loadMs } = warmNlp();
+  deps.logger.info({ loadMs }, 'persona language model loaded');
   return new Worker(
     PERSONA_EXTRACT_QUEUE,
     async (job) => {

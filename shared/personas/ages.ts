@@ -30,7 +30,32 @@ export interface AgeResult {
   unresolved: string[];
 }
 
-const N = '(\\d{1,3})(?!\\d)(?![,.]\\d)';
+// Ages in words ("sixty and over", "between eighteen and twenty-two").
+const UNITS = ['', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+const TENS: Record<string, number> = { twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90 };
+const TEEN_WORDS: Record<string, number> = {
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+  thirteen: 13,
+  fourteen: 14,
+  fifteen: 15,
+  sixteen: 16,
+  seventeen: 17,
+  eighteen: 18,
+  nineteen: 19,
+};
+const WORD_NUMBER = `(?:(?:${Object.keys(TENS).join('|')})(?:[- ](?:${UNITS.slice(1).join('|')}))?|${Object.keys(TEEN_WORDS).join('|')})(?![\\w-])`;
+/** "65" or "sixty-five" -> 65; anything else NaN. */
+export function ageNumber(s: string | undefined): number {
+  if (s === undefined) return NaN;
+  if (/^\d+$/.test(s)) return Number(s);
+  const [tens, unit] = s.toLowerCase().split(/[- ]/);
+  if (TEEN_WORDS[tens!] !== undefined) return TEEN_WORDS[tens!]!;
+  if (TENS[tens!] === undefined) return NaN;
+  return TENS[tens!]! + (unit ? UNITS.indexOf(unit) : 0);
+}
+const N = `(\\d{1,3}|${WORD_NUMBER})(?!\\d)(?![,.]\\d)`;
 const SUFFIX = "(s\\b|'s\\b|\\s*(?:-|\\s)?(?:year|yr)s?[- ]?olds?\\b|\\s*years?(?: of age|[- ]old)\\b|\\s*yo\\b)?";
 const CUE = '(aged|age|ages|age group|age range|between the ages of|ages of|between)?';
 const UNIT_AFTER =
@@ -77,6 +102,37 @@ function decadeBand(part: string | undefined, word: string): [number, number] {
   return [d, d + 9];
 }
 
+// Ages written as who to leave out: "leave out anyone under 25", "nobody
+// under 21 or over 65", "not older than 40", "no one younger than 30",
+// "gamers under eighteen are out". Excluding under N keeps N and above;
+// excluding over/older than N keeps up to N.
+const LEAVE_OUT = `(?:leave out|leaving out|no(?:body| one|-one)|not|never|none)\\s+(?:anyone\\s+|anybody\\s+|people\\s+|those\\s+|aged\\s+)*`;
+const BOUND = `(under|below|younger than|over|above|older than)[- ]?${N}`;
+const EXCLUDED_AGE = new RegExp(`\\b${LEAVE_OUT}${BOUND}(?:\\s+or\\s+${BOUND})?`, 'g');
+const ARE_OUT = new RegExp(`\\b(?:[a-z]+\\s+)?(under|below|over|above)[- ]?${N}s?\\s+(?:are|is)\\s+(?:out|excluded)\\b`, 'g');
+
+function keptBand(dir: string, n: number, source: string): AgeBand {
+  return /under|below|younger/.test(dir)
+    ? { min: n, closed: false, source, confidence: 0.9 }
+    : { max: n, closed: false, source, confidence: 0.9 };
+}
+
+/** Find and claim ages phrased as exclusions; they are kept bounds, read before other exclusions. */
+export function findExcludedAges(b: Brief): AgeBand[] {
+  const bands: AgeBand[] = [];
+  for (const h of [...b.find(EXCLUDED_AGE), ...b.find(ARE_OUT)]) {
+    if (!b.isFree(h)) continue;
+    const g = h.groups;
+    for (let i = 0; i + 1 < g.length; i += 2) {
+      if (g[i] === undefined) continue;
+      const n = ageNumber(g[i + 1]);
+      if (!Number.isNaN(n) && n <= 120) bands.push(keptBand(g[i]!, n, h.text.trim()));
+    }
+    b.claim(h);
+  }
+  return bands;
+}
+
 /** Find and claim every age band in the brief. */
 export function findAges(b: Brief): AgeFindings {
   const bands: AgeBand[] = [];
@@ -96,8 +152,8 @@ export function findAges(b: Brief): AgeFindings {
 
   for (const h of b.find(RANGE)) {
     const [cue, a, c, suffix] = h.groups;
-    const lo = Number(a);
-    const hi = Number(c);
+    const lo = ageNumber(a);
+    const hi = ageNumber(c);
     const cued = Boolean(cue && cue !== 'between') || Boolean(suffix);
     if (/\band\b/.test(h.text) && !/between/.test(b.lower.slice(Math.max(0, h.start - 25), h.end))) continue;
     if (!accept(h, true, cued)) continue;
@@ -111,7 +167,7 @@ export function findAges(b: Brief): AgeFindings {
   }
   const open = (re: RegExp, kind: 'min' | 'max', offset: number): void => {
     for (const h of b.find(re)) {
-      const num = Number(h.groups.find((g) => g !== undefined && /^\d+$/.test(g)));
+      const num = ageNumber(h.groups.find((g) => g !== undefined && !Number.isNaN(ageNumber(g))));
       const cued = Boolean(h.groups[0]) || Boolean(h.groups[2]);
       if (!accept(h, true, cued) || num > 120) continue;
       if (!cued && (num < 13 || num > 99)) continue;

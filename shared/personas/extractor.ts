@@ -1,8 +1,13 @@
-import { combineAges, findAges } from './ages';
+import { combineAges, findAges, findExcludedAges } from './ages';
 import { findUnresolved } from './constraints';
 import { findGender, findIncome } from './demographics';
 import { extractFirmographics } from './firmographics';
 import { extractGeo } from './geography';
+import { findActivityIndustries } from './industry-activities';
+import { interestLabel } from './interest-taxonomy';
+import { findTaxonomyInterests, labelsFor } from './interests';
+import { ClauseAccount, accountLeftovers } from './leftovers';
+import { analyse } from './nlp';
 import { SemanticCore } from './persona-schema';
 import { findExclusions, findNegativeKeywords, findTopics, headTopics } from './topics';
 import { Brief, uniq } from './text';
@@ -39,26 +44,48 @@ export function personaName(brief: string): string {
 // reuse them. Negatives, exclusions and unmappable asks go first because
 // their words ("excluding London", "our CRM") must not become targets.
 export function extractPersona(brief: string): ExtractedPersona {
+  return explainExtraction(brief).persona;
+}
+
+/** The persona and how each clause of the brief was accounted for. */
+export function explainExtraction(brief: string): { persona: ExtractedPersona; clauses: ClauseAccount[] } {
   const raw = typeof brief === 'string' ? brief : '';
   const b = new Brief(raw);
   const negatives = findNegativeKeywords(b);
+  const keptAges = findExcludedAges(b);
   const excluded = findExclusions(b);
   const constraints = findUnresolved(b);
   const ages = findAges(b);
+  ages.bands.push(...keptAges);
   const gender = findGender(b, excluded.genders);
   const income = findIncome(b);
+  const activities = findActivityIndustries(b);
+  const analysis = analyse(b.text);
+  const named = findTaxonomyInterests(b, analysis, true);
   const topics = findTopics(b);
   const geo = extractGeo(b, topics);
   for (const t of topics) b.claim(t);
   const firmo = extractFirmographics(b);
+  firmo.sicCodes = uniq([...firmo.sicCodes, ...activities.sicCodes]);
+  firmo.industries = uniq([...firmo.industries, ...activities.industries]);
   const head = headTopics(b);
+  const loose = findTaxonomyInterests(b, analysis, false);
   const age = combineAges(ages.bands, excluded.ageBands, ages.problems);
 
-  const interests = uniq([...head.interests, ...topics.filter((t) => t.kind === 'interest').flatMap((t) => t.items)]);
+  const phrases = [...head.interests, ...topics.filter((t) => t.kind === 'interest').flatMap((t) => t.items)];
   const intentTopics = uniq([...head.intents, ...topics.filter((t) => t.kind === 'intent').flatMap((t) => t.items)]);
+  // Taxonomy labels first (normalised), then the brief's own words where they say more.
+  const hits = [...named, ...loose];
+  const labelled = labelsFor([...phrases, ...intentTopics]);
+  const nodes = uniq([...hits.map((h) => h.node), ...labelled.nodes]);
+  const interests = uniqCaseless([...phrases, ...nodes.map(interestLabel), ...hits.map((h) => h.surface.toLowerCase())]).filter(
+    (x) => !/^(?:go|goes|listen|listens|shop|shops|subscribe|invest|bet)\s+(?:to|at|for|in|on)$/i.test(x),
+  );
   const exclusions = uniq(excluded.exclusions);
+  const leftovers = accountLeftovers(b, analysis, [...interests, ...intentTopics]);
   const unresolved = uniq([
     ...constraints.unresolved,
+    ...leftovers.unresolved,
     ...age.unresolved,
     ...gender.unresolved,
     ...income.unresolved,
@@ -88,6 +115,7 @@ export function extractPersona(brief: string): ExtractedPersona {
     },
     intentTopics,
     interests,
+    ...(nodes.length ? { interestTaxonomy: nodes.map((n) => ({ key: n.key, iabId: n.iabId, name: n.name })) } : {}),
     exclusions,
     ...(negatives.length ? { searchNegativeKeywords: negatives } : {}),
     ...(unresolved.length ? { unresolvedConstraints: unresolved } : {}),
@@ -104,7 +132,15 @@ export function extractPersona(brief: string): ExtractedPersona {
   if (negatives.length) confidence['searchNegativeKeywords'] = 0.95;
   if (unresolved.length) confidence['unresolvedConstraints'] = 0.9;
 
-  return { name: personaName(b.text), nlDescription: raw.trim(), semanticCore, confidence };
+  return {
+    persona: { name: personaName(b.text), nlDescription: raw.trim(), semanticCore, confidence },
+    clauses: leftovers.clauses,
+  };
+}
+
+function uniqCaseless(xs: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return xs.filter((x) => !seen.has(x.toLowerCase()) && seen.add(x.toLowerCase()));
 }
 
 export function createRuleExtractor(): PersonaExtractor {

@@ -33,7 +33,28 @@ const meaningful = (phrase: string): boolean =>
     .split(/[\s-]+/)
     .some((w) => w && !isGeneric(w.replace(/[^a-z0-9&+']/g, '')));
 
+// Everyday phrasings of search negatives: "don't show ads for jobs or
+// careers", "avoid searches about claims", "keep away from searches for X".
+const EVERYDAY_NEGATIVES =
+  /\b(?:(?:do not|don't|dont|never|not to)\s+(?:show|serve|run|trigger)\s+(?:our\s+|the\s+)?(?:search\s+)?(?:ads?|adverts?)\s+(?:for|on|against|to people (?:searching|looking)(?: for)?|on searches (?:about|for|mentioning|containing)|when people search(?: for)?)|(?:avoid|keep away from|stay away from|steer clear of|block|exclude)\s+(?:any\s+)?(?:searches|search terms|queries|search queries)\s+(?:about|for|on|mentioning|containing|like|around)|(?:we )?(?:don't|do not) want (?:any\s+)?(?:searches|queries|search terms) (?:about|for|mentioning|containing|like))\s+([^.;\u0000]+)/g;
+
 export function findNegativeKeywords(b: Brief): string[] {
+  const everyday: string[] = [];
+  for (const h of b.find(EVERYDAY_NEGATIVES)) {
+    for (const item of splitList(h.groups[0] ?? '')) {
+      const kw = item
+        .replace(/^["'`]+|["'`]+$/g, '')
+        .replace(/^(?:any|the)\s+/, '')
+        .trim()
+        .toLowerCase();
+      if (kw) everyday.push(kw);
+    }
+    b.claim(h);
+  }
+  return uniq([...everyday, ...labelledNegatives(b)]);
+}
+
+function labelledNegatives(b: Brief): string[] {
   const re =
     /\b(?:negative (?:keywords?|terms|kws?)|negatives|neg(?:ative)? kws?|exclude (?:the )?(?:search )?(?:terms|keywords)|block(?:ed)? (?:keywords|terms)|keyword exclusions)\s*(?:[:=-]|include|are|like|such as)?\s*([^.;\u0000]+)/g;
   const out: string[] = [];

@@ -6,7 +6,7 @@ import { createRuleExtractor, extractPersona, personaName } from '../../shared/p
 import { ExtractedPersonaSchema, PersonaSchema, SemanticCoreSchema } from '../../shared/personas/persona-schema';
 import { core, unresolved } from './helpers';
 
-const DEV_SET = path.resolve(__dirname, '..', '..', '..', 'shared', 'personas', 'dev-set.json');
+const DEV_SET = path.resolve(__dirname, 'dev-set.json');
 const HOLDOUT_SET = path.resolve(__dirname, 'holdout-set.json');
 const load = (file: string): LabelledCase[] => JSON.parse(readFileSync(file, 'utf8')) as LabelledCase[];
 

@@ -38,7 +38,7 @@ describe('interests', () => {
   });
 
   it('an interest stops where the place begins ("who watch live football in Glasgow")', () => {
-    expect(topics('Dads who watch live football in Glasgow.')).toEqual(['live football']);
+    expect(topics('Dads who watch live football in Glasgow.')).toEqual(['live football', 'football (soccer)']);
   });
 
   it('a brief that is an instruction, not an audience, invents no interest', () => {

@@ -1,0 +1,65 @@
+import taxonomy from './taxonomy/iab-interests.json';
+
+// The interest taxonomy (IAB Tech Lab Audience Taxonomy 1.1 interest branch,
+// a hand-written subset; see the JSON's source, licence and note) and its
+// alias index. Interests are normalised onto these nodes so that "the Six
+// Nations", "rugby fans" and "who watch rugby union" all land on Rugby.
+
+export interface InterestNode {
+  key: string;
+  iabId: string | null;
+  name: string;
+  parent: string | null;
+  aliases: string[];
+  /** British everyday label where the IAB name reads oddly here (Soccer -> Football). */
+  label?: string;
+}
+
+export const INTEREST_NODES: readonly InterestNode[] = taxonomy.nodes as InterestNode[];
+const BY_KEY = new Map(INTEREST_NODES.map((n) => [n.key, n]));
+
+/** Lower-case alias (words joined by single spaces) -> node. */
+const ALIASES = new Map<string, InterestNode>();
+for (const node of INTEREST_NODES) {
+  ALIASES.set(node.name.toLowerCase(), node);
+  for (const a of node.aliases) ALIASES.set(a.toLowerCase(), node);
+}
+export const LONGEST_ALIAS_WORDS = Math.max(...[...ALIASES.keys()].map((a) => a.split(' ').length));
+
+export function lookupAlias(words: string): InterestNode | undefined {
+  return ALIASES.get(words.toLowerCase().replace(/\s+/g, ' ').trim());
+}
+
+export function nodeByKey(key: string): InterestNode | undefined {
+  return BY_KEY.get(key);
+}
+
+/** Every alias found inside a free-text phrase ("live football" -> Soccer), longest first, non-overlapping. */
+export function nodesInPhrase(phrase: string): InterestNode[] {
+  const words = phrase
+    .toLowerCase()
+    .split(/[^a-z0-9&'+-]+/)
+    .filter(Boolean);
+  const found: InterestNode[] = [];
+  let i = 0;
+  while (i < words.length) {
+    let hit: { node: InterestNode; len: number } | null = null;
+    for (let len = Math.min(LONGEST_ALIAS_WORDS, words.length - i); len >= 1; len--) {
+      const node = lookupAlias(words.slice(i, i + len).join(' '));
+      if (node) {
+        hit = { node, len };
+        break;
+      }
+    }
+    if (hit) {
+      found.push(hit.node);
+      i += hit.len;
+    } else i++;
+  }
+  return found;
+}
+
+/** The label an interest is reported under: the taxonomy's own name. */
+export function interestLabel(node: InterestNode): string {
+  return node.label ?? node.name;
+}

@@ -1,0 +1,139 @@
+import { InterestNode, LONGEST_ALIAS_WORDS, interestLabel, lookupAlias, nodesInPhrase } from './interest-taxonomy';
+import { Analysis, Token } from './nlp';
+import { Brief, Span } from './text';
+
+// Interests named indirectly: an event, league, club, brand, activity verb or
+// agent noun that the taxonomy knows as an alias ("never miss the Six
+// Nations" -> Rugby, "people who sail" -> Sailing). Read from the brief's
+// tokens, so a word's part of speech and negation decide, not a trigger list.
+
+export interface TaxonomyHit extends Span {
+  node: InterestNode;
+  surface: string;
+}
+
+// Words that are interests only as an activity verb without an object ("who
+// run", "who sail or kayak") or inside a phrase already read as an interest.
+const AMBIGUOUS = new Set([
+  'run',
+  'row',
+  'fish',
+  'game',
+  'cycle',
+  'cycles',
+  'pool',
+  'rock',
+  'pop',
+  'metal',
+  'drill',
+  'garden',
+  'gardens',
+  'cook',
+  'cooks',
+  'bake',
+  'bakes',
+  'swim',
+  'swims',
+  'sail',
+  'sails',
+  'ski',
+  'skis',
+  'hike',
+  'walking',
+  'cat',
+  'coffee',
+  'lol',
+  'sup',
+  'gig',
+  'gin',
+  'rum',
+  'spirits',
+  'rave',
+  'chelsea',
+  'arsenal',
+  'rangers',
+  'celtic',
+  'spurs',
+  'euros',
+  'ale',
+  'stamps',
+  'rap',
+  'proms',
+  'knit',
+  'knits',
+  'bike',
+  'bikes',
+  'ascot',
+  'classical',
+  'indie',
+  'horror',
+  'comedy',
+  'wedding',
+  'weddings',
+  'parent',
+  'parents',
+  'dog',
+  'dogs',
+  'wine',
+]);
+// "Never miss the Six Nations" is keen interest, not a negation.
+const POSITIVE_AFTER_NEGATION = new Set(['miss', 'skip', 'forget']);
+const OBJECT_START = new Set(['DET', 'NOUN', 'PROPN', 'ADJ', 'NUM', 'PRON']);
+
+function negated(tokens: readonly Token[], i: number): boolean {
+  if (!tokens[i]!.negated) return false;
+  for (let k = i - 1; k >= Math.max(0, i - 8); k--) if (POSITIVE_AFTER_NEGATION.has(tokens[k]!.lemma)) return false;
+  return !POSITIVE_AFTER_NEGATION.has(tokens[i]!.lemma);
+}
+
+function acceptable(tokens: readonly Token[], from: number, to: number, node: InterestNode, key: string): boolean {
+  if (to - from > 1 || !AMBIGUOUS.has(key)) return true;
+  const t = tokens[from]!;
+  const next = tokens[to];
+  // An activity verb with no object of its own: "people who sail", "who cycle to work".
+  if (t.pos === 'VERB' || (t.pos === 'NOUN' && tokens[from - 1]?.lower === 'who')) return !next || !OBJECT_START.has(next.pos);
+  // A head noun of a people phrase: "dog walkers", "wine lovers", "parents of".
+  if (next && /^(?:lovers|fans|owners|walkers|enthusiasts|drinkers|goers|of)$/.test(next.lower)) return true;
+  return node.key === 'parenting' && from === 0;
+}
+
+/**
+ * Taxonomy aliases on free tokens of the brief. `multiWordOnly` is the early
+ * pass that claims named events ("Cheltenham Festival", "Leeds Festival")
+ * before geography can read a place out of them.
+ */
+export function findTaxonomyInterests(b: Brief, a: Analysis, multiWordOnly: boolean): TaxonomyHit[] {
+  const { tokens } = a;
+  const hits: TaxonomyHit[] = [];
+  let i = 0;
+  while (i < tokens.length) {
+    let taken = 0;
+    for (let len = Math.min(LONGEST_ALIAS_WORDS + 2, tokens.length - i); len >= (multiWordOnly ? 2 : 1); len--) {
+      const from = i;
+      const to = i + len;
+      const span = { start: tokens[from]!.start, end: tokens[to - 1]!.end };
+      if (!b.isFree(span)) continue;
+      const surface = b.lower.slice(span.start, span.end);
+      const lemmaKey = tokens
+        .slice(from, to)
+        .map((t) => t.lemma)
+        .join(' ');
+      const node = lookupAlias(surface) ?? lookupAlias(lemmaKey);
+      if (!node || (multiWordOnly && !/[\s-]/.test(surface))) continue;
+      if (tokens.slice(from, to).some((_, k) => negated(tokens, from + k))) continue;
+      if (!acceptable(tokens, from, to, node, surface)) continue;
+      hits.push({ ...span, node, surface: b.text.slice(span.start, span.end) });
+      b.claim(span);
+      taken = len;
+      break;
+    }
+    i += Math.max(1, taken);
+  }
+  return hits;
+}
+
+/** Taxonomy labels for interest phrases other steps found ("live football" -> Football (Soccer)). */
+export function labelsFor(phrases: readonly string[]): { labels: string[]; nodes: InterestNode[] } {
+  const nodes = phrases.flatMap((p) => nodesInPhrase(p));
+  return { labels: nodes.map(interestLabel), nodes };
+}

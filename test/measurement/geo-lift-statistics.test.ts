@@ -2,6 +2,9 @@ import { evaluateGeoLift, type GeoLiftResult } from '../../shared/measurement/ge
 import defaultMarkets from '../../shared/measurement/default-markets.json';
 import { asGeoPanel, syntheticPanel, type PanelOptions } from './synthetic';
 
+/** The figures are part of the evidence: print them with the results. */
+const report = (line: string) => process.stdout.write(`${line}\n`);
+
 const MARKETS = defaultMarkets.map((m) => m.id);
 const SEEDS = Array.from({ length: 200 }, (_, i) => i + 1);
 const design = { testMarket: 'london', alpha: 0.05, minPreDays: 21, minControlMarkets: 2 };
@@ -25,7 +28,7 @@ describe('geo-lift by time-based regression, over 200 seeded synthetic panels', 
       const [plo, phi] = outcome.result.estimate.liftPctInterval;
       if (10 >= plo && 10 <= phi) liftCovered++;
     }
-    console.log(`true lift 10%: incremental interval covered the truth in ${covered}/200 seeds, lift % interval in ${liftCovered}/200`);
+    report(`true lift 10%: incremental interval covered the truth in ${covered}/200 seeds, lift % interval in ${liftCovered}/200`);
     expect(covered).toBeGreaterThanOrEqual(180);
     expect(liftCovered).toBeGreaterThanOrEqual(180);
   });
@@ -39,7 +42,7 @@ describe('geo-lift by time-based regression, over 200 seeded synthetic panels', 
       evaluated++;
       if (outcome.result.estimate.conclusion === 'lift-detected') claims++;
     }
-    console.log(`no true lift: ${claims}/${evaluated} evaluated seeds claimed an effect`);
+    report(`no true lift: ${claims}/${evaluated} evaluated seeds claimed an effect`);
     // Every seed is powered for a 10% lift here, so the rate is over all 200.
     expect(evaluated).toBe(200);
     expect(claims).toBeLessThanOrEqual(14);
@@ -65,7 +68,7 @@ describe('geo-lift by time-based regression, over 200 seeded synthetic panels', 
         expect((outcome.result as GeoLiftResult).design.minimumDetectableLiftPct).toBeLessThanOrEqual(12);
       }
     }
-    console.log(`underpowered design: ${refused}/200 refused, ${evaluated}/200 evaluated`);
+    report(`underpowered design: ${refused}/200 refused, ${evaluated}/200 evaluated`);
     expect(refused).toBeGreaterThan(0);
     expect(evaluated).toBeGreaterThan(0);
   });

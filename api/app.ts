@@ -24,6 +24,7 @@ import { audienceRoutes } from './routes/audiences';
 import { creativeRoutes } from './routes/creatives';
 import { assetRoutes } from './routes/assets';
 import { mountQueueDashboard } from './routes/queue-dashboard';
+import { measurementRoutes } from './routes/measurement';
 
 /** Every route of the API; the OpenAPI document is built from this same list. */
 export function apiRoutes(deps: ApiDeps): RouteDef[] {
@@ -43,6 +44,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...assetRoutes(deps),
     ...creativeRoutes(deps),
     ...audienceRoutes(deps),
+    ...measurementRoutes(deps),
     ...discoveryRoutes(deps, () => routes),
   );
   return routes;

@@ -25,6 +25,7 @@ import { creativeRoutes } from './routes/creatives';
 import { assetRoutes } from './routes/assets';
 import { mountQueueDashboard } from './routes/queue-dashboard';
 import { measurementRoutes } from './routes/measurement';
+import { optimizationRoutes } from './routes/optimizations';
 
 /** Every route of the API; the OpenAPI document is built from this same list. */
 export function apiRoutes(deps: ApiDeps): RouteDef[] {
@@ -45,6 +46,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...creativeRoutes(deps),
     ...audienceRoutes(deps),
     ...measurementRoutes(deps),
+    ...optimizationRoutes(deps),
     ...discoveryRoutes(deps, () => routes),
   );
   return routes;

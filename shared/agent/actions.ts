@@ -7,6 +7,7 @@ import { findCampaign } from '../campaigns/campaign-store';
 import { studyCommitment } from '../studies/study-store';
 import { creativeView } from '../creatives/creative-store';
 import { rawBodySha256 } from '../measurement/raw-body';
+import { findOptimization } from '../optimizations/optimization-store';
 
 export const CurrencySchema = z.enum(['GBP', 'USD', 'EUR']);
 export type Currency = z.infer<typeof CurrencySchema>;
@@ -43,14 +44,6 @@ const zero = (description: string): Commitment => ({
   description,
 });
 const bodyObject = (body: unknown) => (body && typeof body === 'object' ? (body as Record<string, unknown>) : {});
-
-/**
- * Resources that arrive with later features (creatives, optimizations, studies) cannot be
- * found until they exist; preparing an action on them is a 404 like any unknown id.
- */
-async function notYetAvailable(): Promise<never> {
-  throw notFound();
-}
 
 const campaignLaunch: ActionContract = {
   name: 'campaign.launch',
@@ -121,7 +114,10 @@ const optimizationReject: ActionContract = {
   budgetPolicy: 'zero',
   idempotency: 'governed-execution-receipt',
   fromRequest: ({ params }) => ({ optimizationId: params.id }),
-  commitment: notYetAvailable,
+  async commitment(db, p, parameters) {
+    if (!(await findOptimization(db, p, String(parameters.optimizationId)))) throw notFound();
+    return zero('Reject an optimization suggestion: no spend.');
+  },
 };
 
 const outcomesImport: ActionContract = {

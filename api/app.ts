@@ -26,6 +26,7 @@ import { assetRoutes } from './routes/assets';
 import { mountQueueDashboard } from './routes/queue-dashboard';
 import { measurementRoutes } from './routes/measurement';
 import { optimizationRoutes } from './routes/optimizations';
+import { studyArtifactRoutes } from './routes/study-artifacts';
 
 /** Every route of the API; the OpenAPI document is built from this same list. */
 export function apiRoutes(deps: ApiDeps): RouteDef[] {
@@ -47,6 +48,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...audienceRoutes(deps),
     ...measurementRoutes(deps),
     ...optimizationRoutes(deps),
+    ...studyArtifactRoutes(deps),
     ...discoveryRoutes(deps, () => routes),
   );
   return routes;

@@ -8,6 +8,7 @@ import { retryUnsent } from './retry-unsent';
 import { requeueVanished } from './requeue-vanished';
 import { sweepStuck } from './sweep-stuck-attempts';
 import type { Config } from '../shared/config';
+import { ArtifactStore, artifactDirOf, sweepExpiredArtifacts } from '../shared/studies/artifact-store';
 
 /** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
 export async function scheduleMaintenance(queue: Queue): Promise<void> {
@@ -28,6 +29,11 @@ export async function scheduleMaintenance(queue: Queue): Promise<void> {
     { name: 'sweep-stuck-attempts', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
   );
   await queue.upsertJobScheduler(
+    'sweep-artifact-retention',
+    { every: 60 * 60 * 1000 },
+    { name: 'sweep-artifact-retention', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
+  );
+  await queue.upsertJobScheduler(
     'prune-relayed-outbox',
     { every: 6 * 60 * 60 * 1000 },
     { name: 'prune-relayed-outbox', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
@@ -40,7 +46,7 @@ export function maintenanceWorker(
   db: Knex,
   logger: Logger,
   queueFor: (name: string) => Queue,
-  config: Pick<Config, 'SUPPLIER_TIMEOUT_MS' | 'ATTEMPT_STUCK_GRACE_MS'>,
+  config: Pick<Config, 'SUPPLIER_TIMEOUT_MS' | 'ATTEMPT_STUCK_GRACE_MS' | 'ARTIFACT_DIR' | 'DATA_DIR'>,
 ): Worker {
   return new Worker<unknown, unknown, string>(
     MAINTENANCE_QUEUE,
@@ -64,6 +70,11 @@ export function maintenanceWorker(
           const pruned = await pruneRelayedOutbox(db);
           logger.info({ pruned, jobId: job.id }, 'relayed outbox rows pruned');
           return { pruned };
+        }
+        case 'sweep-artifact-retention': {
+          const deleted = await sweepExpiredArtifacts(db, new ArtifactStore(artifactDirOf(config)));
+          logger.info({ deleted, jobId: job.id }, 'study artifact bytes past retention deleted');
+          return { deleted };
         }
         default:
           throw new Error(`unknown maintenance job ${String(job.name)}`);

@@ -188,14 +188,25 @@ describe('optimizations', () => {
     expect(await json(replay)).toEqual(first);
     // A person rejecting it again is the ordinary 409.
     expect((await decide(a.human, o!.id, 'reject')).status).toBe(409);
+    // The run is as visible as the suggestion: not to a caller whose product cannot see the campaign.
+    expect((await api.fetch(`/api/v1/agent/runs/${p.runId}`, { token: a.human })).status).toBe(200);
+    const ctvOnly = await env.issuer.token({ org: 'org-opt-6', user: 'org-opt-6-lead', product: 'flightdeck-ctv' });
+    expect((await api.fetch(`/api/v1/agent/runs/${p.runId}`, { token: ctvOnly })).status).toBe(404);
   });
 
   test("another tenant's optimization is a 404 identical to one that never existed, for listing, deciding and preparing", async () => {
     const { token, campaignId } = await withRejectedLine('org-opt-7');
     const [o] = await list(token, campaignId);
     const stranger = await env.issuer.token({ org: 'org-opt-8', user: 'someone', permissions: ['agent:approve'] });
+    // Same tenant, but a product that does not cover the campaign's channels.
+    const outOfProduct = await env.issuer.token({ org: 'org-opt-7', user: 'org-opt-7-buyer', product: 'flightdeck-dooh' });
     const before = await optimizationRows();
     const pairs = [
+      [await decide(outOfProduct, o!.id, 'reject'), await decide(outOfProduct, randomUUID(), 'reject')],
+      [
+        await api.fetch(`/api/v1/campaigns/${campaignId}/optimizations`, { token: outOfProduct }),
+        await api.fetch(`/api/v1/campaigns/${randomUUID()}/optimizations`, { token: outOfProduct }),
+      ],
       [await decide(stranger, o!.id, 'reject'), await decide(stranger, randomUUID(), 'reject')],
       [await decide(stranger, o!.id, 'accept'), await decide(stranger, 'not-a-uuid', 'accept')],
       [

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { loadConfig } from '../../shared/config';
 import { post } from '../support/bookings';
 import { DIGEST, STEP, actors, prepare, type Prepared } from '../agent/support';
 import { campaignOf, measurementState, rowsJson, sendOutcomes, withoutRequestId } from './support';
@@ -212,5 +213,24 @@ describe('POST /api/v1/campaigns/{id}/outcomes', () => {
     expect(replay.headers.get('x-flightdeck-receipt')).toBe('replayed');
     expect(await json(replay)).toEqual(first);
     expect(await env.db('outcome_import_batches').where({ campaign_id: campaignId })).toHaveLength(1);
+  });
+
+  test('markets come from configuration: GEO_MARKETS replaces the default list, and a bad list stops the start', async () => {
+    const cities = [
+      { id: 'manchester', name: 'Manchester' },
+      { id: 'leeds', name: 'Leeds' },
+    ];
+    const cityApi = await env.api({ GEO_MARKETS: JSON.stringify(cities) });
+    const human = await env.issuer.token({ org: 'org-out-11', user: 'analyst' });
+    const listed = await json<{ markets: unknown }>(await cityApi.fetch('/api/v1/measurement/markets', { token: human }));
+    expect(listed.markets).toEqual(cities);
+    const campaignId = await campaignOf(cityApi, human);
+    expect((await sendOutcomes(cityApi, human, campaignId, rowsJson([row('2026-01-01', 'manchester', 1)]))).status).toBe(201);
+    expect((await sendOutcomes(cityApi, human, campaignId, rowsJson([row('2026-01-01', 'london', 1)]))).status).toBe(400);
+    const defaults = await json<{ markets: Array<{ id: string }> }>(await api.fetch('/api/v1/measurement/markets', { token: human }));
+    expect(defaults.markets.map((m) => m.id)).toContain('london');
+    for (const bad of ['not json', '[{"id":"London","name":"x"},{"id":"b","name":"y"}]', '[{"id":"a","name":"x"},{"id":"a","name":"y"}]']) {
+      expect(() => loadConfig({ GEO_MARKETS: bad })).toThrow(/GEO_MARKETS/);
+    }
   });
 });

@@ -22,6 +22,7 @@ declare module 'jstat' {
     transpose(m: number[][]): number[][];
     multiply(a: number[][], b: number[][]): number[][];
     inv(m: number[][]): number[][];
+    dot(a: number[], b: number[]): number;
     mean(xs: number[]): number;
     sum(xs: number[]): number;
     variance(xs: number[], sample?: boolean): number;

@@ -28,7 +28,7 @@ export function fitPrePeriod(control: number[], test: number[]): PreFit {
   return {
     intercept: model.coef[0]!,
     slope: model.coef[1]!,
-    sigma: Math.sqrt(model.SSR / model.df_resid),
+    sigma: model.t.sigmaHat,
     df: model.df_resid,
     rSquared: model.R2,
     preDays: model.nobs,
@@ -38,8 +38,7 @@ export function fitPrePeriod(control: number[], test: number[]): PreFit {
 
 /** cᵀ(XᵀX)⁻¹c for c = [1, x]: how uncertain the fitted line is at x (in units of σ²). */
 function leverage(fit: PreFit, x: number): number {
-  const [[a, b], [c, d]] = fit.xtxInv as [[number, number], [number, number]];
-  return a + x * (b + c) + x * x * d;
+  return jStat.dot(jStat.multiply([[1, x]], fit.xtxInv)[0]!, [1, x]);
 }
 
 /** The standard deviation of the cumulative effect over postDays days whose control mean is xMean. */

@@ -34,7 +34,7 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
         409: { description: 'Already rejected, accepted or stale.' },
       },
       async handler({ principal, params }) {
-        return { status: 200, body: await rejectOptimization(db, principal, params.id) };
+        return { status: 200, body: await rejectOptimization(db, principal, params.id, config.OPTIMIZATION_IDLE_DAYS) };
       },
     }),
     defineRoute({
@@ -52,7 +52,7 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
         409: { description: 'Already rejected, accepted or stale.' },
       },
       async handler({ principal, params }) {
-        return { status: 200, body: await acceptOptimization(db, principal, params.id) };
+        return { status: 200, body: await acceptOptimization(db, principal, params.id, config.OPTIMIZATION_IDLE_DAYS) };
       },
     }),
   ];

@@ -7,6 +7,7 @@ import { findCampaign } from '../campaigns/campaign-store';
 import type { Campaign } from '../campaigns/campaign-schemas';
 import { findPlanForCampaign, replacePlan } from '../campaigns/plan-store';
 import { suggest, suggestionFacts, type PlanAmendment } from './suggest';
+import { digestOf } from '../digest';
 
 interface OptimizationRow {
   id: string;
@@ -82,6 +83,13 @@ async function refresh(db: Knex, p: Principal, campaign: Campaign, idleDays: num
   });
 }
 
+/** What the rules suggest for the campaign's plan as it is now. */
+async function currentSuggestions(db: Knex, p: Principal, campaign: Campaign, idleDays: number) {
+  const plan = (await findPlanForCampaign(db, p, campaign))?.plan;
+  const current = plan ? suggest({ plan, ...(await suggestionFacts(db, p.advertiserId, campaign.id)), now: new Date(), idleDays }) : [];
+  return { plan, current };
+}
+
 async function requireCampaign(db: Knex, p: Principal, id: string): Promise<Campaign> {
   const campaign = isUuid(id) ? await findCampaign(db, p, id) : null;
   if (!campaign) throw notFound();
@@ -112,14 +120,22 @@ export async function findOptimization(db: Knex, p: Principal, id: string, forUp
   return row;
 }
 
-/** Open, and still about the plan as it is: what may be decided on. */
-async function decidable(trx: Knex, p: Principal, id: string): Promise<OptimizationRow> {
+/** Open, and still what the rules say about the plan as it is: what may be decided on. */
+async function decidable(trx: Knex, p: Principal, id: string, idleDays: number): Promise<OptimizationRow> {
   const row = await findOptimization(trx, p, id, true);
   if (!row) throw notFound();
   if (row.status === 'rejected') throw conflict('This suggestion has already been rejected.', 'optimization_rejected', 'terminal');
   if (row.status === 'accepted') throw conflict('This suggestion has already been accepted.', 'optimization_accepted', 'terminal');
-  const plan = await trx('plans').where({ campaign_id: row.campaign_id }).first('version');
-  if (row.status === 'stale' || !plan || plan.version !== row.basis_plan_version) {
+  const campaign = (await findCampaign(trx, p, row.campaign_id))!;
+  const { plan, current } = await currentSuggestions(trx, p, campaign, idleDays);
+  const same = current.find((c) => c.kind === row.kind && c.subject === row.subject);
+  if (
+    row.status === 'stale' ||
+    !plan ||
+    plan.version !== row.basis_plan_version ||
+    !same ||
+    digestOf(same.change) !== digestOf(row.change)
+  ) {
     throw conflict(
       'This suggestion is stale: the plan or the facts behind it have changed. List the optimizations again.',
       'optimization_stale',
@@ -130,9 +146,9 @@ async function decidable(trx: Knex, p: Principal, id: string): Promise<Optimizat
 }
 
 /** POST /optimizations/{id}/reject (spec 22): once, while open and current. */
-export async function rejectOptimization(db: Knex, p: Principal, id: string) {
+export async function rejectOptimization(db: Knex, p: Principal, id: string, idleDays: number) {
   return db.transaction(async (trx) => {
-    const row = await decidable(trx, p, id);
+    const row = await decidable(trx, p, id, idleDays);
     const [updated] = await trx('optimizations')
       .where({ id: row.id, status: 'open' })
       .update({ status: 'rejected', decided_by: callerId(p), decided_at: trx.fn.now() })
@@ -142,10 +158,10 @@ export async function rejectOptimization(db: Knex, p: Principal, id: string) {
 }
 
 /** A person accepts: the change is applied through the plan amendment path, which voids the plan's approval. */
-export async function acceptOptimization(db: Knex, p: Principal, id: string) {
+export async function acceptOptimization(db: Knex, p: Principal, id: string, idleDays: number) {
   if (!isHuman(p)) throw forbidden('Only a person can accept an optimization; an agent may reject one.', 'human_required');
   return db.transaction(async (trx) => {
-    const row = await decidable(trx, p, id);
+    const row = await decidable(trx, p, id, idleDays);
     const amended = await replacePlan(trx, p, row.campaign_id, { lines: row.change.lines, expectedVersion: row.change.expectedVersion });
     const [updated] = await trx('optimizations')
       .where({ id: row.id, status: 'open' })

@@ -227,6 +227,25 @@ describe('optimizations', () => {
     expect((await decide('', o!.id, 'reject')).status).toBe(401);
   });
 
+  test('concurrent rejections of one suggestion: exactly one succeeds, the rest are 409s', async () => {
+    const { token, campaignId } = await withRejectedLine('org-opt-10');
+    const [o] = await list(token, campaignId);
+    const results = await Promise.all(Array.from({ length: 6 }, () => decide(token, o!.id, 'reject')));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+  });
+
+  test('a suggestion whose facts changed at the same plan version is stale: accepting it is a 409 and the plan is untouched', async () => {
+    const { token, campaignId, planId, booking } = await withRejectedLine('org-opt-11');
+    const [o] = await list(token, campaignId);
+    // The rejected line is found confirmed after all (as a reconciliation would record it).
+    const dooh = booking.lines.find((l) => l.channel === 'dooh')!;
+    await env.db('booking_lines').where({ id: dooh.id }).update({ status: 'confirmed', confirmed_at: new Date() });
+    const res = await decide(token, o!.id, 'accept');
+    expect(res.status).toBe(409);
+    expect(await json(res)).toMatchObject({ code: 'optimization_stale' });
+    expect((await planOf(token, planId)).version).toBe(1);
+  });
+
   test('the reject route takes no body and no query: a 400 that changes nothing', async () => {
     const { token, campaignId } = await withRejectedLine('org-opt-9');
     const [o] = await list(token, campaignId);

@@ -246,7 +246,7 @@ describe('optimizations', () => {
     expect((await planOf(token, planId)).version).toBe(1);
   });
 
-  test('the reject route takes no body and no query: a 400 that changes nothing', async () => {
+  test('the reject and accept routes take no body and no query: a 400 that changes nothing', async () => {
     const { token, campaignId } = await withRejectedLine('org-opt-9');
     const [o] = await list(token, campaignId);
     const before = await optimizationRows();
@@ -254,6 +254,7 @@ describe('optimizations', () => {
     expect(withBody.status).toBe(400);
     const withQuery = await api.fetch(`/api/v1/optimizations/${o!.id}/reject?force=1`, { method: 'POST', token });
     expect(withQuery.status).toBe(400);
+    expect((await post(api, token, `/api/v1/optimizations/${o!.id}/accept`, {})).status).toBe(400);
     expect(await optimizationRows()).toEqual(before);
   });
 });

@@ -27,6 +27,9 @@ import { mountQueueDashboard } from './routes/queue-dashboard';
 import { billingRoutes } from './routes/billing';
 import { workspaceRoutes } from './routes/workspace';
 import { mountSandboxCheckout } from './routes/sandbox-checkout';
+import { measurementRoutes } from './routes/measurement';
+import { optimizationRoutes } from './routes/optimizations';
+import { studyArtifactRoutes } from './routes/study-artifacts';
 
 /** Every route of the API; the OpenAPI document is built from this same list. */
 export function apiRoutes(deps: ApiDeps): RouteDef[] {
@@ -48,6 +51,9 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...audienceRoutes(deps),
     ...billingRoutes(deps),
     ...workspaceRoutes(deps),
+    ...measurementRoutes(deps),
+    ...optimizationRoutes(deps),
+    ...studyArtifactRoutes(deps),
     ...discoveryRoutes(deps, () => routes),
   );
   return routes;

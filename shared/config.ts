@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { measurementConfig } from './measurement/measurement-config';
 
 /**
  * Every environment variable the service reads, validated once at start.
@@ -117,6 +118,7 @@ export const ConfigSchema = z.object({
   PERSONA_EXTRACT_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** When a booking's suppliers are due to have confirmed it. */
   CONFIRMATION_SLA_HOURS: z.coerce.number().int().min(1).default(48),
+  ...measurementConfig,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -9,35 +9,24 @@ import { requeueVanished } from './requeue-vanished';
 import { sweepStuck } from './sweep-stuck-attempts';
 import { rollUpPageviews } from '../shared/pixel/pageview-rollup';
 import type { Config } from '../shared/config';
+import { ArtifactStore, artifactDirOf, sweepExpiredArtifacts } from '../shared/studies/artifact-store';
+
+/** Housekeeping jobs and how often each runs. */
+const SCHEDULES: Array<[name: string, everyMs: number]> = [
+  ['purge-idempotency-records', 60 * 60 * 1000],
+  ['retry-unsent', 5 * 60 * 1000],
+  // Often: a stuck attempt is a line someone is waiting on.
+  ['sweep-stuck-attempts', 60 * 1000],
+  ['rollup-pageviews', 10 * 60 * 1000],
+  ['sweep-artifact-retention', 60 * 60 * 1000],
+  ['prune-relayed-outbox', 6 * 60 * 60 * 1000],
+];
 
 /** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
 export async function scheduleMaintenance(queue: Queue): Promise<void> {
-  await queue.upsertJobScheduler(
-    'purge-idempotency-records',
-    { every: 60 * 60 * 1000 },
-    { name: 'purge-idempotency-records', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
-  );
-  await queue.upsertJobScheduler(
-    'retry-unsent',
-    { every: 5 * 60 * 1000 },
-    { name: 'retry-unsent', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
-  );
-  // Often: a stuck attempt is a line someone is waiting on.
-  await queue.upsertJobScheduler(
-    'sweep-stuck-attempts',
-    { every: 60 * 1000 },
-    { name: 'sweep-stuck-attempts', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
-  );
-  await queue.upsertJobScheduler(
-    'rollup-pageviews',
-    { every: 10 * 60 * 1000 },
-    { name: 'rollup-pageviews', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
-  );
-  await queue.upsertJobScheduler(
-    'prune-relayed-outbox',
-    { every: 6 * 60 * 60 * 1000 },
-    { name: 'prune-relayed-outbox', opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } },
-  );
+  for (const [name, every] of SCHEDULES) {
+    await queue.upsertJobScheduler(name, { every }, { name, opts: { removeOnComplete: 100, removeOnFail: 100, attempts: 3 } });
+  }
 }
 
 export function maintenanceWorker(
@@ -46,7 +35,7 @@ export function maintenanceWorker(
   db: Knex,
   logger: Logger,
   queueFor: (name: string) => Queue,
-  config: Pick<Config, 'SUPPLIER_TIMEOUT_MS' | 'ATTEMPT_STUCK_GRACE_MS'>,
+  config: Pick<Config, 'SUPPLIER_TIMEOUT_MS' | 'ATTEMPT_STUCK_GRACE_MS' | 'ARTIFACT_DIR' | 'DATA_DIR'>,
 ): Worker {
   return new Worker<unknown, unknown, string>(
     MAINTENANCE_QUEUE,
@@ -74,6 +63,11 @@ export function maintenanceWorker(
           const pruned = await pruneRelayedOutbox(db);
           logger.info({ pruned, jobId: job.id }, 'relayed outbox rows pruned');
           return { pruned };
+        }
+        case 'sweep-artifact-retention': {
+          const deleted = await sweepExpiredArtifacts(db, new ArtifactStore(artifactDirOf(config)));
+          logger.info({ deleted, jobId: job.id }, 'study artifact bytes past retention deleted');
+          return { deleted };
         }
         default:
           throw new Error(`unknown maintenance job ${String(job.name)}`);

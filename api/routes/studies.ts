@@ -17,7 +17,7 @@ import { PathId } from '../http/params';
 const StudyParams = z.strictObject({ studyId: PathId });
 
 /** Brand lift studies: set up, quote, fund by explicit human approval, then draft (spec 9). */
-export function studyRoutes({ db }: ApiDeps) {
+export function studyRoutes({ db, config }: ApiDeps) {
   return [
     defineRoute({
       method: 'post',
@@ -29,7 +29,7 @@ export function studyRoutes({ db }: ApiDeps) {
       body: CreateStudySchema,
       responses: { 201: { description: 'Created.' }, 404: { description: 'No such campaign.' } },
       async handler({ principal, body }) {
-        return { status: 201, body: await createStudy(db, principal, body) };
+        return { status: 201, body: await createStudy(db, principal, body, config.STUDY_REQUIRED_ARTIFACTS) };
       },
     }),
     defineRoute({
@@ -42,7 +42,7 @@ export function studyRoutes({ db }: ApiDeps) {
       params: StudyParams,
       responses: { 200: { description: 'The study.' }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
-        return { status: 200, body: await studyView(db, principal, params.studyId) };
+        return { status: 200, body: await studyView(db, principal, params.studyId, config.STUDY_REQUIRED_ARTIFACTS) };
       },
     }),
     defineRoute({
@@ -95,7 +95,7 @@ export function studyRoutes({ db }: ApiDeps) {
         409: { description: 'Revision, approval, funding or idempotency conflict.' },
       },
       async handler({ principal, params, body }) {
-        return { status: 200, body: await draftStudy(db, principal, params.studyId, body) };
+        return { status: 200, body: await draftStudy(db, principal, params.studyId, body, config.STUDY_REQUIRED_ARTIFACTS) };
       },
     }),
   ];

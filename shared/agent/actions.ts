@@ -6,6 +6,8 @@ import type { Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
 import { studyCommitment } from '../studies/study-store';
 import { creativeView } from '../creatives/creative-store';
+import { rawBodySha256 } from '../measurement/raw-body';
+import { findOptimization } from '../optimizations/optimization-store';
 
 export const CurrencySchema = z.enum(['GBP', 'USD', 'EUR']);
 export type Currency = z.infer<typeof CurrencySchema>;
@@ -42,14 +44,6 @@ const zero = (description: string): Commitment => ({
   description,
 });
 const bodyObject = (body: unknown) => (body && typeof body === 'object' ? (body as Record<string, unknown>) : {});
-
-/**
- * Resources that arrive with later features (creatives, optimizations, studies) cannot be
- * found until they exist; preparing an action on them is a 404 like any unknown id.
- */
-async function notYetAvailable(): Promise<never> {
-  throw notFound();
-}
 
 const campaignLaunch: ActionContract = {
   name: 'campaign.launch',
@@ -120,7 +114,25 @@ const optimizationReject: ActionContract = {
   budgetPolicy: 'zero',
   idempotency: 'governed-execution-receipt',
   fromRequest: ({ params }) => ({ optimizationId: params.id }),
-  commitment: notYetAvailable,
+  async commitment(db, p, parameters) {
+    if (!(await findOptimization(db, p, String(parameters.optimizationId)))) throw notFound();
+    return zero('Reject an optimization suggestion: no spend.');
+  },
+};
+
+const outcomesImport: ActionContract = {
+  name: 'outcomes.import',
+  method: 'POST',
+  route: '/api/v1/campaigns/{campaignId}/outcomes',
+  // The rows are bound by the SHA-256 of the exact request body the agent will send.
+  parameters: z.strictObject({ campaignId: z.uuid(), contentSha256: z.string().regex(/^[a-f0-9]{64}$/) }),
+  budgetPolicy: 'zero',
+  idempotency: 'required',
+  fromRequest: ({ params, body }) => ({ campaignId: params.id, contentSha256: rawBodySha256(body) }),
+  async commitment(db, p, parameters) {
+    if (!(await findCampaign(db, p, String(parameters.campaignId)))) throw notFound();
+    return zero(`Import outcome rows (body sha256 ${String(parameters.contentSha256)}): no spend.`);
+  },
 };
 
 const studyDraft: ActionContract = {
@@ -151,7 +163,14 @@ const studyDraft: ActionContract = {
 };
 
 /** The one registry: the actions endpoint, preparation and execution checks all read it. */
-export const ACTIONS: readonly ActionContract[] = [campaignLaunch, creativeSubmit, audienceSync, optimizationReject, studyDraft];
+export const ACTIONS: readonly ActionContract[] = [
+  campaignLaunch,
+  creativeSubmit,
+  audienceSync,
+  optimizationReject,
+  studyDraft,
+  outcomesImport,
+];
 
 export function findAction(name: string): ActionContract | undefined {
   return ACTIONS.find((a) => a.name === name);

@@ -8,6 +8,7 @@ import { approvalView } from './governance';
 import { findCampaign } from '../campaigns/campaign-store';
 import { creativeView } from '../creatives/creative-store';
 import { studyView } from '../studies/study-store';
+import { findOptimization } from '../optimizations/optimization-store';
 
 export const RunQuerySchema = z
   .strictObject({ detailLimit: z.coerce.number().int().min(1).max(500).default(100) })
@@ -37,6 +38,7 @@ async function actionVisible(db: Knex, p: Principal, runId: string): Promise<boo
   if (typeof params.campaignId === 'string' && !(await visible(findCampaign(db, p, params.campaignId)))) return false;
   if (typeof params.creativeId === 'string' && !(await visible(creativeView(db, p, params.creativeId)))) return false;
   if (typeof params.studyId === 'string' && !(await visible(studyView(db, p, params.studyId)))) return false;
+  if (typeof params.optimizationId === 'string' && !(await visible(findOptimization(db, p, params.optimizationId)))) return false;
   return true;
 }
 

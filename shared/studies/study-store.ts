@@ -7,6 +7,7 @@ import { toMinor } from '../db/knex';
 import { isHuman, type Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
 import { reserve } from '../wallet/ledger';
+import { studyArtifacts } from './artifact-summary';
 
 export const CreateStudySchema = z
   .strictObject({ name: z.string().trim().min(1).max(200), campaignId: z.uuid().optional() })
@@ -36,11 +37,12 @@ async function loadStudy(db: Knex, p: Principal, id: string, forUpdate = false) 
   return row;
 }
 
-export async function studyView(db: Knex, p: Principal, id: string) {
+export async function studyView(db: Knex, p: Principal, id: string, requiredArtifacts?: readonly string[]) {
   const s = await loadStudy(db, p, id);
   // Sequential on purpose: callers may pass a transaction, which is one connection.
   const quotes = await db('study_quotes').where({ study_id: id }).orderBy('created_at');
   const approvals = await db('study_approvals').where({ study_id: id }).orderBy('created_at');
+  const artifacts = await studyArtifacts(db, id, requiredArtifacts);
   return {
     study: {
       id: s.id,
@@ -57,12 +59,13 @@ export async function studyView(db: Knex, p: Principal, id: string) {
         approvedBy: a.approved_by,
         used: a.used_at !== null,
       })),
+      ...artifacts,
       createdAt: (s.created_at as Date).toISOString(),
     },
   };
 }
 
-export async function createStudy(db: Knex, p: Principal, body: z.infer<typeof CreateStudySchema>) {
+export async function createStudy(db: Knex, p: Principal, body: z.infer<typeof CreateStudySchema>, requiredArtifacts?: readonly string[]) {
   if (body.campaignId && !(await findCampaign(db, p, body.campaignId))) throw notFound();
   const id = randomUUID();
   await db('brand_lift_studies').insert({
@@ -72,7 +75,7 @@ export async function createStudy(db: Knex, p: Principal, body: z.infer<typeof C
     name: body.name,
     created_by: p.userId,
   });
-  return studyView(db, p, id);
+  return studyView(db, p, id, requiredArtifacts);
 }
 
 export async function quoteStudy(db: Knex, p: Principal, studyId: string, body: z.infer<typeof QuoteRequestSchema>) {
@@ -138,7 +141,13 @@ export async function studyCommitment(db: Knex, p: Principal, params: { studyId:
 }
 
 /** Drafts the study against its approved, funded quote (spec 9). The approval is used once. */
-export async function draftStudy(db: Knex, p: Principal, studyId: string, body: z.infer<typeof DraftStudySchema>) {
+export async function draftStudy(
+  db: Knex,
+  p: Principal,
+  studyId: string,
+  body: z.infer<typeof DraftStudySchema>,
+  requiredArtifacts?: readonly string[],
+) {
   return db.transaction(async (trx) => {
     const study = await loadStudy(trx, p, studyId, true);
     if (study.revision !== body.expectedRevision) throw conflict(`The study is at revision ${study.revision}.`, 'revision_conflict');
@@ -151,6 +160,7 @@ export async function draftStudy(db: Knex, p: Principal, studyId: string, body: 
     await trx('brand_lift_studies')
       .where({ id: studyId })
       .update({ status: 'drafted', revision: study.revision + 1, updated_at: trx.fn.now() });
-    return studyView(trx, p, studyId);
+    // The draft states which artifact purposes the study still needs (study.requiredArtifacts.missing).
+    return studyView(trx, p, studyId, requiredArtifacts);
   });
 }

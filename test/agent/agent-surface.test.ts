@@ -16,7 +16,7 @@ const count = async (table: string, where: Record<string, unknown> = {}) =>
   Number((await env.db(table).where(where).count({ n: '*' }))[0]!.n);
 
 describe('GET /api/v1/agent/actions', () => {
-  test('publishes the five contracts with routes, JSON Schema parameters and budget policies', async () => {
+  test('publishes the six contracts with routes, JSON Schema parameters and budget policies', async () => {
     const a = await actors(env, api, 'org-contracts');
     const { actions } = await json<{
       actions: Array<{
@@ -32,6 +32,7 @@ describe('GET /api/v1/agent/actions', () => {
       ['audience.sync', '/api/v1/campaigns/{campaignId}/sync-audience', 'zero'],
       ['optimization.reject', '/api/v1/optimizations/{optimizationId}/reject', 'zero'],
       ['study.draft', '/api/v1/brand-lift-studies/{studyId}/draft', 'study-commitment'],
+      ['outcomes.import', '/api/v1/campaigns/{campaignId}/outcomes', 'zero'],
     ]);
     expect(actions[0]!.parameters).toMatchObject({ type: 'object', required: ['campaignId'], additionalProperties: false });
   });

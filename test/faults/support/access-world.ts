@@ -194,7 +194,8 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
     exposedOn: ['ctv'],
     notExposedOn: [],
     executionMode: 'sandbox',
-    name: 'Fault suite',
+    // Names are free text everywhere but in prepare, where they name the action.
+    name: 'campaign.launch',
     clientName: 'Acme Drinks',
     startDate: '2099-03-01',
     endDate: '2099-03-31',
@@ -222,6 +223,7 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
     kind: 'observation',
     source: 'fault-suite',
     content: { seen: true },
+    context: { campaignId: ids.campaign },
     requestId: randomUUID(),
   };
   return { ids, human, staff, realistic };

@@ -131,7 +131,11 @@ export function exampleOf(s: JsonSchema, realistic: Realistic = {}, name?: strin
     case 'object': {
       const props = (s.properties ?? {}) as Record<string, JsonSchema>;
       const required = (s.required ?? []) as string[];
-      return Object.fromEntries(required.map((r) => [r, exampleOf(props[r] ?? {}, realistic, r)]));
+      // Optional properties are left out unless a realistic value names something real.
+      const names = Object.keys(props).filter((k) => required.includes(k) || k in realistic);
+      // A body of optional fields usually needs at least one of them.
+      if (names.length === 0 && Object.keys(props).length > 0) names.push(Object.keys(props)[0]!);
+      return Object.fromEntries(names.map((k) => [k, exampleOf(props[k] ?? {}, realistic, k)]));
     }
   }
   return {};

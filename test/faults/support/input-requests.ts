@@ -132,14 +132,12 @@ export function mutationArbs(op: Operation, ctx: PlanContext): fc.Arbitrary<Plan
     if (typeof h.schema.maxLength === 'number') bad.push('x'.repeat(h.schema.maxLength + 1));
     if (bad.length)
       arbs.push(
-        fc
-          .tuple(base, fc.constantFrom(...bad))
-          .map(([b, v]) =>
-            request(op, ctx, `bad header ${h.name}`, {
-              ...baseBody(b),
-              headers: { ...(b ? { 'content-type': JSON_TYPE } : {}), [h.name]: v },
-            }),
-          ),
+        fc.tuple(base, fc.constantFrom(...bad)).map(([b, v]) =>
+          request(op, ctx, `bad header ${h.name}`, {
+            ...baseBody(b),
+            headers: { ...(b ? { 'content-type': JSON_TYPE } : {}), [h.name]: v },
+          }),
+        ),
       );
   }
 
@@ -167,24 +165,20 @@ export function mutationArbs(op: Operation, ctx: PlanContext): fc.Arbitrary<Plan
     // A raw upload: random bytes never carry an accepted file signature.
     const types = fc.constantFrom<string | undefined>(op.body.contentType, undefined, 'text/plain', JSON_TYPE, 'image/png', 'video/mp4');
     arbs.push(
-      fc
-        .tuple(types, fc.integer({ min: 1, max: 4096 }))
-        .map(([type, n]) =>
-          request(op, ctx, 'upload bytes of no accepted type', {
-            headers: type ? { 'content-type': type } : {},
-            body: () => randomBytes(n),
-          }),
-        ),
+      fc.tuple(types, fc.integer({ min: 1, max: 4096 })).map(([type, n]) =>
+        request(op, ctx, 'upload bytes of no accepted type', {
+          headers: type ? { 'content-type': type } : {},
+          body: () => randomBytes(n),
+        }),
+      ),
     );
     arbs.push(
-      fc
-        .integer({ min: MIB + 1024, max: 5 * MIB })
-        .map((n) =>
-          request(op, ctx, 'huge upload of no accepted type', {
-            headers: { 'content-type': op.body!.contentType },
-            body: () => randomBytes(n),
-          }),
-        ),
+      fc.integer({ min: MIB + 1024, max: 5 * MIB }).map((n) =>
+        request(op, ctx, 'huge upload of no accepted type', {
+          headers: { 'content-type': op.body!.contentType },
+          body: () => randomBytes(n),
+        }),
+      ),
     );
     return arbs;
   }
@@ -297,14 +291,12 @@ export function mutationArbs(op: Operation, ctx: PlanContext): fc.Arbitrary<Plan
       ),
   );
   arbs.push(
-    fc
-      .tuple(jb, fc.constantFrom('gzip', 'deflate', 'br', 'x-fault'))
-      .map(([b, enc]) =>
-        request(op, ctx, `content-encoding ${enc} over plain JSON`, {
-          headers: { 'content-type': JSON_TYPE, 'content-encoding': enc },
-          body: jsonBody(b),
-        }),
-      ),
+    fc.tuple(jb, fc.constantFrom('gzip', 'deflate', 'br', 'x-fault')).map(([b, enc]) =>
+      request(op, ctx, `content-encoding ${enc} over plain JSON`, {
+        headers: { 'content-type': JSON_TYPE, 'content-encoding': enc },
+        body: jsonBody(b),
+      }),
+    ),
   );
   arbs.push(
     fc

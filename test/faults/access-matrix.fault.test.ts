@@ -4,6 +4,7 @@ import type { RunningWorkers } from '../../workers/main';
 import { AGENT_CLIENT, HUMAN_PERMISSIONS, ORG, admin, pathTargets, seedWorld, startWorkers, type World } from './support/access-world';
 import { exampleOf } from './support/input-arbitraries';
 import { RawClient, isProblemJson, type RawResponse } from './support/input-http';
+import { figure } from './support/input-report';
 import { fillPath, isStaffSurface, operationsOf, pathParams, type Operation } from './support/input-openapi';
 import { differences, fingerprint } from './support/input-state';
 
@@ -167,12 +168,12 @@ describe('access matrix over every private operation of the OpenAPI document', (
     const changed = differences(before, await fingerprint(env.db, env.redis, env.prefix)).filter(
       (d) => !d.startsWith('table idempotency_records:'),
     );
-    console.log(
-      `[fault] access matrix: ${cases.length} refused requests over ${ops.length} private operations in ${Date.now() - started} ms, ` +
+    figure(
+      `access matrix: ${cases.length} refused requests over ${ops.length} private operations in ${Date.now() - started} ms, ` +
         `${mismatches.length} not as specified, ${pairs} hidden-resource 404s compared byte for byte (requestId removed), ${changed.length} state changes`,
     );
-    for (const m of mismatches) console.log(`[fault] access mismatch ${m}`);
-    for (const c of changed) console.log(`[fault] changed ${c}`);
+    for (const m of mismatches) figure(`access mismatch ${m}`);
+    for (const c of changed) figure(`changed ${c}`);
     expect(new Set(cases.map((c) => c.op.operationId)).size).toBe(ops.length);
     expect(mismatches).toEqual([]);
     expect(changed).toEqual([]);

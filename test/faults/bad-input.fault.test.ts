@@ -3,6 +3,7 @@ import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import type { RunningWorkers } from '../../workers/main';
 import { AGENT_CLIENT, ORG, pathTargets, seedWorld, startWorkers, type World } from './support/access-world';
 import { RawClient, inPool, isProblemJson, type RawResponse } from './support/input-http';
+import { figure } from './support/input-report';
 import { isStaffSurface, operationsOf, type OpenApiDocument, type Operation } from './support/input-openapi';
 import { mutationArbs, toRaw, validShapedArb, type PlanContext, type Planned } from './support/input-requests';
 import { differences, fingerprint } from './support/input-state';
@@ -90,7 +91,7 @@ function grouped(outcomes: Outcome[]): string[] {
   return [...groups.entries()]
     .map(([key, list]) => {
       const operations = new Set(list.map((o) => `${o.op.method} ${o.op.path}`)).size;
-      console.log(`[fault] offender ${key}: ${list.length} requests over ${operations} operations, e.g. ${describeOutcome(list[0]!)}`);
+      figure(`offender ${key}: ${list.length} requests over ${operations} operations, e.g. ${describeOutcome(list[0]!)}`);
       return `${key} (${operations} operations)`;
     })
     .sort();
@@ -136,12 +137,12 @@ describe('bad input generated from the OpenAPI document', () => {
     const notProblem = outcomes.filter((o) => o.res.status >= 400 && !isProblemJson(o.res));
     const changed = differences(before, after);
     const covered = new Set(outcomes.map((o) => `${o.op.method} ${o.op.path}`));
-    console.log(
-      `[fault] bad input (invalid): seed ${SEED} (FAULT_SEED replays), ${outcomes.length} requests over ${covered.size} operations in ${Date.now() - started} ms, ` +
+    figure(
+      `bad input (invalid): seed ${SEED} (FAULT_SEED replays), ${outcomes.length} requests over ${covered.size} operations in ${Date.now() - started} ms, ` +
         `${failed.length} 5xx or dropped, ${accepted.length} accepted, ${notProblem.length} not problem+json, ${changed.length} state changes`,
     );
-    console.log(`[fault] bad input mutations: ${tally(outcomes)}`);
-    for (const c of changed) console.log(`[fault] changed ${c}`);
+    figure(`bad input mutations: ${tally(outcomes)}`);
+    for (const c of changed) figure(`changed ${c}`);
 
     expect(covered.size).toBe(ops.length);
     expect(grouped(failed)).toEqual([]);
@@ -161,11 +162,11 @@ describe('bad input generated from the OpenAPI document', () => {
     const notProblem = outcomes.filter((o) => o.res.status >= 400 && !isProblemJson(o.res));
     const ok = outcomes.filter((o) => o.res.status < 400).length;
     const covered = new Set(outcomes.map((o) => `${o.op.method} ${o.op.path}`));
-    console.log(
-      `[fault] bad input (valid-shaped): seed ${SEED + 1_000}, ${outcomes.length} requests over ${covered.size} operations in ${Date.now() - started} ms, ` +
+    figure(
+      `bad input (valid-shaped): seed ${SEED + 1_000}, ${outcomes.length} requests over ${covered.size} operations in ${Date.now() - started} ms, ` +
         `${ok} accepted, ${outcomes.length - ok} refused, ${failed.length} 5xx or dropped, ${notProblem.length} not problem+json`,
     );
-    console.log(`[fault] bad input valid-shaped kinds: ${tally(outcomes)}`);
+    figure(`bad input valid-shaped kinds: ${tally(outcomes)}`);
 
     expect(covered.size).toBe(ops.length);
     expect(grouped(failed)).toEqual([]);

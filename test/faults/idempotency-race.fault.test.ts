@@ -4,6 +4,7 @@ import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { post } from '../support/bookings';
 import { apiRoutes } from '../../api/app';
 import type { RouteDef } from '../../api/http/route';
+import { figure } from './support/input-report';
 
 /**
  * Every route whose Idempotency-Key policy is `required`, hit by 50 concurrent requests that
@@ -115,8 +116,8 @@ async function check(route: RouteDef, varied: boolean) {
   );
   const executions = await target.executions();
   const replays = answers.filter((a) => a.replayed).length;
-  console.log(
-    `[fault] idempotency race ${route.operationId} (${varied ? 'different bodies' : 'one body'}): ${CONCURRENCY} concurrent requests with one key, ` +
+  figure(
+    `idempotency race ${route.operationId} (${varied ? 'different bodies' : 'one body'}): ${CONCURRENCY} concurrent requests with one key, ` +
       `${executed.length} executed (${first?.status}), ${executions} state change(s), ${replays} replays, ` +
       `${answers.filter(isIdempotency409).length} idempotency 409s, ${stray.length} other answers`,
   );

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
+import { post } from '../support/bookings';
+import { apiRoutes } from '../../api/app';
+import type { RouteDef } from '../../api/http/route';
+import { figure } from './support/input-report';
+
+/**
+ * Every route whose Idempotency-Key policy is `required`, hit by 50 concurrent requests that
+ * share one key: exactly one execution, and every other answer is the replay of its response
+ * or a 409 (`idempotency_in_flight`, `idempotency_conflict`). The routes are read from the
+ * route definitions (the policy is not in the OpenAPI document); each needs a fixture below
+ * that builds a fresh resource and says how many times the route has executed against it.
+ */
+const CONCURRENCY = 50;
+
+interface Target {
+  path: string;
+  token: string;
+  /** The i-th request's body; `varied` gives 50 different bodies, only the first of which can succeed. */
+  body(i: number, varied: boolean): unknown;
+  /** Effects of executions so far, from the rows the route writes. */
+  executions(): Promise<number>;
+}
+
+let env: TestEnv;
+let api: TestApi;
+let routes: RouteDef[];
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await env.api();
+  routes = apiRoutes(api.deps).filter((r) => r.idempotency === 'required');
+});
+afterAll(() => env.close());
+
+const FIXTURES: Record<string, () => Promise<Target>> = {
+  /** A study with a funded human approval; each execution uses the approval and bumps the revision. */
+  async draftStudy() {
+    const org = `org-race-${randomUUID().slice(0, 8)}`;
+    const token = await env.issuer.token({ org, user: 'lead' });
+    await api.fetch('/api/v1/auth/context', { token });
+    await env.db('wallets').insert({ advertiser_id: org, balance_minor: 1_000_000 }).onConflict('advertiser_id').merge();
+    const { study } = (await (await post(api, token, '/api/v1/brand-lift-studies', { name: 'Race' })).json()) as { study: { id: string } };
+    const { quote } = (await (await post(api, token, `/api/v1/brand-lift-studies/${study.id}/quotes`, { sampleSize: 1000 })).json()) as {
+      quote: { id: string };
+    };
+    const { approval } = (await (
+      await post(api, token, `/api/v1/brand-lift-studies/${study.id}/approvals`, { quoteId: quote.id })
+    ).json()) as {
+      approval: { id: string };
+    };
+    return {
+      path: `/api/v1/brand-lift-studies/${study.id}/draft`,
+      token,
+      body: (i, varied) => ({
+        expectedRevision: varied ? 1 + i : 1,
+        expectedConnectionRevision: null,
+        quoteId: quote.id,
+        approvalId: approval.id,
+      }),
+      async executions() {
+        const row = await env.db('brand_lift_studies').where({ id: study.id }).first('revision');
+        const used = await env.db('study_approvals').where({ id: approval.id }).whereNotNull('used_at').count({ n: '*' });
+        const revisions = row.revision - 1;
+        if (revisions !== Number(used[0]!.n)) throw new Error(`revision ${row.revision} but ${used[0]!.n} approvals used`);
+        return revisions;
+      },
+    };
+  },
+};
+
+interface Answer {
+  i: number;
+  status: number;
+  body: Record<string, unknown>;
+  replayed: boolean;
+}
+
+async function race(target: Target, varied: boolean): Promise<Answer[]> {
+  const key = randomUUID();
+  return Promise.all(
+    Array.from({ length: CONCURRENCY }, async (_, i) => {
+      const res = await api.fetch(target.path, {
+        method: 'POST',
+        token: target.token,
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify(target.body(i, varied)),
+      });
+      return {
+        i,
+        status: res.status,
+        body: (await res.json()) as Record<string, unknown>,
+        replayed: res.headers.get('idempotency-replayed') === 'true',
+      };
+    }),
+  );
+}
+
+const IDEMPOTENCY_409 = ['idempotency_in_flight', 'idempotency_conflict'];
+const isIdempotency409 = (a: Answer) => a.status === 409 && IDEMPOTENCY_409.includes(String(a.body.code));
+
+async function check(route: RouteDef, varied: boolean) {
+  const fixture = FIXTURES[route.operationId];
+  if (!fixture)
+    throw new Error(`No race fixture for ${route.operationId} (${route.method} ${route.path}); add one to idempotency-race.fault.test.ts.`);
+  const target = await fixture();
+  const records = async () => Number((await env.db('idempotency_records').count({ n: '*' }))[0]!.n);
+  const recordsBefore = await records();
+  const answers = await race(target, varied);
+  const executed = answers.filter((a) => !a.replayed && !isIdempotency409(a));
+  const first = executed[0];
+  const stray = answers.filter(
+    (a) =>
+      a !== first && !isIdempotency409(a) && !(a.replayed && first && a.status === first.status && isDeepStrictEqual(a.body, first.body)),
+  );
+  const executions = await target.executions();
+  const replays = answers.filter((a) => a.replayed).length;
+  figure(
+    `idempotency race ${route.operationId} (${varied ? 'different bodies' : 'one body'}): ${CONCURRENCY} concurrent requests with one key, ` +
+      `${executed.length} executed (${first?.status}), ${executions} state change(s), ${replays} replays, ` +
+      `${answers.filter(isIdempotency409).length} idempotency 409s, ${stray.length} other answers`,
+  );
+  expect(executed.map((a) => a.status)).toHaveLength(1);
+  expect(stray.map((a) => `${a.status} ${JSON.stringify(a.body)}`)).toEqual([]);
+  // One key, one record: the route's own rows changed at most once, and exactly once when it succeeded.
+  expect(await records()).toBe(recordsBefore + 1);
+  expect(executions).toBe(first!.status < 300 ? 1 : 0);
+  if (!varied) expect(first!.status).toBeLessThan(300);
+  if (varied)
+    expect(
+      answers.filter(
+        (a) => a.replayed && a.i !== first!.i && JSON.stringify(target.body(a.i, true)) !== JSON.stringify(target.body(first!.i, true)),
+      ),
+    ).toEqual([]);
+}
+
+describe('Idempotency-Key policy `required` under concurrency', () => {
+  test('the route definitions name at least one route with the required policy', () => {
+    expect(routes.map((r) => `${r.method.toUpperCase()} ${r.path}`).length).toBeGreaterThan(0);
+  });
+
+  test('50 concurrent requests with one key and one body execute once; the rest replay it or get an idempotency 409', async () => {
+    for (const route of routes) await check(route, false);
+  });
+
+  test('50 concurrent requests with one key and 50 different bodies execute once; the rest get an idempotency 409', async () => {
+    for (const route of routes) await check(route, true);
+  });
+});

@@ -8,6 +8,7 @@ import type { AssetStore } from '../shared/assets/asset-store';
 import type { WorkspaceCache } from '../shared/workspaces/workspace-store';
 import type { QueueProducers } from '../shared/queues/producers';
 import type { ExtractionClient } from '../shared/personas/extraction-client';
+import type { AgentEndpoint } from './mcp/setup';
 
 /** Everything the API's routes need, built once by the composition root and passed in. */
 export interface ApiDeps {
@@ -23,5 +24,7 @@ export interface ApiDeps {
   /** Queue producers: the outbox relay after a commit, and the queue dashboard. */
   producers: QueueProducers;
   extractions: ExtractionClient;
+  /** The hosted agent endpoint (/mcp), when an authorization server is configured or embedded. */
+  agentEndpoint: AgentEndpoint | null;
   runtime: { authMode: 'jwks' | 'development-issuer'; database: 'external' | 'embedded' };
 }

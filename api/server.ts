@@ -13,6 +13,7 @@ import { PERSONA_EXTRACT_QUEUE } from '../shared/queues/names';
 import type { ResolvedAuth } from '../shared/runtime/infrastructure';
 import type { ApiDeps } from './deps';
 import { buildApp } from './app';
+import { createAgentEndpoint } from './mcp/setup';
 
 export interface ApiInputs {
   config: Config;
@@ -34,6 +35,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   queueRedis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue redis connection error'));
   await queueRedis.connect().catch(() => undefined);
   const producers = new QueueProducers(queueRedis, config.REDIS_PREFIX);
+  const workspaces = new WorkspaceCache(db);
   return {
     config,
     db,
@@ -41,7 +43,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     redisPrefix: config.REDIS_PREFIX,
     logger,
     verifier: auth.verifier,
-    workspaces: new WorkspaceCache(db),
+    workspaces,
     assets: new AssetStore(db, assetDirOf(config)),
     producers,
     extractions: new ExtractionClient(
@@ -50,6 +52,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
       config.REDIS_PREFIX,
       config.PERSONA_EXTRACT_TIMEOUT_MS,
     ),
+    agentEndpoint: await createAgentEndpoint({ config, logger, db, auth, workspaces }),
     ...(auth.devIssuer ? { devIssuer: auth.devIssuer } : {}),
     runtime: { authMode: auth.mode, database: inputs.database },
   };

@@ -8,8 +8,8 @@ module.exports = {
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  // jose and canonicalize ship ES modules only; jest's CommonJS runtime needs them transformed.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|canonicalize)/)'],
+  // jose, canonicalize and oidc-provider ship ES modules only; jest's CommonJS runtime needs them transformed.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|canonicalize|oidc-provider)/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Generous: CI machines are shared, and the polling helpers' own deadlines should fire first with a clearer message.

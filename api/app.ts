@@ -30,6 +30,7 @@ import { mountSandboxCheckout } from './routes/sandbox-checkout';
 import { measurementRoutes } from './routes/measurement';
 import { optimizationRoutes } from './routes/optimizations';
 import { studyArtifactRoutes } from './routes/study-artifacts';
+import { mountAgentEndpoint } from './mcp/endpoint';
 
 /** Every route of the API; the OpenAPI document is built from this same list. */
 export function apiRoutes(deps: ApiDeps): RouteDef[] {
@@ -111,7 +112,11 @@ export function buildApp(deps: ApiDeps): Express {
     res.status(204).end();
   });
 
-  mountRoutes(app, apiRoutes(deps), {
+  const routes = apiRoutes(deps);
+  // Before the REST routes: its authorization server parses its own bodies.
+  if (deps.agentEndpoint) mountAgentEndpoint(app, deps, deps.agentEndpoint, routes);
+
+  mountRoutes(app, routes, {
     db: deps.db,
     authenticate: authenticator(deps.verifier, deps.workspaces),
     defaultBodyLimitBytes: config.BODY_LIMIT_BYTES,

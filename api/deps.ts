@@ -9,6 +9,7 @@ import type { WorkspaceCache } from '../shared/workspaces/workspace-store';
 import type { QueueProducers } from '../shared/queues/producers';
 import type { ExtractionClient } from '../shared/personas/extraction-client';
 import type { Payments } from '../shared/billing/payments';
+import type { AgentEndpoint } from './mcp/setup';
 
 /** Everything the API's routes need, built once by the composition root and passed in. */
 export interface ApiDeps {
@@ -27,5 +28,7 @@ export interface ApiDeps {
   payments: Payments;
   /** Where people reach this service; set from PUBLIC_BASE_URL or, failing that, where it listens. */
   urls: { base: string };
+  /** The hosted agent endpoint (/mcp), when an authorization server is configured or embedded. */
+  agentEndpoint: AgentEndpoint | null;
   runtime: { authMode: 'jwks' | 'development-issuer'; database: 'external' | 'embedded' };
 }

@@ -14,6 +14,7 @@ import type { ResolvedAuth } from '../shared/runtime/infrastructure';
 import type { ApiDeps } from './deps';
 import { createPayments, recordBillingTerms } from '../shared/billing/payments';
 import { buildApp } from './app';
+import { createAgentEndpoint } from './mcp/setup';
 
 export interface ApiInputs {
   config: Config;
@@ -37,6 +38,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   const producers = new QueueProducers(queueRedis, config.REDIS_PREFIX);
   const urls = { base: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
   await recordBillingTerms(db, config, logger);
+  const workspaces = new WorkspaceCache(db);
   return {
     config,
     db,
@@ -44,7 +46,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     redisPrefix: config.REDIS_PREFIX,
     logger,
     verifier: auth.verifier,
-    workspaces: new WorkspaceCache(db),
+    workspaces,
     assets: new AssetStore(db, assetDirOf(config)),
     producers,
     extractions: new ExtractionClient(
@@ -55,6 +57,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     ),
     payments: createPayments(db, config, logger, () => urls.base),
     urls,
+    agentEndpoint: await createAgentEndpoint({ config, logger, db, auth, workspaces }),
     ...(auth.devIssuer ? { devIssuer: auth.devIssuer } : {}),
     runtime: { authMode: auth.mode, database: inputs.database },
   };

@@ -27,6 +27,9 @@ runMain('Flightdeck', async () => {
     `  workers:    ${workers.queues.length} queues (supplier.<adapter> and maintenance)`,
     `  queues UI:  ${api.url}/admin/queues?access_token=<staff token>`,
   ];
+  if (deps.agentEndpoint) {
+    lines.push(`  agents:     ${deps.agentEndpoint.resourceUrl} (MCP, OAuth via ${deps.agentEndpoint.issuer}; see docs/mcp.md)`);
+  }
   if (auth.devIssuer) {
     lines.push(
       '  auth:       development issuer (not for production)',

@@ -119,6 +119,33 @@ export const ConfigSchema = z.object({
   /** When a booking's suppliers are due to have confirmed it. */
   CONFIRMATION_SLA_HOURS: z.coerce.number().int().min(1).default(48),
   ...measurementConfig,
+  /** The agent endpoint's exact URL: the audience of its tokens. Default http://localhost:$PORT/mcp. */
+  MCP_RESOURCE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** The authorization server for /mcp; unset in development means the embedded one under /oauth. */
+  MCP_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  /** The one OAuth scope of the agent endpoint. */
+  MCP_SCOPE: z
+    .string()
+    .regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/)
+    .default('flightdeck'),
+  /** The embedded server's pre-registered public client. */
+  MCP_CLIENT_ID: z.string().min(1).max(200).default('flightdeck-assistant'),
+  /** Its exact redirect URLs, comma-separated. */
+  MCP_REDIRECT_URIS: z
+    .string()
+    .default('http://localhost:6274/oauth/callback,http://localhost:6274/oauth/callback/debug')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.url({ protocol: /^https?$/ })).min(1)),
+  /** The endpoint's own client at the issuer, used for the token exchange (RFC 8693). */
+  MCP_EXCHANGE_CLIENT_ID: z.string().min(1).max(200).default('flightdeck-mcp-resource'),
+  MCP_EXCHANGE_CLIENT_SECRET: z.string().min(16).optional(),
+  /** How long the embedded server's exchanged API credential lives. */
+  MCP_API_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(300),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -143,6 +170,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!config.AUTH_ISSUER) missing.push('AUTH_ISSUER');
     if (!config.REDIS_URL) missing.push('REDIS_URL');
     if (config.BILLING_MODE === 'sandbox') missing.push('BILLING_MODE=live (sandbox billing credits wallets without real payment)');
+    if (config.MCP_ISSUER && !config.MCP_RESOURCE_URL) missing.push('MCP_RESOURCE_URL (the public URL of /mcp)');
+    if (config.MCP_ISSUER && !config.MCP_EXCHANGE_CLIENT_SECRET) missing.push('MCP_EXCHANGE_CLIENT_SECRET');
     if (missing.length) {
       throw new ConfigError(`Invalid configuration for NODE_ENV=production:\n${missing.map((m) => `  ${m}`).join('\n')}`);
     }
@@ -155,6 +184,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return config;
 }
+
+/** The agent endpoint's exact URL, the audience of its tokens. */
+export const mcpResourceUrlOf = (config: Config) => config.MCP_RESOURCE_URL ?? `http://localhost:${config.PORT}/mcp`;
 
 /** Where creative evidence and other assets are stored. */
 export const assetDirOf = (config: Config) => path.resolve(config.ASSET_DIR ?? path.join(config.DATA_DIR, 'assets'));

@@ -22,7 +22,7 @@ export async function runGoverned(
   action: string,
   principal: Principal,
   request: { params: unknown; body: unknown },
-  req: Request,
+  headers: Request['headers'],
   requestId: string,
   run: () => Promise<HandlerResult | void>,
 ): Promise<HandlerResult> {
@@ -31,7 +31,7 @@ export async function runGoverned(
     principal,
     action,
     request as { params: Record<string, string>; body: unknown },
-    req.headers,
+    headers,
   );
   if (begun.kind === 'replay') {
     const isProblem = begun.status >= 400;

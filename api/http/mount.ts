@@ -60,7 +60,7 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
         const requestId = String(res.locals.requestId);
         const governed = route.governedAction && principal?.agentClientId;
         const invoke = () =>
-          governed ? runGoverned(opts, route.governedAction!, principal, { params, body }, req, requestId, run) : run();
+          governed ? runGoverned(opts, route.governedAction!, principal, { params, body }, req.headers, requestId, run) : run();
         const result =
           route.idempotency === 'required' && principal
             ? await runIdempotent(

@@ -4,7 +4,7 @@ import { hasPermission, isHuman } from '../../shared/auth/principal';
 import { describeActions } from '../../shared/agent/actions';
 import { AbandonSchema, ApproveSchema, PrepareSchema, abandonAction, approveAction, prepareAction } from '../../shared/agent/governance';
 import { ResolveExecutionSchema, resolveExecution } from '../../shared/agent/execution';
-import { EvidenceSchema, RunQuerySchema, readRun, recordEvidence } from '../../shared/agent/runs';
+import { EvidenceSchema, RunQuerySchema, readApproval, readRun, recordEvidence } from '../../shared/agent/runs';
 import { MandateSchema, listMandates, putMandate } from '../../shared/agent/mandates';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
@@ -47,6 +47,19 @@ export function agentRoutes({ db }: ApiDeps) {
       },
       async handler({ principal, body }) {
         return { status: 201, body: await prepareAction(db, principal, body) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/agent/approvals/:id',
+      operationId: 'getAgentApproval',
+      summary: "An approval's status: pending, approved (with the execute step id to carry), or abandoned.",
+      tags: ['agent'],
+      access: 'bearer',
+      params: IdParams,
+      responses: { 200: { description: 'The approval.' }, 404: { description: 'No such approval in this workspace.' } },
+      async handler({ principal, params }) {
+        return { status: 200, body: await readApproval(db, principal, params.id) };
       },
     }),
     defineRoute({

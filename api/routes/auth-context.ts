@@ -1,24 +1,9 @@
 import { z } from 'zod';
-import { ChannelSchema, ProductSchema } from '../../shared/auth/products';
+import { AuthContextSchema, describeCaller } from '../../shared/auth/auth-context';
 import { isHuman } from '../../shared/auth/principal';
-import { findActiveStaff, isActiveStaff } from '../../shared/staff/staff-store';
+import { findActiveStaff } from '../../shared/staff/staff-store';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
-
-export const AuthContextSchema = z
-  .object({
-    user: z.object({ id: z.string() }),
-    advertiser: z.object({ id: z.string(), name: z.string() }),
-    product: ProductSchema,
-    channels: z.array(ChannelSchema),
-    permissions: z.array(z.string()),
-    actor: z.enum(['human', 'agent']),
-    delegated: z.boolean(),
-    agent: z.object({ clientId: z.string() }).nullable(),
-    staff: z.boolean(),
-    workspace: z.object({ pixelKey: z.string(), createdAt: z.string() }),
-  })
-  .meta({ id: 'AuthContext' });
 
 export const StaffSessionSchema = z
   .union([
@@ -43,22 +28,7 @@ export function authRoutes({ db, workspaces }: ApiDeps) {
       access: 'bearer',
       responses: { 200: { description: 'The verified caller.', schema: AuthContextSchema } },
       async handler({ principal }) {
-        const workspace = await workspaces.get(principal.advertiserId);
-        // Staff access needs a human session and a server-owned membership; a token cannot claim it.
-        const staff = isHuman(principal) ? await isActiveStaff(db, principal.userId) : false;
-        const body: z.infer<typeof AuthContextSchema> = {
-          user: { id: principal.userId },
-          advertiser: { id: workspace.id, name: workspace.name },
-          product: principal.product,
-          channels: principal.channels,
-          permissions: principal.permissions,
-          actor: isHuman(principal) ? 'human' : 'agent',
-          delegated: !isHuman(principal),
-          agent: principal.agentClientId ? { clientId: principal.agentClientId } : null,
-          staff,
-          workspace: { pixelKey: workspace.pixelKey, createdAt: workspace.createdAt },
-        };
-        return { status: 200, body };
+        return { status: 200, body: await describeCaller(db, workspaces, principal) };
       },
     }),
     defineRoute({

@@ -127,6 +127,7 @@ export async function finishGovernedExecution(
         type: 'action.outcome-unknown',
         entry: { stepId },
         actorId: p.userId,
+        by: p,
       });
       return;
     }
@@ -146,6 +147,7 @@ export async function finishGovernedExecution(
       type: 'action.executed',
       entry: { stepId, status: outcome.status },
       actorId: p.agentClientId ? `${p.userId}|agent:${p.agentClientId}` : p.userId,
+      by: p,
     });
   });
 }
@@ -186,6 +188,7 @@ export async function resolveExecution(db: Knex, p: Principal, stepId: string, b
       type: 'action.resolved',
       entry: resolution,
       actorId: p.userId,
+      by: p,
     });
     return { step: { id: stepId, status: 'resolved' as const, actionDigest: step.action_digest as string, resolution } };
   });

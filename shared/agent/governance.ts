@@ -125,6 +125,7 @@ export async function prepareAction(db: Knex, p: Principal, body: PrepareRequest
       type: 'action.prepared',
       entry: { action, actionDigest: digest, commitment },
       actorId,
+      by: p,
     });
   });
   return {
@@ -211,6 +212,7 @@ export async function approveAction(db: Knex, p: Principal, approvalId: string, 
       type: 'action.approved',
       entry: { actionDigest: row.action_digest, executeStepId: stepId },
       actorId: p.userId,
+      by: p,
     });
     return {
       approval: approvalView(updated),
@@ -245,6 +247,7 @@ export async function abandonAction(db: Knex, p: Principal, approvalId: string, 
       type: 'action.abandoned',
       entry: { note: body.note },
       actorId: p.userId,
+      by: p,
     });
     return { approval: approvalView(updated) };
   });

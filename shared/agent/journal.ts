@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { Principal } from '../auth/principal';
 
 const SECRET_KEY = /(secret|token|password|passphrase|api[-_]?key|private[-_]?key|credential|authorization|cookie)/i;
 const LARGE_STRING = 1024;
@@ -20,9 +21,13 @@ export function redactForJournal(value: unknown, key = ''): unknown {
   return value;
 }
 
+/**
+ * `by` is the caller whose request caused the entry: it records a person or an agent, and
+ * whether they came through the REST API or the agent endpoint (/mcp).
+ */
 export async function journal(
   trx: Knex,
-  e: { advertiserId: string; runId: string; approvalId?: string | null; type: string; entry: unknown; actorId: string },
+  e: { advertiserId: string; runId: string; approvalId?: string | null; type: string; entry: unknown; actorId: string; by: Principal },
 ): Promise<void> {
   await trx('mission_journal').insert({
     advertiser_id: e.advertiserId,
@@ -31,5 +36,7 @@ export async function journal(
     entry_type: e.type,
     entry: JSON.stringify(redactForJournal(e.entry)),
     actor_id: e.actorId,
+    actor: e.by.agentClientId ? 'agent' : 'human',
+    source: e.by.via ?? 'api',
   });
 }

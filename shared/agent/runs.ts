@@ -141,3 +141,11 @@ export async function recordEvidence(db: Knex, p: Principal, runId: string, body
     .returning('*');
   return { evidence: evidenceView(row) };
 }
+
+/** An approval and where it stands (pending, approved with its execute step, abandoned): as visible as its run. */
+export async function readApproval(db: Knex, p: Principal, id: string) {
+  if (!isUuid(id)) throw notFound();
+  const row = await db('agent_approvals').where({ id, advertiser_id: p.advertiserId }).first();
+  if (!row || !(await actionVisible(db, p, row.run_id))) throw notFound();
+  return { approval: approvalView(row) };
+}

@@ -25,6 +25,8 @@ export interface Principal {
   permissions: string[];
   /** The agent client id when an agent acts for the user; null for a human session. */
   agentClientId: string | null;
+  /** Set when the call came through the hosted agent endpoint (/mcp) rather than the REST API. */
+  via?: 'mcp';
 }
 
 export function principalFromClaims(claims: z.infer<typeof AccessClaimsSchema>): Principal {

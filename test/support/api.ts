@@ -10,6 +10,7 @@ import { createTokenVerifier } from '../../shared/auth/verifier';
 import type { Knex } from '../../shared/db/knex';
 import { createApiDeps, startApi, type RunningApi } from '../../api/server';
 import type { ApiDeps } from '../../api/deps';
+import type { ResolvedAuth } from '../../shared/runtime/infrastructure';
 import { startWorkers, type RunningWorkers } from '../../workers/main';
 import { createTestDatabase, type TestDatabase } from './database';
 import { TEST_REDIS_URL } from './env';
@@ -24,7 +25,7 @@ export interface TestEnv {
   redis: Redis;
   config(overrides?: Record<string, string>): Config;
   /** Starts an API on port 0 against this file's database and prefix. */
-  api(overrides?: Record<string, string>, extra?: { db?: Knex; redisUrl?: string }): Promise<TestApi>;
+  api(overrides?: Record<string, string>, extra?: { db?: Knex; redisUrl?: string; auth?: ResolvedAuth }): Promise<TestApi>;
   workers(overrides?: Record<string, string>): Promise<RunningWorkers>;
   close(): Promise<void>;
 }
@@ -99,7 +100,7 @@ export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' }
         logger,
         db: extra.db ?? database.db,
         redisUrl: extra.redisUrl ?? cfg.REDIS_URL!,
-        auth: {
+        auth: extra.auth ?? {
           verifier: createTokenVerifier({
             issuer: cfg.AUTH_ISSUER!,
             audience: cfg.AUTH_AUDIENCE,

@@ -1,0 +1,104 @@
+import { z, type ZodType } from 'zod';
+import { badRequest } from '../../shared/errors';
+import { findAction } from '../../shared/agent/actions';
+import { DIGEST_HEADER, STEP_HEADER } from '../../shared/agent/execution';
+import { DigestSchema } from '../../shared/agent/governance';
+import type { Principal } from '../../shared/auth/principal';
+import type { Logger } from '../../shared/logger';
+import type { Knex } from 'knex';
+import type { HandlerResult, RouteDef } from '../http/route';
+import { runGoverned } from '../http/execution-policies';
+import { parsePart } from '../http/validate';
+
+/**
+ * The agent's working set: each tool is a REST operation, with that operation's own zod
+ * schemas as its input and its own handler (the same domain function) behind it, called in
+ * process. Approving is not here and never will be: approvals are a person's.
+ */
+export const ROUTE_TOOLS: ReadonlyArray<{ name: string; operationId: string }> = [
+  { name: 'list_personas', operationId: 'listPersonas' },
+  { name: 'get_persona', operationId: 'getPersona' },
+  { name: 'extract_persona', operationId: 'extractPersona' },
+  { name: 'list_campaigns', operationId: 'listCampaigns' },
+  { name: 'get_campaign', operationId: 'getCampaign' },
+  { name: 'get_plan', operationId: 'getPlan' },
+  { name: 'list_campaign_bookings', operationId: 'listCampaignBookings' },
+  { name: 'get_booking', operationId: 'getBooking' },
+  { name: 'list_actions', operationId: 'listAgentActions' },
+  { name: 'list_mandates', operationId: 'listAgentMandates' },
+  { name: 'prepare_action', operationId: 'prepareAgentAction' },
+  { name: 'get_approval', operationId: 'getAgentApproval' },
+  { name: 'resolve_step', operationId: 'resolveAgentExecution' },
+  { name: 'get_run', operationId: 'getAgentRun' },
+  { name: 'record_evidence', operationId: 'recordAgentEvidence' },
+];
+
+export interface CallContext {
+  principal: Principal;
+  requestId: string;
+  log: Logger;
+}
+
+const shapeOf = (schema: ZodType | undefined): Record<string, ZodType> =>
+  schema instanceof z.ZodObject ? (schema.shape as Record<string, ZodType>) : {};
+
+const pick = (args: Record<string, unknown>, schema: ZodType | undefined) =>
+  Object.fromEntries(Object.keys(shapeOf(schema)).flatMap((k) => (k in args ? [[k, args[k]]] : [])));
+
+/** The tool's input: the operation's path parameters, query and body, side by side. */
+export function toolInputSchema(route: RouteDef) {
+  return z.strictObject({ ...shapeOf(route.params), ...shapeOf(route.query), ...shapeOf(route.body) });
+}
+
+async function invoke(route: RouteDef, ctx: CallContext, parts: { params: unknown; query: unknown; body: unknown }, headers = {}) {
+  if (route.authorize) await route.authorize(ctx.principal as never);
+  return route.handler({ ...parts, principal: ctx.principal, headers, requestId: ctx.requestId, log: ctx.log } as never);
+}
+
+/** Runs one operation for a tool call: the same parse, authorisation and handler as its REST route. */
+export async function callRoute(route: RouteDef, args: Record<string, unknown>, ctx: CallContext): Promise<HandlerResult> {
+  const parts = {
+    params: route.params ? parsePart(route.params, pick(args, route.params), 'params') : {},
+    query: route.query ? parsePart(route.query, pick(args, route.query), 'query') : {},
+    body: route.body ? parsePart(route.body, pick(args, route.body), 'body') : undefined,
+  };
+  const result = await invoke(route, ctx, parts);
+  if (!result) throw new Error(`${route.operationId} wrote its own response; it cannot back a tool`);
+  return result;
+}
+
+export const ExecuteActionSchema = z.strictObject({
+  stepId: z.string().min(1).max(128).describe('The execute step id a person received when approving.'),
+  actionDigest: DigestSchema.describe('The approved action digest.'),
+  name: z.string().min(1).max(120).describe('The action name, as prepared.'),
+  parameters: z.record(z.string(), z.unknown()).describe('The action parameters, exactly as prepared.'),
+});
+
+/**
+ * Executes an approved action through its governed REST operation: the step id and digest
+ * travel as the binding headers do, the digest is recomputed from the real request, and the
+ * receipt answers any replay.
+ */
+export async function executeAction(
+  db: Knex,
+  routes: RouteDef[],
+  args: z.infer<typeof ExecuteActionSchema>,
+  ctx: CallContext,
+): Promise<HandlerResult> {
+  const contract = findAction(args.name);
+  const route = routes.find((r) => r.governedAction === args.name);
+  if (!contract || !route) {
+    throw badRequest(`Unknown action ${args.name}; see list_actions.`, [{ path: 'name', message: 'unknown action' }], 'unknown_action');
+  }
+  // The contract names its path parameters ({campaignId}); the route has its own names (:id), in the same order.
+  const contractKeys = [...contract.route.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const routeKeys = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+  const rawParams = Object.fromEntries(routeKeys.map((k, i) => [k, String(args.parameters[contractKeys[i]!] ?? '')]));
+  const rawBody = Object.fromEntries(Object.entries(args.parameters).filter(([k]) => !contractKeys.includes(k)));
+  const params = route.params ? parsePart(route.params, rawParams, 'params') : {};
+  const body = route.body ? parsePart(route.body, rawBody, 'body') : undefined;
+  const headers = { [STEP_HEADER]: args.stepId, [DIGEST_HEADER]: args.actionDigest };
+  return runGoverned({ db }, args.name, ctx.principal, { params, body }, headers, ctx.requestId, () =>
+    invoke(route, ctx, { params, query: {}, body }, headers),
+  );
+}

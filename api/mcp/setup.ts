@@ -1,0 +1,86 @@
+import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import type { Knex } from 'knex';
+import type { Provider } from 'oidc-provider';
+import { mcpResourceUrlOf, type Config } from '../../shared/config';
+import type { Logger } from '../../shared/logger';
+import { describeCaller } from '../../shared/auth/auth-context';
+import { AgentCredentials } from '../../shared/mcp/agent-credentials';
+import { AuthorizationServer } from '../../shared/mcp/authorization-server';
+import { createGrantVerifier, type McpGrantVerifier } from '../../shared/mcp/grant';
+import type { ResolvedAuth } from '../../shared/runtime/infrastructure';
+import type { WorkspaceCache } from '../../shared/workspaces/workspace-store';
+import { loadDevAuthorizationKeys } from '../oauth/dev-keys';
+
+/** Everything the agent endpoint needs, built once by the composition root. */
+export interface AgentEndpoint {
+  resourceUrl: string;
+  metadataUrl: string;
+  scope: string;
+  issuer: string;
+  authorizationServer: AuthorizationServer;
+  verifyGrant: McpGrantVerifier;
+  credentials: AgentCredentials;
+  /** The embedded development authorization server, when no MCP_ISSUER is configured. */
+  devServer: Provider | null;
+}
+
+/**
+ * The configured issuer (MCP_ISSUER), or, in development (the development issuer signs API
+ * tokens), the embedded authorization server under /oauth. With neither, there is no agent
+ * endpoint: a production API issuer cannot be made to mint API credentials by us.
+ */
+export async function createAgentEndpoint(i: {
+  config: Config;
+  logger: Logger;
+  db: Knex;
+  auth: ResolvedAuth;
+  workspaces: WorkspaceCache;
+}): Promise<AgentEndpoint | null> {
+  const { config, auth } = i;
+  const resourceUrl = mcpResourceUrlOf(config);
+  let issuer: string;
+  let secret: string;
+  let devServer: Provider | null = null;
+  if (config.MCP_ISSUER) {
+    issuer = config.MCP_ISSUER;
+    secret = config.MCP_EXCHANGE_CLIENT_SECRET!;
+  } else if (auth.devIssuer) {
+    const keys = await loadDevAuthorizationKeys(config.DATA_DIR);
+    issuer = new URL(resourceUrl).origin;
+    secret = keys.exchangeClientSecret;
+    // Loaded only in development: oidc-provider is never part of a production process.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { createDevAuthorizationServer } = require('../oauth/provider') as typeof import('../oauth/provider');
+    devServer = createDevAuthorizationServer({
+      issuer,
+      resourceUrl,
+      scope: config.MCP_SCOPE,
+      clientId: config.MCP_CLIENT_ID,
+      redirectUris: config.MCP_REDIRECT_URIS,
+      exchangeClientId: config.MCP_EXCHANGE_CLIENT_ID,
+      keys,
+      apiIssuer: auth.devIssuer,
+      apiTokenTtlSeconds: config.MCP_API_TOKEN_TTL_SECONDS,
+      trustProxy: config.TRUST_PROXY !== false,
+      db: i.db,
+    });
+  } else {
+    i.logger.warn('the agent endpoint /mcp is off: set MCP_ISSUER (and MCP_RESOURCE_URL, MCP_EXCHANGE_CLIENT_SECRET) to enable it');
+    return null;
+  }
+  const authorizationServer = new AuthorizationServer(issuer, { id: config.MCP_EXCHANGE_CLIENT_ID, secret });
+  return {
+    resourceUrl,
+    metadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(resourceUrl)),
+    scope: config.MCP_SCOPE,
+    issuer,
+    authorizationServer,
+    verifyGrant: createGrantVerifier({ issuer, audience: resourceUrl, jwks: () => authorizationServer.jwks() }),
+    credentials: new AgentCredentials({
+      exchange: (grantToken) => authorizationServer.exchange(grantToken, config.AUTH_AUDIENCE),
+      verifyApiToken: auth.verifier,
+      describe: (p) => describeCaller(i.db, i.workspaces, p),
+    }),
+    devServer,
+  };
+}

@@ -1,0 +1,104 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { CHANNELS, PRODUCTS, entitledChannels } from '../../shared/auth/products';
+import type { Principal } from '../../shared/auth/principal';
+import { unauthenticated } from '../../shared/errors';
+import type { Logger } from '../../shared/logger';
+import type { ApiDeps } from '../deps';
+import type { RouteDef } from '../http/route';
+import { version } from '../../package.json';
+import { ExecuteActionSchema, ROUTE_TOOLS, callRoute, executeAction, toolInputSchema, type CallContext } from './route-tools';
+import { problemResult, toolFailure, toolResult } from './tool-results';
+import type { AgentEndpoint } from './setup';
+
+export const PUBLIC_TOOL = 'get_platform_info';
+
+export interface ToolScope {
+  deps: ApiDeps;
+  endpoint: AgentEndpoint;
+  routes: RouteDef[];
+  /** Null until the caller presents a grant: then only get_platform_info answers. */
+  principal: Principal | null;
+  requestId: string;
+  log: Logger;
+}
+
+/** What any caller may know before connecting: who we are and how to connect. */
+export function platformInfo(endpoint: AgentEndpoint, config: ApiDeps['config']) {
+  const origin = new URL(endpoint.resourceUrl).origin;
+  return {
+    name: 'Flightdeck',
+    version,
+    description: 'Multi-channel media buying: plan, approve, book and monitor paid media across seven channels.',
+    channels: [...CHANNELS],
+    products: PRODUCTS.map((id) => ({ id, channels: entitledChannels(id) })),
+    connect: {
+      endpoint: endpoint.resourceUrl,
+      transport: 'streamable-http',
+      protectedResourceMetadata: endpoint.metadataUrl,
+      authorizationServer: endpoint.issuer,
+      scope: endpoint.scope,
+      grant: 'authorization_code with PKCE S256',
+      ...(endpoint.devServer ? { clientId: config.MCP_CLIENT_ID, redirectUris: config.MCP_REDIRECT_URIS } : {}),
+    },
+    openapi: `${origin}/api/v1/openapi.json`,
+    governance:
+      'Agents prepare exact actions; a person approves the digest over the REST API; the agent executes with the step id and digest.',
+  };
+}
+
+/** One MCP server per request (stateless Streamable HTTP), its tools bound to the caller. */
+export function buildMcpServer(s: ToolScope): McpServer {
+  const server = new McpServer({ name: 'flightdeck', version });
+
+  server.registerTool(
+    PUBLIC_TOOL,
+    {
+      title: 'Platform information',
+      description: 'Name, version, channels, products, how to connect (OAuth) and where the OpenAPI document is. No sign-in needed.',
+      inputSchema: z.strictObject({}),
+      annotations: { readOnlyHint: true },
+    },
+    async () => toolResult(platformInfo(s.endpoint, s.deps.config)),
+  );
+
+  const run = async (tool: string, call: (ctx: CallContext) => Promise<{ status: number; body?: unknown }>) => {
+    // Unreachable over HTTP (the endpoint answers 401 first); kept so a tool can never run unauthenticated.
+    if (!s.principal) return toolFailure(unauthenticated('Connect with OAuth first.'), s.requestId, s.log, tool);
+    try {
+      const result = await call({ principal: s.principal, requestId: s.requestId, log: s.log });
+      // A governed replay may carry the first execution's refusal as its receipt.
+      if (result.status >= 400) return problemResult(result.body as Record<string, unknown>);
+      return toolResult(result.body);
+    } catch (err) {
+      return toolFailure(err, s.requestId, s.log, tool);
+    }
+  };
+
+  for (const t of ROUTE_TOOLS) {
+    const route = s.routes.find((r) => r.operationId === t.operationId);
+    if (!route) throw new Error(`no route ${t.operationId} for tool ${t.name}`);
+    server.registerTool(
+      t.name,
+      {
+        description: route.summary,
+        inputSchema: toolInputSchema(route),
+        annotations: { readOnlyHint: route.method === 'get' },
+      },
+      async (args: Record<string, unknown>) => run(t.name, (ctx) => callRoute(route, args, ctx)),
+    );
+  }
+
+  server.registerTool(
+    'execute_action',
+    {
+      description:
+        'Execute an action a person approved, once: carry the execute step id and the approved digest, with the name and parameters as prepared. A replay returns the first receipt.',
+      inputSchema: ExecuteActionSchema,
+      annotations: { destructiveHint: true, idempotentHint: true },
+    },
+    async (args) => run('execute_action', (ctx) => executeAction(s.deps.db, s.routes, args, ctx)),
+  );
+
+  return server;
+}

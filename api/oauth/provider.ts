@@ -1,0 +1,148 @@
+import { createLocalJWKSet, type JWK } from 'jose';
+import type { Knex } from 'knex';
+import { Provider, errors, type Configuration } from 'oidc-provider';
+import type { DevIssuer } from '../../shared/auth/dev-issuer';
+import { createGrantVerifier } from '../../shared/mcp/grant';
+import { TOKEN_EXCHANGE_GRANT } from '../../shared/mcp/authorization-server';
+import { accountOf } from './account';
+import { artifactStore } from './artifact-store';
+import type { DevAuthorizationKeys } from './dev-keys';
+import { errorPage } from './pages';
+import { registerTokenExchange } from './token-exchange';
+
+export interface DevAuthorizationServerOptions {
+  /** The issuer identifier: the service's origin, so discovery lives at the root /.well-known paths. */
+  issuer: string;
+  resourceUrl: string;
+  scope: string;
+  clientId: string;
+  redirectUris: string[];
+  exchangeClientId: string;
+  keys: DevAuthorizationKeys;
+  apiIssuer: DevIssuer;
+  apiTokenTtlSeconds: number;
+  trustProxy: boolean;
+  db: Knex;
+}
+
+const GRANT_TTL_SECONDS = 3600;
+
+/**
+ * The embedded development authorization server, built on oidc-provider: authorization code
+ * with PKCE S256 only, one pre-registered public client with exact redirect URLs, no dynamic
+ * registration, grants for exactly one resource (the agent endpoint) and one scope, and the
+ * token exchange the agent endpoint uses to obtain API credentials.
+ */
+export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): Provider {
+  const { d: _d, ...publicJwk } = o.keys.signingJwk;
+  void _d;
+  const localKeys = createLocalJWKSet({ keys: [publicJwk as JWK] });
+
+  const configuration: Configuration = {
+    adapter: artifactStore(o.db),
+    clients: [
+      {
+        client_id: o.clientId,
+        client_name: 'MCP assistant',
+        token_endpoint_auth_method: 'none',
+        redirect_uris: o.redirectUris,
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      },
+      {
+        client_id: o.exchangeClientId,
+        client_name: 'Flightdeck agent endpoint',
+        client_secret: o.keys.exchangeClientSecret,
+        token_endpoint_auth_method: 'client_secret_basic',
+        grant_types: [TOKEN_EXCHANGE_GRANT],
+        redirect_uris: [],
+        response_types: [],
+      },
+    ],
+    clientDefaults: { id_token_signed_response_alg: 'ES256' },
+    jwks: { keys: [o.keys.signingJwk as never] },
+    cookies: { keys: [o.keys.cookieKey] },
+    findAccount: (_ctx, id) => (accountOf(id) ? { accountId: id, claims: () => ({ sub: id }) } : undefined),
+    scopes: [o.scope],
+    claims: { openid: ['sub'] },
+    responseTypes: ['code'],
+    // Assistants stay connected: refresh tokens for the public client, rotated on every use.
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: false },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => o.resourceUrl,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, indicator) => {
+          if (indicator !== o.resourceUrl) throw new errors.InvalidTarget('the only resource here is the agent endpoint');
+          return {
+            scope: o.scope,
+            audience: o.resourceUrl,
+            accessTokenTTL: GRANT_TTL_SECONDS,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          };
+        },
+      },
+    },
+    formats: {
+      customizers: {
+        // The grant names the user and the workspace they bound it to at consent.
+        jwt: (_ctx, token, jwt) => {
+          const account = 'accountId' in token && token.accountId ? accountOf(token.accountId) : null;
+          if (!account) return;
+          jwt.payload.sub = account.user;
+          jwt.payload.org_id = account.workspace;
+          jwt.payload.product = account.product;
+          if (account.channels) jwt.payload.channels = account.channels;
+        },
+      },
+    },
+    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    routes: {
+      authorization: '/oauth/auth',
+      token: '/oauth/token',
+      jwks: '/oauth/jwks',
+      revocation: '/oauth/token/revocation',
+      userinfo: '/oauth/me',
+      end_session: '/oauth/session/end',
+      introspection: '/oauth/token/introspection',
+      pushed_authorization_request: '/oauth/request',
+      code_verification: '/oauth/device',
+      device_authorization: '/oauth/device/auth',
+      backchannel_authentication: '/oauth/backchannel',
+      challenge: '/oauth/challenge',
+      credential: '/oauth/credential',
+      registration: '/oauth/reg',
+    },
+    ttl: {
+      AccessToken: GRANT_TTL_SECONDS,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      Interaction: 600,
+      Session: 24 * 3600,
+      Grant: 14 * 24 * 3600,
+      RefreshToken: 14 * 24 * 3600,
+    },
+    renderError: (ctx, out) => {
+      ctx.type = 'html';
+      ctx.body = errorPage(String(out.error), out.error_description ? String(out.error_description) : undefined);
+    },
+    // Browser-based assistants call the token endpoint from their redirect URL's origin.
+    clientBasedCORS: (_ctx, origin, client) => client.redirectUris?.some((u) => new URL(u).origin === origin) ?? false,
+  };
+
+  const provider = new Provider(o.issuer, configuration);
+  provider.proxy = o.trustProxy;
+  registerTokenExchange(provider, {
+    exchangeClientId: o.exchangeClientId,
+    verifyGrant: createGrantVerifier({ issuer: o.issuer, audience: o.resourceUrl, jwks: async () => localKeys }),
+    apiIssuer: o.apiIssuer,
+    ttlSeconds: o.apiTokenTtlSeconds,
+  });
+  return provider;
+}

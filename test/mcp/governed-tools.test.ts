@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { createTestEnv, json, type TestEnv } from '../support/api';
+import { post, type BookingBody } from '../support/bookings';
+import { approvedCampaign } from '../agent/support';
+import { CLIENT_ID, call, connectAs, startMcpWorld, type McpWorld } from './support';
+
+let env: TestEnv;
+let world: McpWorld;
+let human: string;
+let client: Client;
+
+const tokenRequests = () => env && world.api.logs.filter((l) => (l.req as { path?: string } | undefined)?.path === '/oauth/token').length;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  world = await startMcpWorld(env);
+  human = await world.human('acme', 'alice');
+  const mandate = await post(
+    world.api,
+    human,
+    `/api/v1/agent/mandates/${CLIENT_ID}`,
+    { allowedActions: ['campaign.launch'], budgetCeilingMinor: 1_000_000, currency: 'GBP' },
+    'PUT',
+  );
+  expect(mandate.status).toBe(200);
+  ({ client } = await connectAs(world, { user: 'alice', workspace: 'acme' }));
+});
+afterAll(async () => {
+  await client?.close();
+  await env.close();
+});
+
+describe('the governed flow through /mcp', () => {
+  test('prepare through /mcp, approve over REST by a person, execute through /mcp with the step id and digest; a replay returns the receipt', async () => {
+    const campaignId = await approvedCampaign(world.api, human, 12_000);
+    const prepared = await call(client, 'prepare_action', {
+      name: 'campaign.launch',
+      parameters: { campaignId },
+      budgetMinor: 15_000,
+      currency: 'GBP',
+    });
+    expect(prepared.isError).toBeFalsy();
+    const { approvalId, actionDigest, runId } = prepared.structuredContent as { approvalId: string; actionDigest: string; runId: string };
+
+    const pending = await call(client, 'get_approval', { id: approvalId });
+    expect(pending.structuredContent).toMatchObject({
+      approval: { id: approvalId, status: 'pending', agentClientId: CLIENT_ID, executeStepId: null },
+    });
+
+    // Without a person's approval there is no step to execute, and nothing is booked.
+    const early = await call(client, 'execute_action', {
+      stepId: randomUUID(),
+      actionDigest,
+      name: 'campaign.launch',
+      parameters: { campaignId },
+    });
+    expect(early.isError).toBe(true);
+    expect(early.structuredContent).toMatchObject({ status: 403, code: 'execution_binding_invalid', recovery: 'terminal' });
+    expect(await env.db('bookings').where({ campaign_id: campaignId }).count('* as n')).toEqual([{ n: '0' }]);
+
+    const approved = await post(world.api, human, `/api/v1/agent/approvals/${approvalId}/approve`, { expectedActionDigest: actionDigest });
+    expect(approved.status).toBe(200);
+    const stepId = (await json<{ executeStep: { id: string } }>(approved)).executeStep.id;
+    const status = await call(client, 'get_approval', { id: approvalId });
+    expect(status.structuredContent).toMatchObject({ approval: { status: 'approved', executeStepId: stepId, decidedBy: 'alice' } });
+
+    const executed = await call(client, 'execute_action', { stepId, actionDigest, name: 'campaign.launch', parameters: { campaignId } });
+    expect(executed.isError).toBeFalsy();
+    const booking = (executed.structuredContent as { booking: BookingBody }).booking;
+    expect(booking.campaignId).toBe(campaignId);
+    expect(booking.events.length).toBeGreaterThan(0);
+    for (const e of booking.events) expect(e).toMatchObject({ actor: 'agent', source: 'mcp', actorId: `alice|agent:${CLIENT_ID}` });
+
+    const replay = await call(client, 'execute_action', { stepId, actionDigest, name: 'campaign.launch', parameters: { campaignId } });
+    expect((replay.structuredContent as { booking: BookingBody }).booking.id).toBe(booking.id);
+    expect(await env.db('bookings').where({ campaign_id: campaignId }).count('* as n')).toEqual([{ n: '1' }]);
+
+    const journal = await env.db('mission_journal').where({ run_id: runId }).orderBy('seq').select('entry_type', 'actor', 'source');
+    expect(journal).toEqual([
+      { entry_type: 'action.prepared', actor: 'agent', source: 'mcp' },
+      { entry_type: 'action.approved', actor: 'human', source: 'api' },
+      { entry_type: 'action.executed', actor: 'agent', source: 'mcp' },
+    ]);
+
+    const evidence = await call(client, 'record_evidence', {
+      id: runId,
+      kind: 'booking.observed',
+      source: 'assistant',
+      content: { bookingId: booking.id },
+    });
+    expect(evidence.isError).toBeFalsy();
+    const run = await call(client, 'get_run', { id: runId });
+    expect(run.structuredContent).toMatchObject({ run: { evidence: [expect.objectContaining({ kind: 'booking.observed' })] } });
+  });
+
+  test('an execution that is not the approved action is refused and books nothing', async () => {
+    const campaignId = await approvedCampaign(world.api, human, 12_000);
+    const other = await approvedCampaign(world.api, human, 12_000);
+    const prepared = await call(client, 'prepare_action', {
+      name: 'campaign.launch',
+      parameters: { campaignId },
+      budgetMinor: 15_000,
+      currency: 'GBP',
+    });
+    const { approvalId, actionDigest } = prepared.structuredContent as { approvalId: string; actionDigest: string };
+    const approved = await json<{ executeStep: { id: string } }>(
+      await post(world.api, human, `/api/v1/agent/approvals/${approvalId}/approve`, { expectedActionDigest: actionDigest }),
+    );
+    const wrong = await call(client, 'execute_action', {
+      stepId: approved.executeStep.id,
+      actionDigest,
+      name: 'campaign.launch',
+      parameters: { campaignId: other },
+    });
+    expect(wrong.structuredContent).toMatchObject({ status: 409, code: 'action_changed' });
+    expect(await env.db('bookings').whereIn('campaign_id', [campaignId, other]).count('* as n')).toEqual([{ n: '0' }]);
+  });
+
+  test('the exchanged API credential is reused until shortly before it expires: more tool calls, no more exchanges', async () => {
+    const before = tokenRequests();
+    for (let i = 0; i < 3; i++) expect((await call(client, 'list_campaigns')).isError).toBeFalsy();
+    expect(tokenRequests()).toBe(before);
+  });
+
+  test('a read through /mcp is the REST operation: the same campaigns as GET /api/v1/campaigns', async () => {
+    const viaMcp = await call(client, 'list_campaigns', { limit: 100 });
+    const viaRest = await json(await world.api.fetch('/api/v1/campaigns?limit=100', { token: human }));
+    expect(viaMcp.structuredContent).toEqual(viaRest);
+  });
+});

@@ -1,0 +1,227 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { SignJWT, importJWK, type JWK } from 'jose';
+import { loadDevIssuer, type DevIssuer } from '../../shared/auth/dev-issuer';
+import { createTokenVerifier } from '../../shared/auth/verifier';
+import type { TestApi, TestEnv } from '../support/api';
+import { TEST_AUDIENCE, TEST_ISSUER } from '../support/issuer';
+
+export const CLIENT_ID = 'flightdeck-assistant';
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+export interface McpWorld {
+  api: TestApi;
+  /** The development issuer the API trusts: people's REST tokens, and the exchanged agent credentials. */
+  issuer: DevIssuer;
+  resourceUrl: string;
+  redirectUri: string;
+  human(org: string, user?: string): Promise<string>;
+}
+
+/**
+ * The API as `npm start` runs it: the development issuer for API tokens and the embedded
+ * authorization server for /mcp, listening at the URL its tokens name as audience.
+ */
+export async function startMcpWorld(env: TestEnv): Promise<McpWorld> {
+  const port = await freePort();
+  const redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
+  const resourceUrl = `http://127.0.0.1:${port}/mcp`;
+  const issuer = await loadDevIssuer(env.dataDir, TEST_AUDIENCE, TEST_ISSUER);
+  const api = await env.api(
+    { PORT: String(port), MCP_RESOURCE_URL: resourceUrl, MCP_REDIRECT_URIS: redirectUri },
+    {
+      auth: {
+        verifier: createTokenVerifier({ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks }),
+        devIssuer: issuer,
+        mode: 'development-issuer',
+      },
+    },
+  );
+  return {
+    api,
+    issuer,
+    resourceUrl,
+    redirectUri,
+    human: (org, user = `${org}-lead`) => issuer.sign({ org, user, permissions: ['agent:approve'] }),
+  };
+}
+
+/** An assistant's OAuth client state: the SDK asks it for what it knows and tells it what to keep. */
+export class AssistantAuth implements OAuthClientProvider {
+  saved?: OAuthTokens;
+  verifier?: string;
+  authorizationUrl?: URL;
+  constructor(
+    readonly redirectUri: string,
+    private readonly clientId = CLIENT_ID,
+  ) {}
+  get redirectUrl() {
+    return this.redirectUri;
+  }
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: 'test assistant', redirect_uris: [this.redirectUri], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation(): OAuthClientInformationMixed {
+    return { client_id: this.clientId };
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(v: string) {
+    this.verifier = v;
+  }
+  codeVerifier() {
+    if (!this.verifier) throw new Error('no code verifier');
+    return this.verifier;
+  }
+}
+
+export async function connect(world: McpWorld, auth?: OAuthClientProvider) {
+  const client = new Client({ name: 'test-assistant', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(world.resourceUrl), auth ? { authProvider: auth } : {});
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** A browser with a cookie jar: follows nothing by itself, so the test sees every step. */
+export class Browser {
+  private readonly jar = new Map<string, string>();
+  async go(url: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.jar.size) headers.set('cookie', [...this.jar].map(([k, v]) => `${k}=${v}`).join('; '));
+    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair!.indexOf('=');
+      this.jar.set(pair!.slice(0, i), pair!.slice(i + 1));
+    }
+    return res;
+  }
+  submit(base: string, html: string, action: RegExp, fields: Record<string, string>) {
+    const form = [...html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1]!).find((a) => action.test(a));
+    if (!form) throw new Error(`no form matching ${action} in ${html}`);
+    return this.go(new URL(form, base).href, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields),
+    });
+  }
+}
+
+export interface SignIn {
+  user: string;
+  workspace: string;
+  product?: string;
+  channels?: string;
+}
+
+/**
+ * Plays the user at the development login and consent pages, from the authorization URL the
+ * assistant was sent to, until the authorization server redirects back with a code.
+ */
+export async function playUser(world: McpWorld, authorizationUrl: URL, who: SignIn) {
+  const browser = new Browser();
+  const base = world.api.url;
+  let res = await browser.go(authorizationUrl.href);
+  let consentHtml = '';
+  for (let hops = 0; hops < 12; hops++) {
+    if (res.status === 200) {
+      const html = await res.text();
+      if (html.includes('/login"')) {
+        res = await browser.submit(base, html, /\/login$/, {
+          user: who.user,
+          workspace: who.workspace,
+          product: who.product ?? 'flightdeck',
+          channels: who.channels ?? '',
+        });
+      } else if (html.includes('/confirm"')) {
+        consentHtml = html;
+        res = await browser.submit(base, html, /\/confirm$/, { decision: 'allow' });
+      } else {
+        throw new Error(`unexpected page: ${html}`);
+      }
+      continue;
+    }
+    const location = res.headers.get('location');
+    if (!location || res.status < 300 || res.status >= 400) throw new Error(`unexpected ${res.status}: ${await res.text()}`);
+    const next = new URL(location, base);
+    if (next.href.startsWith(world.redirectUri)) return { redirect: next, consentHtml };
+    res = await browser.go(next.href);
+  }
+  throw new Error('too many redirects');
+}
+
+/** The full connection: 401 from a tool, discovery, authorization code + PKCE, and a reconnect with the grant. */
+export async function connectAs(world: McpWorld, who: SignIn) {
+  const auth = new AssistantAuth(world.redirectUri);
+  const first = await connect(world, auth);
+  const refused = await first.client.callTool({ name: 'list_personas', arguments: {} }).then(
+    () => null,
+    (err: Error) => err,
+  );
+  if (!refused || !auth.authorizationUrl) throw new Error(`expected the 401 that starts OAuth, got ${String(refused)}`);
+  const { redirect, consentHtml } = await playUser(world, auth.authorizationUrl, who);
+  const code = redirect.searchParams.get('code');
+  if (!code) throw new Error(`no code in ${redirect.href}`);
+  await first.transport.finishAuth(code);
+  await first.client.close();
+  const session = await connect(world, auth);
+  return { ...session, auth, code, consentHtml, authorizationUrl: auth.authorizationUrl, refused };
+}
+
+export async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult & { structuredContent?: Record<string, unknown> };
+}
+
+/** A token signed with the embedded authorization server's own key, with whatever claims a test needs. */
+export async function forgeGrant(
+  env: TestEnv,
+  claims: Record<string, unknown>,
+  opts: { audience: string; issuer: string; expiresAt?: number },
+) {
+  const keys = JSON.parse(fs.readFileSync(path.join(env.dataDir, 'dev-authorization-server', 'keys.json'), 'utf8')) as { signingJwk: JWK };
+  const key = await importJWK(keys.signingJwk, 'ES256');
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'ES256', kid: keys.signingJwk.kid!, typ: 'at+jwt' })
+    .setIssuer(opts.issuer)
+    .setAudience(opts.audience)
+    .setIssuedAt(now - 120)
+    .setExpirationTime(opts.expiresAt ?? now + 600)
+    .sign(key);
+}
+
+/** A raw JSON-RPC POST to /mcp, as any HTTP client could send it. */
+export function rpc(world: McpWorld, body: unknown, headers: Record<string, string> = {}) {
+  return fetch(world.resourceUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+export const toolCall = (name: string, args: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});

@@ -20,16 +20,29 @@ const NOTHING_SENT: Record<string, (db: Knex, data: Record<string, string>) => P
   [AUDIENCE_SYNC]: async (db, d) => (await db('cohort_sync_attempts').where({ id: d.attemptId }).first('status'))?.status === 'queued',
 };
 
-export async function retryUnsent(db: Knex, queueFor: (name: string) => Queue, logger: Logger): Promise<number> {
+/**
+ * Pages through every failed job of every supplier queue, oldest first. BullMQ lists failed
+ * jobs newest first, and a retried job leaves the list, so pages are read from the end:
+ * what a retry removes has already been looked at, and nothing is skipped however many failed.
+ */
+export async function retryUnsent(
+  db: Knex,
+  queueFor: (name: string) => Queue,
+  logger: Logger,
+  { pageSize = 200 }: { pageSize?: number } = {},
+): Promise<number> {
   let retried = 0;
   for (const name of [...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES, AUDIENCE_SYNC_QUEUE]) {
-    const failed = await queueFor(name).getFailed(0, 200);
-    for (const job of failed) {
-      const safe = NOTHING_SENT[job.name];
-      if (safe && (await safe(db, job.data as Record<string, string>))) {
-        await job.retry('failed');
-        retried++;
-        logger.warn({ queue: name, jobId: job.id }, 'retried a supplier job that failed before sending anything');
+    const queue = queueFor(name);
+    for (let end = (await queue.getFailedCount()) - 1; end >= 0; end -= pageSize) {
+      const page = await queue.getFailed(Math.max(0, end - pageSize + 1), end);
+      for (const job of page.reverse()) {
+        const safe = NOTHING_SENT[job.name];
+        if (safe && (await safe(db, job.data as Record<string, string>))) {
+          await job.retry('failed');
+          retried++;
+          logger.warn({ queue: name, jobId: job.id }, 'retried a supplier job that failed before sending anything');
+        }
       }
     }
   }

@@ -15,6 +15,7 @@ import { reserveCommitment } from '../wallet/wallet';
 import { appendEvent } from './booking-events';
 import type { Booking } from './booking-schemas';
 import { findBookingById } from './booking-store';
+import { refuseIfBooked } from './open-booking';
 
 export interface LaunchOptions {
   confirmationSlaHours: number;
@@ -56,8 +57,10 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       throw conflict('The campaign or plan changed after approval. Approve it again before launching.', 'snapshot_changed');
     }
 
+    // A repeat launch of the same approved snapshot is the same booking; a different one cannot open a second.
     const existing = await trx('bookings').where({ campaign_id: campaign.id, snapshot_digest: digest }).first('id');
     if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false };
+    await refuseIfBooked(trx, campaign.id);
 
     const mode = campaign.executionMode;
     await checkSupplierAccess(

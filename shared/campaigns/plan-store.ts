@@ -4,6 +4,7 @@ import { badRequest, conflict, forbidden, notFound, unprocessable } from '../err
 import { isHuman, type Principal } from '../auth/principal';
 import { findAdapter } from '../adapters/catalogue';
 import { digestOf } from '../digest';
+import { refuseIfBooked } from '../bookings/open-booking';
 import type { Campaign, Plan, PlanLine, ReplacePlan } from './campaign-schemas';
 import type { CreativeRef } from '../creatives/creative-schemas';
 import { creativeRefs } from '../creatives/creative-store';
@@ -194,6 +195,7 @@ export async function approvePlan(db: Knex, p: Principal, campaignId: string, ex
     if (existing.version !== expectedVersion) {
       throw conflict(`The plan is at version ${existing.version}; review it and approve that version.`, 'version_conflict');
     }
+    await refuseIfBooked(trx, campaign.id);
     const snapshot = await currentSnapshot(trx, p, campaign, existing);
     const [row] = await trx<PlanRow>('plans')
       .where({ id: existing.id, version: existing.version })

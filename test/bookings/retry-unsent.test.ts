@@ -4,6 +4,9 @@ import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { TEST_REDIS_URL } from '../support/env';
 import { launchPlan, readBooking, waitForBooking } from '../support/bookings';
 import { runMaintenanceJob } from '../support/maintenance';
+import { QueueProducers } from '../../shared/queues/producers';
+import { createLogger } from '../../shared/logger';
+import { retryUnsent } from '../../workers/retry-unsent';
 
 let env: TestEnv;
 let api: TestApi;
@@ -75,5 +78,20 @@ describe('supplier jobs that failed before sending anything', () => {
     expect((await probe.getFailed()).map((j) => (j.data as { lineId: string }).lineId)).toEqual([sent]);
     await probe.close();
     await workers.close();
+  });
+
+  test('every failed job is found, however many pages of them there are, each retried once', async () => {
+    const lines = Array.from({ length: 8 }, (_, i) => ({ channel: 'dooh', adapterKey: 'sandbox-dooh', budgetMinor: 1_000 + i * 100 }));
+    const { booking, token } = await launchPlan(env, api, lines, 'org-pages');
+    await failEverything('supplier.sandbox-dooh', 8);
+    const producers = new QueueProducers(connection, env.prefix);
+    // Pages of 3: a scan that retried as it read front to back would skip jobs as the list shrank.
+    expect(await retryUnsent(env.db, producers.get, createLogger('silent'), { pageSize: 3 })).toBe(8);
+    expect(await producers.get('supplier.sandbox-dooh').getFailedCount()).toBe(0);
+    await producers.close();
+    const workers = await env.workers({ WORKER_QUEUES: 'supplier.sandbox-dooh' });
+    await waitForBooking(api, token, booking.id, (b) => b.lines.every((l) => l.status === 'confirmed'));
+    await workers.close();
+    for (const l of booking.lines) expect(await env.db('sandbox_ledger').where({ line_id: l.id })).toHaveLength(1);
   });
 });

@@ -31,6 +31,12 @@ export const ROUTE_TOOLS: ReadonlyArray<{ name: string; operationId: string }> =
   { name: 'resolve_step', operationId: 'resolveAgentExecution' },
   { name: 'get_run', operationId: 'getAgentRun' },
   { name: 'record_evidence', operationId: 'recordAgentEvidence' },
+  { name: 'workspace_overview', operationId: 'workspaceOverview' },
+  { name: 'billing_summary', operationId: 'billingSummary' },
+  { name: 'list_optimizations', operationId: 'listOptimizations' },
+  { name: 'list_markets', operationId: 'listMarkets' },
+  { name: 'prove_it', operationId: 'proveIt' },
+  { name: 'list_lift_evidence', operationId: 'listLiftEvidence' },
 ];
 
 export interface CallContext {

@@ -128,4 +128,15 @@ describe('the governed flow through /mcp', () => {
     const viaRest = await json(await world.api.fetch('/api/v1/campaigns?limit=100', { token: human }));
     expect(viaMcp.structuredContent).toEqual(viaRest);
   });
+
+  test('the workspace overview and billing summary through /mcp are their REST operations', async () => {
+    const overview = await call(client, 'workspace_overview', {});
+    expect(overview.isError).toBeFalsy();
+    expect(overview.structuredContent).toEqual(await json(await world.api.fetch('/api/v1/workspace/overview', { token: human })));
+    const summary = await call(client, 'billing_summary', {});
+    expect(summary.structuredContent).toEqual(await json(await world.api.fetch('/api/v1/billing/summary', { token: human })));
+    const refused = await call(client, 'billing_summary', { period: '2999-01' });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent).toMatchObject({ status: 400, recovery: 'correctable' });
+  });
 });

@@ -1,6 +1,6 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { approve, draftCampaign, post, waitForBooking, type BookingBody } from '../support/bookings';
-import { makeCreative } from '../support/creatives';
+import { approvedCreative } from '../support/creatives';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 
 let env: TestEnv;
@@ -14,20 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-/** A creative that live-ctv approved, as its review would have recorded. */
-async function liveCreative(token: string) {
-  const c = await makeCreative(api, token, 'ctv');
-  await env.db('creative_approvals').insert({
-    id: crypto.randomUUID(),
-    creative_id: c.id,
-    version: c.version,
-    adapter_key: 'live-ctv',
-    asset_fingerprint: c.assetFingerprint,
-    metadata_digest: c.metadataDigest,
-    review_id: crypto.randomUUID(),
-  });
-  return c.id;
-}
+const liveCreative = (token: string) => approvedCreative(api, env.db, token);
 
 /** An approved live campaign of one line, its wallet funded. */
 async function approvedLive(org: string, commitment = 60_000) {

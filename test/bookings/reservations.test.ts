@@ -1,6 +1,6 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { approve, draftCampaign, post, waitForBooking, type BookingBody } from '../support/bookings';
-import { makeCreative } from '../support/creatives';
+import { approvedCreative, makeCreative } from '../support/creatives';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 
@@ -17,20 +17,7 @@ afterAll(() => env.close());
 
 const wallet = async (org: string) => env.db('wallets').where({ advertiser_id: org }).first();
 
-/** A creative that live-ctv approved, as its review would have recorded. */
-async function liveCreative(token: string) {
-  const c = await makeCreative(api, token, 'ctv');
-  await env.db('creative_approvals').insert({
-    id: crypto.randomUUID(),
-    creative_id: c.id,
-    version: c.version,
-    adapter_key: 'live-ctv',
-    asset_fingerprint: c.assetFingerprint,
-    metadata_digest: c.metadataDigest,
-    review_id: crypto.randomUUID(),
-  });
-  return c.id;
-}
+const liveCreative = (token: string) => approvedCreative(api, env.db, token);
 
 async function liveLaunch(org: string, lines: Array<Record<string, unknown>>, commitment: number) {
   const token = await env.issuer.token({ org, user: `${org}-buyer` });

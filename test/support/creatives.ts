@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { TestApi } from './api';
 import { post } from './bookings';
 
@@ -64,4 +65,19 @@ export async function makeCreative(
   const res = await post(api, token, '/api/v1/creatives', body);
   if (res.status !== 201) throw new Error(`creative failed: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { creative: CreativeBody }).creative;
+}
+
+/** A creative that a supplier approved, as its review would have recorded (live suppliers are not connected in tests). */
+export async function approvedCreative(api: TestApi, db: Knex, token: string, adapterKey = 'live-ctv'): Promise<string> {
+  const c = await makeCreative(api, token, 'ctv');
+  await db('creative_approvals').insert({
+    id: randomUUID(),
+    creative_id: c.id,
+    version: c.version,
+    adapter_key: adapterKey,
+    asset_fingerprint: c.assetFingerprint,
+    metadata_digest: c.metadataDigest,
+    review_id: randomUUID(),
+  });
+  return c.id;
 }

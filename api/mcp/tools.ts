@@ -2,7 +2,9 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { CHANNELS, PRODUCTS, entitledChannels } from '../../shared/auth/products';
 import type { Principal } from '../../shared/auth/principal';
-import { unauthenticated } from '../../shared/errors';
+import { badRequest, unauthenticated } from '../../shared/errors';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { problemBody } from '../http/problem';
 import type { Logger } from '../../shared/logger';
 import type { ApiDeps } from '../deps';
 import type { RouteDef } from '../http/route';
@@ -50,6 +52,11 @@ export function platformInfo(endpoint: AgentEndpoint, config: ApiDeps['config'])
 /** One MCP server per request (stateless Streamable HTTP), its tools bound to the caller. */
 export function buildMcpServer(s: ToolScope): McpServer {
   const server = new McpServer({ name: 'flightdeck', version });
+  // The SDK checks tool arguments against the input schema before our handler runs and reports
+  // a failure as bare text. Agents act on `code` and `recovery`, so its refusals carry them too
+  // (test/mcp/governed-tools.test.ts holds this to account across SDK upgrades).
+  (server as unknown as { createToolError(message: string): CallToolResult }).createToolError = (message: string) =>
+    problemResult(problemBody(badRequest(message, undefined, 'invalid_tool_arguments'), s.requestId));
 
   server.registerTool(
     PUBLIC_TOOL,

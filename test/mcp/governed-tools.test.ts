@@ -139,4 +139,10 @@ describe('the governed flow through /mcp', () => {
     expect(refused.isError).toBe(true);
     expect(refused.structuredContent).toMatchObject({ status: 400, recovery: 'correctable' });
   });
+
+  test('arguments that do not fit a tool’s schema are a tool error with problem details an agent can act on', async () => {
+    const res = await call(client, 'billing_summary', { period: '2026-11', unexpected: true });
+    expect(res.isError).toBe(true);
+    expect(res.structuredContent).toMatchObject({ status: 400, code: 'invalid_tool_arguments', recovery: 'correctable' });
+  });
 });

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from '../shared/config';
 import { createLogger, type Logger } from '../shared/logger';
-import { createDb, type Knex } from '../shared/db/knex';
+import { createDb, dbOptionsOf, type Knex } from '../shared/db/knex';
 import { resolveDatabase, resolveRedisUrl, type ResolvedDatabase } from '../shared/runtime/infrastructure';
 
 /** Loads configuration or stops the process with a message naming the bad variable. */
@@ -52,7 +52,7 @@ export async function bootInfrastructure(): Promise<Infrastructure> {
   const logger = createLogger(config.LOG_LEVEL);
   const database = await resolveDatabase(config, logger);
   const redisUrl = await resolveRedisUrl(config, logger);
-  return { config, logger, database, db: createDb(database.url, {}, logger), redisUrl };
+  return { config, logger, database, db: createDb(database.url, dbOptionsOf(config), logger), redisUrl };
 }
 
 /** Failing to start is one line on stderr and a non-zero exit, never a stack dump of secrets. */

@@ -64,6 +64,18 @@ describe('problem+json errors', () => {
     expect(await env.db('pixel_events').count({ n: '*' })).toEqual([{ n: '0' }]);
   });
 
+  test.each([
+    ['arrays', '['.repeat(100_000) + ']'.repeat(100_000)],
+    ['objects', '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)],
+  ])('a body of %s nested 100,000 levels deep is a 400 body_too_deep and creates nothing', async (_kind, body) => {
+    const token = await env.issuer.token({ org: 'org-deep' });
+    const res = await api.fetch('/api/v1/campaigns', { method: 'POST', token, headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await json(res)).toMatchObject({ code: 'body_too_deep', recovery: 'correctable' });
+    expect(await env.db('campaigns').where({ advertiser_id: 'org-deep' })).toHaveLength(0);
+  });
+
   test('a thrown error is a 500 that leaks no internals, and the cause is logged with the request id', async () => {
     const broken = await env.database.db.schema.renameTable('pixel_events', 'pixel_events_away').then(() => true);
     expect(broken).toBe(true);

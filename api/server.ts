@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
@@ -34,6 +35,11 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   queueRedis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue redis connection error'));
   await queueRedis.connect().catch(() => undefined);
   const producers = new QueueProducers(queueRedis, config.REDIS_PREFIX);
+  // Created once here, so that readiness only has to look at it.
+  const assetDir = assetDirOf(config);
+  await fs.promises
+    .mkdir(assetDir, { recursive: true })
+    .catch((err: Error) => logger.warn({ err: { message: err.message } }, 'asset storage folder could not be created'));
   return {
     config,
     db,
@@ -42,7 +48,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     logger,
     verifier: auth.verifier,
     workspaces: new WorkspaceCache(db),
-    assets: new AssetStore(db, assetDirOf(config)),
+    assets: new AssetStore(db, assetDir),
     producers,
     extractions: new ExtractionClient(
       () => producers.get(PERSONA_EXTRACT_QUEUE),

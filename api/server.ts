@@ -67,6 +67,24 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
+/**
+ * Stops accepting, lets in-flight requests finish, and closes keep-alive connections as soon
+ * as they fall idle (a client holding one open would otherwise keep us up for the keep-alive
+ * timeout). Whatever is still open after the grace period is cut.
+ */
+async function stopServing(server: http.Server, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 100);
+  const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+  try {
+    await closed;
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(cut);
+  }
+}
+
 export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = deps.config.HOST): Promise<RunningApi> {
   const server = http.createServer(buildApp(deps));
   // Behind a load balancer, keep idle sockets open longer than it does.
@@ -81,10 +99,7 @@ export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = de
     url: `http://${shownHost}:${actual}`,
     port: actual,
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await stopServing(server, deps.config.SHUTDOWN_GRACE_MS);
       await deps.extractions.close();
       await deps.producers.close().catch(() => undefined);
       deps.producers.connection.disconnect();

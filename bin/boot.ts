@@ -16,6 +16,9 @@ export function configOrExit(): Config {
   }
 }
 
+/** However shutdown goes, the process is gone within this long of the signal (orchestrators kill at 10 s or later). */
+const SHUTDOWN_DEADLINE_MS = 9_500;
+
 /** Runs the closers once on SIGINT/SIGTERM, then exits. */
 export function onShutdown(close: () => Promise<void>, log: (msg: string) => void): void {
   let closing = false;
@@ -23,6 +26,10 @@ export function onShutdown(close: () => Promise<void>, log: (msg: string) => voi
     if (closing) return;
     closing = true;
     log(`${signal} received: finishing in-flight work and shutting down`);
+    setTimeout(() => {
+      process.stderr.write(`shutdown did not finish within ${SHUTDOWN_DEADLINE_MS} ms; exiting\n`);
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     close()
       .then(() => process.exit(0))
       .catch((err) => {

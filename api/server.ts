@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
@@ -14,6 +15,7 @@ import type { ResolvedAuth } from '../shared/runtime/infrastructure';
 import type { ApiDeps } from './deps';
 import { createPayments, recordBillingTerms } from '../shared/billing/payments';
 import { buildApp } from './app';
+import { answerClientErrors } from './http/client-errors';
 import { createAgentEndpoint } from './mcp/setup';
 
 export interface ApiInputs {
@@ -39,6 +41,11 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   const urls = { base: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
   await recordBillingTerms(db, config, logger);
   const workspaces = new WorkspaceCache(db);
+  // Created once here, so that readiness only has to look at it.
+  const assetDir = assetDirOf(config);
+  await fs.promises
+    .mkdir(assetDir, { recursive: true })
+    .catch((err: Error) => logger.warn({ err: { message: err.message } }, 'asset storage folder could not be created'));
   return {
     config,
     db,
@@ -47,7 +54,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     logger,
     verifier: auth.verifier,
     workspaces,
-    assets: new AssetStore(db, assetDirOf(config)),
+    assets: new AssetStore(db, assetDir),
     producers,
     extractions: new ExtractionClient(
       () => producers.get(PERSONA_EXTRACT_QUEUE),
@@ -69,8 +76,27 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
+/**
+ * Stops accepting, lets in-flight requests finish, and closes keep-alive connections as soon
+ * as they fall idle (a client holding one open would otherwise keep us up for the keep-alive
+ * timeout). Whatever is still open after the grace period is cut.
+ */
+async function stopServing(server: http.Server, graceMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 100);
+  const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+  try {
+    await closed;
+  } finally {
+    clearInterval(sweep);
+    clearTimeout(cut);
+  }
+}
+
 export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = deps.config.HOST): Promise<RunningApi> {
   const server = http.createServer(buildApp(deps));
+  answerClientErrors(server);
   // Behind a load balancer, keep idle sockets open longer than it does.
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -84,10 +110,7 @@ export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = de
     url: `http://${shownHost}:${actual}`,
     port: actual,
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await stopServing(server, deps.config.SHUTDOWN_GRACE_MS);
       await deps.extractions.close();
       await deps.producers.close().catch(() => undefined);
       deps.producers.connection.disconnect();

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from '../shared/config';
 import { createLogger, type Logger } from '../shared/logger';
-import { createDb, type Knex } from '../shared/db/knex';
+import { createDb, dbOptionsOf, type Knex } from '../shared/db/knex';
 import { resolveDatabase, resolveRedisUrl, type ResolvedDatabase } from '../shared/runtime/infrastructure';
 
 /** Loads configuration or stops the process with a message naming the bad variable. */
@@ -16,6 +16,9 @@ export function configOrExit(): Config {
   }
 }
 
+/** However shutdown goes, the process is gone within this long of the signal (orchestrators kill at 10 s or later). */
+const SHUTDOWN_DEADLINE_MS = 9_500;
+
 /** Runs the closers once on SIGINT/SIGTERM, then exits. */
 export function onShutdown(close: () => Promise<void>, log: (msg: string) => void): void {
   let closing = false;
@@ -23,6 +26,10 @@ export function onShutdown(close: () => Promise<void>, log: (msg: string) => voi
     if (closing) return;
     closing = true;
     log(`${signal} received: finishing in-flight work and shutting down`);
+    setTimeout(() => {
+      process.stderr.write(`shutdown did not finish within ${SHUTDOWN_DEADLINE_MS} ms; exiting\n`);
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     close()
       .then(() => process.exit(0))
       .catch((err) => {
@@ -52,7 +59,7 @@ export async function bootInfrastructure(): Promise<Infrastructure> {
   const logger = createLogger(config.LOG_LEVEL);
   const database = await resolveDatabase(config, logger);
   const redisUrl = await resolveRedisUrl(config, logger);
-  return { config, logger, database, db: createDb(database.url, {}, logger), redisUrl };
+  return { config, logger, database, db: createDb(database.url, dbOptionsOf(config), logger), redisUrl };
 }
 
 /** Failing to start is one line on stderr and a non-zero exit, never a stack dump of secrets. */

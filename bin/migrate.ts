@@ -1,6 +1,6 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded database). */
 import { createLogger } from '../shared/logger';
-import { createDb } from '../shared/db/knex';
+import { createDb, dbOptionsOf } from '../shared/db/knex';
 import { migrateLatest } from '../shared/db/migrations';
 import { resolveDatabase } from '../shared/runtime/infrastructure';
 import { configOrExit } from './boot';
@@ -9,7 +9,8 @@ async function main() {
   const config = configOrExit();
   const logger = createLogger(config.LOG_LEVEL);
   const database = await resolveDatabase(config, logger);
-  const db = createDb(database.url, {}, logger);
+  // A migration may rewrite a large table: no statement timeout here, but still the lock timeout.
+  const db = createDb(database.url, { ...dbOptionsOf(config), statementTimeoutMs: 0 }, logger);
   try {
     const applied = await migrateLatest(db);
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'already up to date\n');

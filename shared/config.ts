@@ -35,6 +35,24 @@ export const ConfigSchema = z.object({
   AUTH_JWKS_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Minimum seconds between JWKS refetches when an unknown key id arrives. */
   AUTH_JWKS_COOLDOWN_MS: z.coerce.number().int().min(0).default(30_000),
+  /** How long fetched keys count as fresh before the JWKS is fetched again. */
+  AUTH_JWKS_CACHE_MAX_AGE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(10 * 60_000),
+  /** While the identity provider is unreachable, keys it last published are still used for this long. */
+  AUTH_JWKS_MAX_STALE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 60 * 60_000),
+  /** Server-side bounds on every database connection (0 turns one off) and on waiting for a pool connection. */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+  DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
+  DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** On SIGTERM, how long in-flight requests may run before their connections are closed. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(9_000).default(5_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Comma-separated queue names this worker consumes; empty means all. */
   WORKER_QUEUES: z
@@ -172,6 +190,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (config.BILLING_MODE === 'sandbox') missing.push('BILLING_MODE=live (sandbox billing credits wallets without real payment)');
     if (config.MCP_ISSUER && !config.MCP_RESOURCE_URL) missing.push('MCP_RESOURCE_URL (the public URL of /mcp)');
     if (config.MCP_ISSUER && !config.MCP_EXCHANGE_CLIENT_SECRET) missing.push('MCP_EXCHANGE_CLIENT_SECRET');
+    // Keys fetched in clear text could be swapped by anyone on the path, and every token with them.
+    if (config.AUTH_JWKS_URL && !config.AUTH_JWKS_URL.startsWith('https:')) missing.push('AUTH_JWKS_URL must be an https URL');
     if (missing.length) {
       throw new ConfigError(`Invalid configuration for NODE_ENV=production:\n${missing.map((m) => `  ${m}`).join('\n')}`);
     }

@@ -56,8 +56,9 @@ export const rateLimited = (retryAfterSeconds: number) =>
     { 'retry-after': String(retryAfterSeconds) },
   );
 
-export const unavailable = (detail: string, code = 'dependency_unavailable') =>
-  new Problem(503, code, 'Service unavailable', detail, 'transient');
+/** A dependency is down or overloaded: always transient, always with a retry-after. */
+export const unavailable = (detail: string, code = 'dependency_unavailable', retryAfterSeconds = 1) =>
+  new Problem(503, code, 'Service unavailable', detail, 'transient', undefined, { 'retry-after': String(retryAfterSeconds) });
 
 export const internal = () =>
   new Problem(

@@ -1,11 +1,12 @@
 import { isUuid } from '../../shared/ids';
 import type { Request } from 'express';
 import type { Knex } from 'knex';
-import { Problem, badRequest, internal } from '../../shared/errors';
+import { Problem, badRequest } from '../../shared/errors';
 import { beginGovernedExecution, finishGovernedExecution } from '../../shared/agent/execution';
 import { callerId, type Principal } from '../../shared/auth/principal';
 import { digestOf } from '../../shared/digest';
-import { claimIdempotencyKey, completeIdempotencyKey } from '../../shared/idempotency/idempotency-store';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../../shared/idempotency/idempotency-store';
+import { problemOf } from '../middleware/errors';
 import type { HandlerResult } from './route';
 import { PROBLEM_CONTENT_TYPE, problemBody } from './problem';
 
@@ -92,10 +93,13 @@ export async function runIdempotent(
     await completeIdempotencyKey(opts.db, claim.recordId, { status: result.status, body: result.body });
     return result;
   } catch (err) {
-    const problem = err instanceof Problem ? err : internal();
-    await completeIdempotencyKey(opts.db, claim.recordId, { status: problem.status, body: problemBody(problem, requestId) }).catch(
-      () => undefined,
-    );
+    const problem = problemOf(err);
+    // A 5xx or a 429 says "not now", not "no": the retry with this key must run, not replay it.
+    const settle =
+      problem.status >= 500 || problem.status === 429
+        ? releaseIdempotencyKey(opts.db, claim.recordId)
+        : completeIdempotencyKey(opts.db, claim.recordId, { status: problem.status, body: problemBody(problem, requestId) });
+    await settle.catch(() => undefined);
     throw err;
   }
 }

@@ -5,7 +5,7 @@ import type { Principal } from '../../shared/auth/principal';
 import type { Logger } from '../../shared/logger';
 import type { RouteDef } from './route';
 import { runGoverned, runIdempotent } from './execution-policies';
-import { parsePart } from './validate';
+import { MAX_JSON_DEPTH, nestsDeeperThan, parsePart } from './validate';
 
 export interface MountOptions {
   db: Knex;
@@ -37,6 +37,9 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
           await new Promise<void>((resolve, reject) => bodyParser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
           if (!route.rawBody && hasBody(req) && req.body === undefined) {
             throw badRequest(`Send the body as JSON (content-type ${jsonTypes[0]}).`, undefined, 'unsupported_media_type');
+          }
+          if (!route.rawBody && nestsDeeperThan(req.body, MAX_JSON_DEPTH)) {
+            throw badRequest(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, undefined, 'body_too_deep');
           }
         } else if (hasBody(req)) {
           throw badRequest('This operation takes no request body.', undefined, 'unexpected_body');

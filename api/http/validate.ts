@@ -18,3 +18,18 @@ export function parsePart<T extends ZodType>(schema: T, value: unknown, location
   }
   return result.data;
 }
+
+/** Deeper than any body of ours; far below what recursive code (zod, digests, logs) can walk. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether a parsed JSON value nests arrays or objects deeper than `max`, found without recursion. */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}

@@ -1,12 +1,14 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Problem, badRequest, internal, notFound, payloadTooLarge } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
+import { databaseProblem } from '../../shared/db/db-errors';
 import { sendProblem } from '../http/problem';
 
 interface BodyParserError {
   type?: string;
   limit?: number;
   status?: number;
+  expose?: boolean;
 }
 
 /** Turns body-parser failures into our problems; they carry a `type` string. */
@@ -27,12 +29,25 @@ function fromBodyParser(err: BodyParserError): Problem | null {
   }
 }
 
-/** Text Postgres cannot store (a NUL character, say) is the client's mistake, not ours. */
-function fromDatabase(err: unknown): Problem | null {
-  const code = (err as { code?: unknown })?.code;
-  if (code === '22021' || code === '22P05')
-    return badRequest('A text field contains a character that cannot be stored (such as \\u0000).', undefined, 'invalid_text');
+/**
+ * The router and the body parser mark what is the client's fault with a 4xx `status` (a path
+ * that is not valid percent-encoding, a body that is not the `Content-Encoding` it claims).
+ * Those are the client's to correct, never a 500.
+ */
+function fromRequestDecoding(err: BodyParserError): Problem | null {
+  if (err instanceof URIError && err.status === 400) {
+    return badRequest('The request path is not valid percent-encoding.', undefined, 'malformed_path');
+  }
+  if (err.expose === true && err.status === 400) {
+    return badRequest('The request body could not be decoded as its Content-Encoding says.', undefined, 'malformed_body_encoding');
+  }
   return null;
+}
+
+/** What a client is told about any error: ours as they are, known failures classified, the rest an opaque 500. */
+export function problemOf(err: unknown): Problem {
+  if (err instanceof Problem) return err;
+  return fromBodyParser(err as BodyParserError) ?? fromRequestDecoding(err as BodyParserError) ?? databaseProblem(err) ?? internal();
 }
 
 export function unknownRoute(_req: Request, _res: Response, next: NextFunction): void {
@@ -44,9 +59,7 @@ export function errorHandler(logger: Logger) {
   // express recognises an error handler by its four parameters.
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     void _next;
-    let problem: Problem;
-    if (err instanceof Problem) problem = err;
-    else problem = fromBodyParser(err as BodyParserError) ?? fromDatabase(err) ?? internal();
+    const problem = problemOf(err);
     const log = (req as Request & { log?: Logger }).log ?? logger;
     if (problem.status >= 500) {
       log.error({ err: err instanceof Problem ? undefined : err, code: problem.code, requestId: res.locals.requestId }, problem.detail);

@@ -3,6 +3,8 @@ import { rateLimited, unavailable } from '../../shared/errors';
 import type { RateLimiter, RateLimitRule } from '../../shared/ratelimit/rate-limiter';
 import type { Logger } from '../../shared/logger';
 
+const LIMITER_RETRY_AFTER_SECONDS = 5;
+
 export interface RateLimitRules {
   default: RateLimitRule;
   /** Rules for particular routes, keyed `METHOD path`. */
@@ -28,7 +30,11 @@ export function rateLimit(limiter: RateLimiter, rules: RateLimitRules, logger: L
       // Readiness must still be able to say that Redis is down.
       if (req.path === '/readyz') return next();
       logger.error({ err, requestId: res.locals.requestId }, 'rate limiter unavailable');
-      return next(unavailable('The rate limiter is unavailable. Retry shortly.'));
+      // Nothing was counted: tell the client the limit, that it has nothing to spend now, and when to come back.
+      res.setHeader('x-ratelimit-limit', String(rule.limit));
+      res.setHeader('x-ratelimit-remaining', '0');
+      res.setHeader('x-ratelimit-reset', String(LIMITER_RETRY_AFTER_SECONDS));
+      return next(unavailable('The rate limiter is unavailable. Retry shortly.', 'dependency_unavailable', LIMITER_RETRY_AFTER_SECONDS));
     }
   };
 }

@@ -84,11 +84,11 @@ export class AssetStore {
     return { name, sha256: row.sha256, contentType: row.content_type, sizeBytes: Number(row.size_bytes), path: file };
   }
 
-  /** Readiness: the evidence store must accept a write. */
+  /** Readiness: the evidence store is a folder this process may write into. */
   async checkWritable(): Promise<void> {
-    await fs.promises.mkdir(this.dir, { recursive: true });
-    const probe = path.join(this.dir, `.readyz-${randomUUID()}`);
-    await fs.promises.writeFile(probe, 'ok');
-    await fs.promises.unlink(probe);
+    // Read-only, so that probing readiness never writes: the folder is created once at start.
+    const stat = await fs.promises.stat(this.dir);
+    if (!stat.isDirectory()) throw new Error('asset storage is not a directory');
+    await fs.promises.access(this.dir, fs.constants.W_OK | fs.constants.X_OK);
   }
 }

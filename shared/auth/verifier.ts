@@ -1,5 +1,14 @@
-import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey, type JSONWebKeySet } from 'jose';
-import { unauthenticated, unavailable } from '../errors';
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors,
+  jwksCache,
+  jwtVerify,
+  type ExportedJWKSCache,
+  type JWTVerifyGetKey,
+  type JSONWebKeySet,
+} from 'jose';
+import { Problem, unauthenticated, unavailable } from '../errors';
 import { AccessClaimsSchema, principalFromClaims, type Principal } from './principal';
 
 /** Asymmetric algorithms only: an HS256 token "signed" with a public key must never verify. */
@@ -13,6 +22,10 @@ export interface VerifierOptions {
   /** Or a local JWKS (the development issuer). */
   jwks?: JSONWebKeySet;
   cooldownMs?: number;
+  /** How long fetched keys count as fresh (default 10 minutes). */
+  cacheMaxAgeMs?: number;
+  /** While the JWKS cannot be fetched, keys it last published are used for this long (default 24 hours). */
+  maxStaleMs?: number;
 }
 
 export type TokenVerifier = (token: string) => Promise<Principal>;
@@ -24,14 +37,64 @@ function isVerifierUnavailable(err: unknown): boolean {
   return true; // network errors from fetch (TypeError) and anything unexpected
 }
 
+const keyUnknownWhileIdpDown = () =>
+  unavailable(
+    'The token is signed with a key we do not know yet and the identity provider is unreachable. Retry shortly.',
+    'auth_verifier_unavailable',
+    5,
+  );
+
+/**
+ * jose's remote JWKS, made stale-if-error: jose refetches when its copy is older than the cache
+ * age (or a token names an unknown key id, at most once per cooldown) and fails the request when
+ * that fetch fails. Here a failed fetch falls back to the keys jose last fetched, for up to
+ * `maxStaleMs`, so an identity-provider outage does not sign everyone out. Within the cooldown
+ * after a failure the provider is not asked again, so requests do not queue behind its timeout.
+ */
+function staleIfErrorJwks(url: string, cooldownMs: number, cacheMaxAgeMs: number, maxStaleMs: number): JWTVerifyGetKey {
+  // jose records every successful fetch here ({ jwks, uat }); a failed one leaves it untouched.
+  const cache = {} as Partial<ExportedJWKSCache>;
+  const remote = createRemoteJWKSet(new URL(url), {
+    cooldownDuration: cooldownMs,
+    cacheMaxAge: cacheMaxAgeMs,
+    timeoutDuration: 3000,
+    [jwksCache]: cache as Record<string, never>,
+  });
+  let lastKnown: { uat: number; getKey: ReturnType<typeof createLocalJWKSet> } | undefined;
+  let failedAt = -Infinity;
+  const knownKeys = () => {
+    if (!cache.jwks || cache.uat === undefined || Date.now() - cache.uat >= maxStaleMs) return undefined;
+    if (lastKnown?.uat !== cache.uat) lastKnown = { uat: cache.uat, getKey: createLocalJWKSet(cache.jwks) };
+    return lastKnown.getKey;
+  };
+  return async (header, token) => {
+    if (!(knownKeys() && Date.now() - failedAt < cooldownMs)) {
+      try {
+        return await remote(header, token);
+      } catch (err) {
+        if (!isVerifierUnavailable(err)) throw err;
+        failedAt = Date.now();
+        if (!knownKeys()) throw err;
+      }
+    }
+    try {
+      return await knownKeys()!(header, token);
+    } catch (err) {
+      if (err instanceof errors.JWKSNoMatchingKey) throw keyUnknownWhileIdpDown();
+      throw err;
+    }
+  };
+}
+
 export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
   let getKey: JWTVerifyGetKey;
   if (opts.jwksUrl) {
-    getKey = createRemoteJWKSet(new URL(opts.jwksUrl), {
-      cooldownDuration: opts.cooldownMs ?? 30_000,
-      cacheMaxAge: 10 * 60_000,
-      timeoutDuration: 3000,
-    });
+    getKey = staleIfErrorJwks(
+      opts.jwksUrl,
+      opts.cooldownMs ?? 30_000,
+      opts.cacheMaxAgeMs ?? 10 * 60_000,
+      opts.maxStaleMs ?? 24 * 60 * 60_000,
+    );
   } else if (opts.jwks) {
     getKey = createLocalJWKSet(opts.jwks);
   } else {
@@ -49,6 +112,7 @@ export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
         clockTolerance: 5,
       }));
     } catch (err) {
+      if (err instanceof Problem) throw err;
       if (err instanceof errors.JWTExpired) throw unauthenticated('The access token has expired. Sign in again.');
       if (err instanceof errors.JWTClaimValidationFailed) {
         throw unauthenticated(`The access token was refused: ${err.claim} is not accepted by this API.`);
@@ -65,7 +129,7 @@ export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
         throw unauthenticated();
       }
       if (isVerifierUnavailable(err)) {
-        throw unavailable('The token verifier is unavailable. Retry shortly.', 'auth_verifier_unavailable');
+        throw unavailable('The token verifier is unavailable. Retry shortly.', 'auth_verifier_unavailable', 5);
       }
       throw unauthenticated();
     }

@@ -14,7 +14,8 @@ export type Claim = { kind: 'run'; recordId: string } | { kind: 'replay'; respon
 /**
  * Policy `required`: records are scoped by tenant, caller and route. The first request with a
  * key runs; the same key and body replays its response (errors included); a different body,
- * or a request while the first is still running, is a 409.
+ * or a request while the first is still running, is a 409. A transient failure is not an
+ * answer: its record is released, so that the client's retry with the same key runs.
  */
 export async function claimIdempotencyKey(
   db: Knex,
@@ -63,4 +64,9 @@ export async function completeIdempotencyKey(db: Knex, recordId: string, respons
       response_body: JSON.stringify(response.body ?? null),
       completed_at: db.fn.now(),
     });
+}
+
+/** Forgets an unfinished claim, so that the next request with this key runs as if it were the first. */
+export async function releaseIdempotencyKey(db: Knex, recordId: string): Promise<void> {
+  await db('idempotency_records').where({ id: recordId }).whereNot({ state: 'completed' }).delete();
 }

@@ -24,14 +24,24 @@ export interface ReadinessDeps {
 
 type Check = (d: ReadinessDeps) => Promise<string>;
 
-/** A failure whose message is safe to show on the public readiness endpoint. */
-class NotReady extends Error {}
+/**
+ * A failure whose message is safe to show on the public readiness endpoint. Names of
+ * migrations, queues, adapters and paths go only to the log (`internal`).
+ */
+class NotReady extends Error {
+  constructor(
+    message: string,
+    readonly internal?: string,
+  ) {
+    super(message);
+  }
+}
 
 const CHECKS: Record<string, Check> = {
   async database({ db }) {
     await db.raw('select 1');
     const pending = await pendingMigrations(db);
-    if (pending.length) throw new NotReady(`${pending.length} migration(s) not applied: ${pending.join(', ')}`);
+    if (pending.length) throw new NotReady(`${pending.length} migration(s) not applied`, `pending: ${pending.join(', ')}`);
     return 'reachable; migrations current';
   },
   async redis({ redis }) {
@@ -41,7 +51,7 @@ const CHECKS: Record<string, Check> = {
   },
   async adapterRegistry() {
     const problems = catalogueProblems();
-    if (problems.length) throw new NotReady(problems.join('; '));
+    if (problems.length) throw new NotReady(`${problems.length} registry problem(s)`, problems.join('; '));
     return `${ADAPTERS.length} adapters registered`;
   },
   async credentials({ db, executionModeDefault }) {
@@ -53,7 +63,11 @@ const CHECKS: Record<string, Check> = {
     return `${approved.size} live adapter(s) approved`;
   },
   async creativeEvidence({ assets }) {
-    await assets.checkWritable();
+    try {
+      await assets.checkWritable();
+    } catch (err) {
+      throw new NotReady('asset storage is not writable', (err as Error).message);
+    }
     return 'asset storage writable';
   },
   async workers({ redis, redisPrefix, heartbeatTtlMs }) {
@@ -61,7 +75,7 @@ const CHECKS: Record<string, Check> = {
     if (!beats.some((b) => b.role === 'scheduler')) throw new NotReady('no scheduler heartbeat');
     const covered = new Set(beats.filter((b) => b.role === 'worker').flatMap((b) => b.queues));
     const uncovered = requiredQueues().filter((q) => !covered.has(q));
-    if (uncovered.length) throw new NotReady(`no live worker for queue(s): ${uncovered.join(', ')}`);
+    if (uncovered.length) throw new NotReady(`no live worker for ${uncovered.length} queue(s)`, `uncovered: ${uncovered.join(', ')}`);
     return `${beats.length} live heartbeat(s)`;
   },
 };
@@ -71,7 +85,7 @@ const TIMEOUT_MS = 2500;
 /** Runs every check in parallel; a failing check never hides another's result. */
 export async function runReadinessChecks(
   deps: ReadinessDeps,
-  onUnexpected: (check: string, err: unknown) => void = () => undefined,
+  logFailure: (check: string, err: unknown) => void = () => undefined,
 ): Promise<Record<string, CheckResult>> {
   const entries = await Promise.all(
     Object.entries(CHECKS).map(async ([name, check]) => {
@@ -81,7 +95,8 @@ export async function runReadinessChecks(
         return [name, { ok: true, detail, durationMs: Math.round(performance.now() - started) }] as const;
       } catch (err) {
         // Driver errors name hosts and ports: log them, show only that the check failed.
-        if (!(err instanceof NotReady)) onUnexpected(name, err);
+        if (!(err instanceof NotReady)) logFailure(name, err);
+        else if (err.internal) logFailure(name, { message: err.internal });
         const detail = err instanceof NotReady ? err.message : 'unavailable';
         return [name, { ok: false, detail, durationMs: Math.round(performance.now() - started) }] as const;
       }

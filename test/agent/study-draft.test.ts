@@ -1,6 +1,7 @@
 import { fundWallet } from '../support/wallet';
 import { randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { createDb } from '../../shared/db/knex';
 import { post } from '../support/bookings';
 import { DIGEST, STEP, actors, prepare, type Prepared } from './support';
 
@@ -36,8 +37,8 @@ async function fundedStudy(org: string, token: string) {
   return { studyId: study.id, quoteId: quote.id, approvalId: approval.id, amountMinor: quote.amountMinor, status: approved.status };
 }
 
-function draft(token: string, studyId: string, body: unknown, key?: string, extra: Record<string, string> = {}) {
-  return api.fetch(`/api/v1/brand-lift-studies/${studyId}/draft`, {
+function draft(token: string, studyId: string, body: unknown, key?: string, extra: Record<string, string> = {}, via: TestApi = api) {
+  return via.fetch(`/api/v1/brand-lift-studies/${studyId}/draft`, {
     method: 'POST',
     token,
     headers: { 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}), ...extra },
@@ -120,6 +121,36 @@ describe('POST /api/v1/brand-lift-studies/{studyId}/draft', () => {
     const res = await draft(human, s.studyId, body, key);
     expect(res.status).toBe(409);
     expect(await json(res)).toMatchObject({ code: 'idempotency_outcome_unknown', recovery: 'terminal' });
+  });
+
+  test('a transient failure is not stored as the answer: the retry with the same key runs and drafts', async () => {
+    const human = await env.issuer.token({ org: 'org-study-transient', user: 'lead' });
+    const s = await fundedStudy('org-study-transient', human);
+    const body = { expectedRevision: 1, expectedConnectionRevision: null, quoteId: s.quoteId, approvalId: s.approvalId };
+    const key = randomUUID();
+    const impatientDb = createDb(env.database.url, { lockTimeoutMs: 200 });
+    const impatient = await env.api({}, { db: impatientDb });
+    try {
+      // Someone else holds the study row: the first attempt gives up on the lock and changes nothing.
+      const holder = await env.db.transaction();
+      await holder('brand_lift_studies').where({ id: s.studyId }).forUpdate();
+      const first = await draft(human, s.studyId, body, key, {}, impatient);
+      await holder.rollback();
+      expect(first.status).toBe(503);
+      expect(await json(first)).toMatchObject({ code: 'database_unavailable', recovery: 'transient' });
+      expect((await studyOf(human, s.studyId)).revision).toBe(1);
+
+      const retry = await draft(human, s.studyId, body, key, {}, impatient);
+      expect(retry.status).toBe(200);
+      expect(retry.headers.get('idempotency-replayed')).toBeNull();
+      expect(await json(retry)).toMatchObject({ study: { status: 'drafted', revision: 2 } });
+      const replay = await draft(human, s.studyId, body, key, {}, impatient);
+      expect(replay.headers.get('idempotency-replayed')).toBe('true');
+      expect(await env.db('idempotency_records').where({ idempotency_key: key })).toHaveLength(1);
+    } finally {
+      await impatient.close();
+      await impatientDb.destroy();
+    }
   });
 
   test.each([

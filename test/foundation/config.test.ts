@@ -69,6 +69,36 @@ describe('configuration', () => {
     expect(() => loadConfig({ BILLING_TOPUP_MIN_MINOR: '5000', BILLING_TOPUP_MAX_MINOR: '100' })).toThrow(/BILLING_TOPUP_MIN_MINOR/);
   });
 
+  test('production refuses a JWKS fetched over plain http, naming AUTH_JWKS_URL', () => {
+    const production = {
+      NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://db/flightdeck',
+      REDIS_URL: 'redis://redis:6379',
+      AUTH_ISSUER: 'https://id.example/',
+    };
+    const attempt = () => loadConfig({ ...production, AUTH_JWKS_URL: 'http://id.example/jwks.json' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/AUTH_JWKS_URL must be an https URL/);
+    expect(loadConfig({ ...production, NODE_ENV: 'development', AUTH_JWKS_URL: 'http://id.example/jwks.json' }).AUTH_JWKS_URL).toBe(
+      'http://id.example/jwks.json',
+    );
+  });
+
+  test('database timeouts and JWKS staleness have defaults and accept 0 to turn a bound off', () => {
+    expect(loadConfig({})).toMatchObject({
+      DB_STATEMENT_TIMEOUT_MS: 30_000,
+      DB_LOCK_TIMEOUT_MS: 5_000,
+      DB_ACQUIRE_TIMEOUT_MS: 10_000,
+      AUTH_JWKS_CACHE_MAX_AGE_MS: 600_000,
+      AUTH_JWKS_MAX_STALE_MS: 86_400_000,
+    });
+    expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '0', DB_LOCK_TIMEOUT_MS: '0' })).toMatchObject({
+      DB_STATEMENT_TIMEOUT_MS: 0,
+      DB_LOCK_TIMEOUT_MS: 0,
+    });
+    expect(() => loadConfig({ DB_LOCK_TIMEOUT_MS: '-1' })).toThrow(/DB_LOCK_TIMEOUT_MS/);
+  });
+
   test('an empty variable counts as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', PORT: '' }).PORT).toBe(3000);
   });

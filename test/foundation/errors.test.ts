@@ -64,6 +64,18 @@ describe('problem+json errors', () => {
     expect(await env.db('pixel_events').count({ n: '*' })).toEqual([{ n: '0' }]);
   });
 
+  test.each([
+    ['arrays', '['.repeat(100_000) + ']'.repeat(100_000)],
+    ['objects', '{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)],
+  ])('a body of %s nested 100,000 levels deep is a 400 body_too_deep and creates nothing', async (_kind, body) => {
+    const token = await env.issuer.token({ org: 'org-deep' });
+    const res = await api.fetch('/api/v1/campaigns', { method: 'POST', token, headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await json(res)).toMatchObject({ code: 'body_too_deep', recovery: 'correctable' });
+    expect(await env.db('campaigns').where({ advertiser_id: 'org-deep' })).toHaveLength(0);
+  });
+
   test('a thrown error is a 500 that leaks no internals, and the cause is logged with the request id', async () => {
     const broken = await env.database.db.schema.renameTable('pixel_events', 'pixel_events_away').then(() => true);
     expect(broken).toBe(true);
@@ -80,5 +92,44 @@ describe('problem+json errors', () => {
     } finally {
       await env.database.db.schema.renameTable('pixel_events_away', 'pixel_events');
     }
+  });
+});
+
+describe('requests broken below the API', () => {
+  const campaigns = async () => Number((await env.db('campaigns').count({ n: '*' }))[0]!.n);
+
+  test.each(['%ED%A0%80', '%FF', '%zz', '%'])(
+    'a path id that is not valid percent-encoding (%s) is a 400 problem, not a 500',
+    async (bad) => {
+      const token = await env.issuer.token();
+      const res = await api.fetch(`/api/v1/plans/${bad}`, { token });
+      expect(res.status).toBe(400);
+      expect(await json(res)).toMatchObject({ status: 400, code: 'malformed_path', recovery: 'correctable' });
+    },
+  );
+
+  test.each(['gzip', 'deflate', 'br'])(
+    'a JSON body that is not the %s it claims is a 400 problem and creates nothing',
+    async (encoding) => {
+      const token = await env.issuer.token();
+      const before = await campaigns();
+      const res = await api.fetch('/api/v1/campaigns', {
+        method: 'POST',
+        token,
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        body: JSON.stringify({ name: 'x' }),
+      });
+      expect(res.status).toBe(400);
+      expect(await json(res)).toMatchObject({ code: 'malformed_body_encoding' });
+      expect(await campaigns()).toBe(before);
+    },
+  );
+
+  test('a request head over 16 KiB is a 431 problem with a request id, not a bare status line', async () => {
+    const res = await api.fetch(`/readyz?pad=${'x'.repeat(20_000)}`);
+    expect(res.status).toBe(431);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await json(res)).toMatchObject({ status: 431, code: 'request_header_too_large', recovery: 'correctable' });
   });
 });

@@ -34,6 +34,23 @@ describe('configuration at start', () => {
     expect(r.stderr).toMatch(/PORT/);
   }, 120_000);
 
+  test('production refuses a JWKS over plain http with exit 78, naming AUTH_JWKS_URL', async () => {
+    const r = await runScript(
+      'bin/start.ts',
+      [],
+      cleanEnv({
+        NODE_ENV: 'production',
+        DATABASE_URL: database.url,
+        REDIS_URL: TEST_REDIS_URL,
+        AUTH_ISSUER: 'https://id.example/',
+        AUTH_JWKS_URL: 'http://id.example/jwks.json',
+        DATA_DIR: dataDir,
+      }),
+    );
+    expect(r.code).toBe(78);
+    expect(r.stderr).toMatch(/AUTH_JWKS_URL must be an https URL/);
+  }, 120_000);
+
   test('production refuses the embedded database and the development issuer', async () => {
     const r = await runScript('bin/start.ts', [], cleanEnv({ NODE_ENV: 'production', DATA_DIR: dataDir }));
     expect(r.code).toBe(78);
@@ -93,6 +110,50 @@ describe('npm start', () => {
     } finally {
       expect(await service.stop('SIGTERM')).toBe(0);
       fs.rmSync(embeddedDir, { recursive: true, force: true });
+    }
+  }, 150_000);
+});
+
+describe('npm start when the embedded PostgreSQL cannot start', () => {
+  const embeddedEnv = (dir: string, port: number) =>
+    cleanEnv({ PORT: '0', HOST: '127.0.0.1', REDIS_URL: TEST_REDIS_URL, DATA_DIR: dir, EMBEDDED_PG_PORT: String(port) });
+
+  test('with its port taken, it says so and how to fix it, and exits non-zero without a stack trace', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-taken-'));
+    // Something that is not PostgreSQL holds the port.
+    const held: net.Socket[] = [];
+    const squatter = net.createServer((socket) => held.push(socket));
+    await new Promise<void>((r) => squatter.listen(0, '127.0.0.1', r));
+    try {
+      const r = await runScript('bin/start.ts', [], embeddedEnv(dir, (squatter.address() as net.AddressInfo).port), 120_000);
+      expect(r.code).not.toBe(0);
+      expect(r.code).not.toBeNull();
+      expect(r.stderr).toMatch(/embedded development PostgreSQL could not start: port \d+ is already taken/);
+      expect(r.stderr).toMatch(/DATABASE_URL/);
+      expect(r.stderr).toMatch(/EMBEDDED_PG_PORT/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((r) => squatter.close(r));
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 150_000);
+
+  test('with its data folder out of reach, it names the folder and the ways out, and exits non-zero without a stack trace', async () => {
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-private-'));
+    // A folder nobody but its owner's superuser can enter, as /root is for other users.
+    fs.chmodSync(parent, 0o000);
+    try {
+      const r = await runScript('bin/start.ts', [], embeddedEnv(path.join(parent, 'data'), await freePort()), 120_000);
+      expect(r.code).not.toBe(0);
+      expect(r.code).not.toBeNull();
+      expect(r.stderr).toMatch(/could not start: its data folder .*postgres cannot be reached/);
+      expect(r.stderr).toMatch(/DATABASE_URL/);
+      expect(r.stderr).toMatch(/DATA_DIR/);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      fs.chmodSync(parent, 0o700);
+      fs.rmSync(parent, { recursive: true, force: true });
     }
   }, 150_000);
 });

@@ -83,10 +83,16 @@ describe('rate limits', () => {
     expect(headersOf(other).remaining).toBe('1');
   });
 
-  test('when Redis is down, limited routes answer 503 rather than running unlimited', async () => {
-    const api = await env.api({}, { redisUrl: 'redis://127.0.0.1:9' });
+  test('when Redis is down, limited routes answer 503 rather than running unlimited, with retry-after and the configured limit', async () => {
+    const api = await env.api({ RATE_LIMIT_MAX: '7' }, { redisUrl: 'redis://127.0.0.1:9' });
     const res = await api.fetch('/api/v1/auth/context', { token: await env.issuer.token() });
     expect(res.status).toBe(503);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(await res.json()).toMatchObject({ code: 'dependency_unavailable', recovery: 'transient' });
+    const h = headersOf(res);
+    expect(h.limit).toBe('7');
+    expect(h.remaining).toBe('0');
+    expect(h.retryAfter).toMatch(/^[1-9]\d*$/);
+    expect(h.reset).toBe(h.retryAfter);
   });
 });

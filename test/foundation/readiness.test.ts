@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { createTestEnv, json, type TestEnv } from '../support/api';
 import { createDb } from '../../shared/db/knex';
 
@@ -67,6 +68,37 @@ describe('GET /readyz', () => {
     }
   });
 
+  test('checking readiness writes nothing: the asset folder is unchanged after repeated calls', async () => {
+    const api = await env.api();
+    const assetDir = path.join(env.dataDir, 'assets');
+    const before = fs.statSync(assetDir);
+    for (let i = 0; i < 3; i++) await api.fetch('/readyz');
+    const after = fs.statSync(assetDir);
+    expect(fs.readdirSync(assetDir)).toEqual([]);
+    expect(after.mtimeMs).toBe(before.mtimeMs);
+  });
+
+  test('a pending migration fails the database check without naming it, and the name goes to the log', async () => {
+    const [last] = await env.db('knex_migrations').orderBy('id', 'desc').limit(1);
+    await env.db('knex_migrations').where({ id: last.id }).delete();
+    try {
+      const api = await env.api();
+      await env.workers();
+      const res = await api.fetch('/readyz');
+      expect(res.status).toBe(503);
+      const text = await res.text();
+      const body = JSON.parse(text) as Report;
+      expect(body.failed).toEqual(['database']);
+      expect(body.checks.database!.detail).toBe('1 migration(s) not applied');
+      expect(text).not.toContain(last.name);
+      expect(body.runtime).toMatchObject({ executionModeDefault: 'sandbox' });
+      expect(body.billing).toEqual({ mode: 'sandbox' });
+      expect(api.rawLogs.join('')).toContain(last.name);
+    } finally {
+      await env.db('knex_migrations').insert(last);
+    }
+  });
+
   test('in live mode it needs an approved live supplier credential', async () => {
     const api = await env.api({ EXECUTION_MODE_DEFAULT: 'live', BILLING_MODE: 'live' });
     await env.workers();
@@ -86,7 +118,9 @@ describe('GET /readyz', () => {
     fs.writeFileSync(blocker, 'x');
     const api = await env.api({ ASSET_DIR: blocker });
     await env.workers();
-    const body = await json<Report>(await api.fetch('/readyz'));
+    const text = await (await api.fetch('/readyz')).text();
+    const body = JSON.parse(text) as Report;
     expect(body.failed).toEqual(['creativeEvidence']);
+    expect(text).not.toContain(blocker);
   });
 });

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { ConfigSchema, type Config } from '../../shared/config';
 import { createLogger, type Logger } from '../../shared/logger';
-import { createTokenVerifier } from '../../shared/auth/verifier';
+import { jwksVerifier } from '../../shared/runtime/infrastructure';
 import type { Knex } from '../../shared/db/knex';
 import { createApiDeps, startApi, type RunningApi } from '../../api/server';
 import type { ApiDeps } from '../../api/deps';
@@ -101,12 +101,7 @@ export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' }
         db: extra.db ?? database.db,
         redisUrl: extra.redisUrl ?? cfg.REDIS_URL!,
         auth: extra.auth ?? {
-          verifier: createTokenVerifier({
-            issuer: cfg.AUTH_ISSUER!,
-            audience: cfg.AUTH_AUDIENCE,
-            jwksUrl: cfg.AUTH_JWKS_URL!,
-            cooldownMs: cfg.AUTH_JWKS_COOLDOWN_MS,
-          }),
+          verifier: jwksVerifier(cfg, cfg.AUTH_JWKS_URL!, cfg.AUTH_ISSUER!),
           devIssuer: null,
           mode: 'jwks',
         },

@@ -39,6 +39,8 @@ export interface TokenOptions {
 export class TestIssuer {
   keys: SigningKey[] = [];
   fetches = 0;
+  /** While true, the JWKS endpoint answers 503, as an identity provider in an outage does. */
+  failing = false;
   private server?: http.Server;
   url = '';
 
@@ -47,6 +49,11 @@ export class TestIssuer {
     issuer.keys = [await newSigningKey()];
     issuer.server = http.createServer((_req, res) => {
       issuer.fetches++;
+      if (issuer.failing) {
+        res.statusCode = 503;
+        res.end();
+        return;
+      }
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ keys: issuer.keys.map((k) => k.publicJwk) }));
     });

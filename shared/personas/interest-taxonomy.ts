@@ -26,8 +26,13 @@ for (const node of INTEREST_NODES) {
 }
 export const LONGEST_ALIAS_WORDS = Math.max(...[...ALIASES.keys()].map((a) => a.split(' ').length));
 
+// Whitespace that normalising would change: a run, a tab or newline, an end.
+const IRREGULAR_SPACE = /\s\s|[^\S ]|^\s|\s$/;
+
 export function lookupAlias(words: string): InterestNode | undefined {
-  return ALIASES.get(words.toLowerCase().replace(/\s+/g, ' ').trim());
+  const lower = words.toLowerCase();
+  // Most callers pass already-spaced text; skip the rewrite for them.
+  return ALIASES.get(IRREGULAR_SPACE.test(lower) ? lower.replace(/\s+/g, ' ').trim() : lower);
 }
 
 export function nodeByKey(key: string): InterestNode | undefined {

@@ -16,6 +16,9 @@ export interface IncomeResult {
 
 const FEMALE = new RegExp(`\\b(${alternation(FEMALE_WORDS)})\\b(?!')`, 'g');
 const MALE = new RegExp(`\\b(${alternation(MALE_WORDS)})\\b(?!')`, 'g');
+// Non-global copies for a yes/no test (no lastIndex to carry between calls).
+const HAS_FEMALE = new RegExp(FEMALE.source);
+const HAS_MALE = new RegExp(MALE.source);
 // "parents of girls", "gifts for men": the word names someone else.
 const OBJECT_BEFORE =
   /\b(?:of|with|whose|their|his|her|gifts?\s+for|presents?\s+for|buying\s+for|shopping\s+for|married\s+to)\s+(?:(?:young|little|teenage|older|adult|new)\s+)?$/;
@@ -24,8 +27,8 @@ const ONLY_BEFORE = /\b(?:only|just|exclusively)\s+$/;
 
 export function genderWord(phrase: string): Gender | null {
   const lower = phrase.toLowerCase();
-  const f = new RegExp(FEMALE.source).test(lower);
-  const m = new RegExp(MALE.source).test(lower);
+  const f = HAS_FEMALE.test(lower);
+  const m = HAS_MALE.test(lower);
   return f === m ? null : f ? 'female' : 'male';
 }
 

@@ -97,6 +97,12 @@ function acceptable(tokens: readonly Token[], from: number, to: number, node: In
   return node.key === 'parenting' && from === 0;
 }
 
+function lemmaKey(tokens: readonly Token[], from: number, to: number): string {
+  let key = tokens[from]!.lemma;
+  for (let k = from + 1; k < to; k++) key += ' ' + tokens[k]!.lemma;
+  return key;
+}
+
 /**
  * Taxonomy aliases on free tokens of the brief. `multiWordOnly` is the early
  * pass that claims named events ("Cheltenham Festival", "Leeds Festival")
@@ -114,12 +120,9 @@ export function findTaxonomyInterests(b: Brief, a: Analysis, multiWordOnly: bool
       const span = { start: tokens[from]!.start, end: tokens[to - 1]!.end };
       if (!b.isFree(span)) continue;
       const surface = b.lower.slice(span.start, span.end);
-      const lemmaKey = tokens
-        .slice(from, to)
-        .map((t) => t.lemma)
-        .join(' ');
-      const node = lookupAlias(surface) ?? lookupAlias(lemmaKey);
-      if (!node || (multiWordOnly && !/[\s-]/.test(surface))) continue;
+      if (multiWordOnly && !/[\s-]/.test(surface)) continue;
+      const node = lookupAlias(surface) ?? lookupAlias(lemmaKey(tokens, from, to));
+      if (!node) continue;
       if (tokens.slice(from, to).some((_, k) => negated(tokens, from + k))) continue;
       if (!acceptable(tokens, from, to, node, surface)) continue;
       hits.push({ ...span, node, surface: b.text.slice(span.start, span.end) });

@@ -46,6 +46,22 @@ export function asciiLower(s: string): string {
   return s.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
+// The global, indexed ('gd') copy of each pattern, compiled once: building it
+// per call recompiled the large gazetteer and industry alternations for every
+// brief. Safe to share because a scan runs to completion before the next.
+const SCANNERS = new WeakMap<RegExp, RegExp>();
+
+function scanner(re: RegExp): RegExp {
+  let rx = SCANNERS.get(re);
+  if (!rx) {
+    let flags = re.flags.includes('g') ? re.flags : re.flags + 'g';
+    if (!flags.includes('d')) flags += 'd';
+    rx = new RegExp(re.source, flags);
+    SCANNERS.set(re, rx);
+  }
+  return rx;
+}
+
 export class Brief {
   readonly text: string;
   readonly lower: string;
@@ -96,9 +112,8 @@ export class Brief {
 
   /** Matches against a snapshot of a view (so several extractors can read the same text before any claims). */
   findOn(hay: string, re: RegExp): Hit[] {
-    let flags = re.flags.includes('g') ? re.flags : re.flags + 'g';
-    if (!flags.includes('d')) flags += 'd';
-    const rx = new RegExp(re.source, flags);
+    const rx = scanner(re);
+    rx.lastIndex = 0;
     const hits: Hit[] = [];
     let m: RegExpExecArray | null;
     while ((m = rx.exec(hay)) !== null) {

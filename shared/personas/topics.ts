@@ -133,6 +133,13 @@ const LABELLED =
 const WEAK = /^(?:booking|buying|needing|seeking|raising|promoting|planning|considering|comparing|evaluating|researching|switching to)$/;
 const SUFFIX =
   /(?<![\w-])([a-z0-9&'-]+)[\s-]+(enthusiasts|fans|lovers|buffs|fanatics|aficionados|devotees|addicts|junkies|goers|hobbyists|collectors|owners|buyers|shoppers|drinkers|eaters|watchers|readers|listeners|viewers|users|bettors|punters|gamers)(?![\w-])/g;
+// One compiled "<suffix>$" per SUFFIX word (a fixed, small set).
+const SUFFIX_AT_END = new Map<string, RegExp>();
+function suffixAtEnd(suffix: string): RegExp {
+  let re = SUFFIX_AT_END.get(suffix);
+  if (!re) SUFFIX_AT_END.set(suffix, (re = new RegExp(`${suffix}$`, 'i')));
+  return re;
+}
 const BUSINESS_OWNED =
   /^(?:business|businesses|company|companies|firm|shop|store|restaurant|practice|agency|salon|cafe|hotel|pub|bar|franchise|startup|sme|smb|farm|garage|studio|gym|brand|ecommerce|retail|nursery|clinic|construction|building|trade|property|dealership|brewery|factory|our|existing|current|my)$/;
 const STOP_AFTER =
@@ -201,7 +208,7 @@ export function findTopics(b: Brief): TopicPhrase[] {
     if (isGeneric(head)) continue;
     const start = widenBack(b, h.start);
     const phrase = tidy(b.text.slice(start, h.end));
-    if (!meaningful(phrase.replace(new RegExp(`${suffix}$`, 'i'), ''))) continue;
+    if (!meaningful(phrase.replace(suffixAtEnd(suffix), ''))) continue;
     out.push({
       start,
       end: h.end,

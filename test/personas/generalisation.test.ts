@@ -47,7 +47,7 @@ describe('indirect interests land on the taxonomy', () => {
   });
 
   it('records the taxonomy node with its id', () => {
-    expect(core('Golfers over 55 in Surrey.').interestTaxonomy).toEqual([{ key: 'golf', iabId: '503', name: 'Golf' }]);
+    expect(core('Golfers over 55 in Surrey.').interestTaxonomy).toEqual([{ key: 'golf', iabId: '644', name: 'Golf' }]);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
- * `npm run admin -- staff grant|revoke|assign|unassign|list ...`: server-owned staff rows.
- * Staff access is never decided by a token; this is the one way to change it.
+ * `npm run admin -- staff grant|revoke|assign|unassign|list ...` and `ops grant|revoke|list`:
+ * server-owned staff and ops rows. Neither is ever decided by a token; this is the one way to change them.
  */
 import { parseArgs } from 'node:util';
 import { createLogger } from '../shared/logger';
@@ -8,22 +8,42 @@ import { createDb } from '../shared/db/knex';
 import { migrateLatest } from '../shared/db/migrations';
 import { resolveDatabase } from '../shared/runtime/infrastructure';
 import { assignClient, grantStaff, revokeStaff, unassignClient } from '../shared/staff/staff-store';
+import { grantOps, listOps, revokeOps } from '../shared/staff/ops-store';
 import { configOrExit } from './boot';
+import type { Knex } from 'knex';
 
 const USAGE = `usage:
   npm run admin -- staff grant    --user USER [--name "Display Name"]
   npm run admin -- staff revoke   --user USER
   npm run admin -- staff assign   --user USER --org ADVERTISER_ID
   npm run admin -- staff unassign --user USER --org ADVERTISER_ID
-  npm run admin -- staff list`;
+  npm run admin -- staff list
+  npm run admin -- ops grant  USER
+  npm run admin -- ops revoke USER
+  npm run admin -- ops list`;
+
+/** Ops: who may inspect the queues (every tenant's job ids) on /admin/queues. */
+async function ops(db: Knex, action: string, user: string | undefined): Promise<void> {
+  if (action === 'list') {
+    const rows = await listOps(db);
+    for (const r of rows) process.stdout.write(`${r.userId}\t${r.active ? 'active' : 'revoked'}\n`);
+    if (!rows.length) process.stdout.write('no ops\n');
+    return;
+  }
+  if (!user) throw new Error(`a user id is required\n${USAGE}`);
+  if (action === 'grant') process.stdout.write(`ops ${user}: ${await grantOps(db, user)}\n`);
+  else if (action === 'revoke') process.stdout.write(`ops ${user}: ${await revokeOps(db, user)}\n`);
+  else throw new Error(USAGE);
+}
 
 async function main() {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: { user: { type: 'string' }, org: { type: 'string' }, name: { type: 'string' } },
   });
-  const [area, action] = positionals;
-  if (area !== 'staff' || !action) throw new Error(USAGE);
+  const [area, action, userArg] = positionals;
+  if ((area !== 'staff' && area !== 'ops') || !action) throw new Error(USAGE);
+  if (area === 'ops' && !['grant', 'revoke', 'list'].includes(action)) throw new Error(USAGE);
   const need = (v: string | undefined, flag: string) => {
     if (!v) throw new Error(`${flag} is required\n${USAGE}`);
     return v;
@@ -35,6 +55,7 @@ async function main() {
   const db = createDb(database.url, {}, logger);
   try {
     await migrateLatest(db);
+    if (area === 'ops') return await ops(db, action, values.user ?? userArg);
     const user = action === 'list' ? '' : need(values.user, '--user');
     switch (action) {
       case 'grant':

@@ -34,9 +34,14 @@ export async function retryUnsent(
   let retried = 0;
   for (const name of [...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES, AUDIENCE_SYNC_QUEUE]) {
     const queue = queueFor(name);
+    // A job retried here that fails again meanwhile joins the front of the list and shifts the
+    // rest: it waits for the next run rather than being retried twice in one.
+    const seen = new Set<string>();
     for (let end = (await queue.getFailedCount()) - 1; end >= 0; end -= pageSize) {
       const page = await queue.getFailed(Math.max(0, end - pageSize + 1), end);
       for (const job of page.reverse()) {
+        if (!job.id || seen.has(job.id)) continue;
+        seen.add(job.id);
         const safe = NOTHING_SENT[job.name];
         if (safe && (await safe(db, job.data as Record<string, string>))) {
           await job.retry('failed');

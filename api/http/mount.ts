@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { badRequest } from '../../shared/errors';
 import type { Principal } from '../../shared/auth/principal';
 import type { Logger } from '../../shared/logger';
+import { requireRouteScope } from './route-scope';
 import type { RouteDef } from './route';
 import { runGoverned, runIdempotent } from './execution-policies';
 import { MAX_JSON_DEPTH, nestsDeeperThan, parsePart } from './validate';
@@ -18,11 +19,14 @@ const hasBody = (req: Request) =>
   (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
 
 /**
- * Mounts each route as: authenticate → parse body (after auth, so strangers cannot make
- * us parse) → strict zod parse of params, query and body → handler → JSON response.
+ * Mounts each route as: authenticate → authorize → params → product scope of the resource the
+ * path names → parse body (after auth, so strangers cannot make us parse) → strict zod parse of
+ * query and body → handler → JSON response.
  */
 export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions): void {
   for (const route of routes) {
+    // A private route that says nothing about product scope would be a hole: refuse to start.
+    if (route.access === 'bearer' && !route.scope) throw new Error(`${route.operationId} declares no product scope`);
     const jsonTypes = ['application/json', 'application/*+json', ...(route.extraBodyTypes ?? [])];
     const limit = route.bodyLimitBytes ?? opts.defaultBodyLimitBytes;
     const bodyParser = route.rawBody ? express.raw({ limit, type: () => true }) : express.json({ limit, type: jsonTypes, strict: false });
@@ -33,6 +37,9 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
         const principal = route.access === 'bearer' ? await opts.authenticate(req) : null;
         if (principal) res.locals.principal = principal;
         if (route.authorize) await route.authorize(principal as never);
+        const params = route.params ? parsePart(route.params, req.params, 'params') : {};
+        // Out-of-scope resources are not found, whatever the body says: checked before it is read.
+        await requireRouteScope(opts.db, route, principal, params);
         if (route.body) {
           await new Promise<void>((resolve, reject) => bodyParser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
           if (!route.rawBody && hasBody(req) && req.body === undefined) {
@@ -44,7 +51,6 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
         } else if (hasBody(req)) {
           throw badRequest('This operation takes no request body.', undefined, 'unexpected_body');
         }
-        const params = route.params ? parsePart(route.params, req.params, 'params') : {};
         const query = route.query ? parsePart(route.query, req.query ?? {}, 'query') : {};
         if (!route.query && Object.keys(req.query ?? {}).length > 0) throw badRequest('This operation takes no query parameters.');
         const body = route.body ? parsePart(route.body, req.body ?? {}, 'body') : undefined;

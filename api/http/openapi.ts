@@ -64,6 +64,8 @@ export function buildOpenApiDocument(routes: RouteDef[], serverUrl?: string) {
       summary: r.summary,
       tags: r.tags,
       security: r.access === 'bearer' ? [{ bearer: [] }] : [],
+      // How the route keeps to the caller's product scope: clients and the scope tests read it.
+      ...(r.scope ? { 'x-flightdeck-scope': r.scope } : {}),
       request: {
         ...(r.params ? { params: r.params as never } : {}),
         ...(r.query ? { query: r.query as never } : {}),

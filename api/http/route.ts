@@ -2,9 +2,23 @@ import type { Request, Response } from 'express';
 import type { ZodType, z } from 'zod';
 import type { Principal } from '../../shared/auth/principal';
 import type { Logger } from '../../shared/logger';
+import type { ScopedResource } from '../../shared/access/resource-scope';
 
 export type Access = 'public' | 'bearer';
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/**
+ * How a bearer route keeps to the caller's product and channel scope (see docs/architecture.md):
+ * - `{ resource, param }`: the path parameter names that resource; one outside the caller's
+ *   scope is the same 404 as another tenant's, checked before the body is even read;
+ * - `request`: the request creates something: channels outside the product are refused (403)
+ *   and resources it names outside the scope are not found (404), by the domain;
+ * - `filtered`: a list that holds only resources within the scope;
+ * - `caller`: concerns no channel (the caller's own context, contracts, mandates, uploads, and
+ *   creations that name nothing but take the caller's scope);
+ * - `staff`: the staff surface, scoped by server-owned client assignments instead.
+ */
+export type RouteScope = { resource: ScopedResource; param: string } | 'request' | 'filtered' | 'caller' | 'staff';
 
 export interface RouteContext<P, Q, B, A extends Access> {
   params: P;
@@ -44,6 +58,8 @@ export interface RouteDef<
   summary: string;
   tags: string[];
   access: A;
+  /** Required on every bearer route: mountRoutes refuses to start without it. */
+  scope?: RouteScope;
   params?: P;
   query?: Q;
   body?: B;

@@ -8,6 +8,7 @@ import type { Logger } from '../../shared/logger';
 import type { Knex } from 'knex';
 import type { HandlerResult, RouteDef } from '../http/route';
 import { runGoverned } from '../http/execution-policies';
+import { requireRouteScope } from '../http/route-scope';
 import { parsePart } from '../http/validate';
 
 /**
@@ -40,6 +41,7 @@ export const ROUTE_TOOLS: ReadonlyArray<{ name: string; operationId: string }> =
 ];
 
 export interface CallContext {
+  db: Knex;
   principal: Principal;
   requestId: string;
   log: Logger;
@@ -58,6 +60,7 @@ export function toolInputSchema(route: RouteDef) {
 
 async function invoke(route: RouteDef, ctx: CallContext, parts: { params: unknown; query: unknown; body: unknown }, headers = {}) {
   if (route.authorize) await route.authorize(ctx.principal as never);
+  await requireRouteScope(ctx.db, route, ctx.principal, parts.params);
   return route.handler({ ...parts, principal: ctx.principal, headers, requestId: ctx.requestId, log: ctx.log } as never);
 }
 

@@ -73,7 +73,7 @@ export function buildMcpServer(s: ToolScope): McpServer {
     // Unreachable over HTTP (the endpoint answers 401 first); kept so a tool can never run unauthenticated.
     if (!s.principal) return toolFailure(unauthenticated('Connect with OAuth first.'), s.requestId, s.log, tool);
     try {
-      const result = await call({ principal: s.principal, requestId: s.requestId, log: s.log });
+      const result = await call({ db: s.deps.db, principal: s.principal, requestId: s.requestId, log: s.log });
       // A governed replay may carry the first execution's refusal as its receipt.
       if (result.status >= 400) return problemResult(result.body as Record<string, unknown>);
       return toolResult(result.body);

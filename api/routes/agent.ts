@@ -26,6 +26,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: 'Agent action contracts: names, REST routes, parameter JSON Schemas and budget policies.',
       tags: ['agent'],
       access: 'bearer',
+      scope: 'caller',
       responses: { 200: { description: 'The contracts.' } },
       async handler() {
         return { status: 200, body: { actions: describeActions() } };
@@ -38,6 +39,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: 'Prepare an exact action: normalised parameters, the server-computed commitment, and the digest a human approves.',
       tags: ['agent'],
       access: 'bearer',
+      scope: 'request',
       body: PrepareSchema,
       responses: {
         201: { description: 'Prepared; awaiting human approval.' },
@@ -56,6 +58,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: "An approval's status: pending, approved (with the execute step id to carry), or abandoned.",
       tags: ['agent'],
       access: 'bearer',
+      scope: { resource: 'agent-approval', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'The approval.' }, 404: { description: 'No such approval in this workspace.' } },
       async handler({ principal, params }) {
@@ -69,6 +72,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: 'A human approves the exact action behind expectedActionDigest; returns the execute step id the agent must carry.',
       tags: ['agent'],
       access: 'bearer',
+      scope: { resource: 'agent-approval', param: 'id' },
       params: IdParams,
       body: ApproveSchema,
       responses: { 200: { description: 'Approved; one pending execute step.' }, ...DECIDER_ERRORS },
@@ -83,6 +87,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: 'A human abandons an approval: it can no longer be approved or executed.',
       tags: ['agent'],
       access: 'bearer',
+      scope: { resource: 'agent-approval', param: 'id' },
       params: IdParams,
       body: AbandonSchema,
       responses: { 200: { description: 'Abandoned.' }, ...DECIDER_ERRORS },
@@ -97,6 +102,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: 'Record whether an execution of unknown outcome was applied; once.',
       tags: ['agent'],
       access: 'bearer',
+      scope: { resource: 'agent-step', param: 'id' },
       params: IdParams,
       body: ResolveExecutionSchema,
       responses: {
@@ -115,6 +121,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: 'A run with its steps, approvals, receipts and evidence.',
       tags: ['agent'],
       access: 'bearer',
+      scope: { resource: 'agent-run', param: 'id' },
       params: IdParams,
       query: RunQuerySchema,
       responses: { 200: { description: 'The run.' }, 404: { description: 'No such run.' } },
@@ -129,6 +136,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: 'Record evidence on a run, optionally tied to one of its steps.',
       tags: ['agent'],
       access: 'bearer',
+      scope: { resource: 'agent-run', param: 'id' },
       params: IdParams,
       body: EvidenceSchema,
       responses: { 201: { description: 'Recorded.' }, 404: { description: 'No such run, or the step is not in it.' } },
@@ -143,6 +151,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: "The workspace's agent mandates: allowed actions and budget ceilings.",
       tags: ['agent'],
       access: 'bearer',
+      scope: 'caller',
       responses: { 200: { description: 'Mandates.' } },
       async handler({ principal }) {
         return { status: 200, body: { mandates: await listMandates(db, principal.advertiserId) } };
@@ -155,6 +164,7 @@ export function agentRoutes({ db }: ApiDeps) {
       summary: 'Set what an agent may propose: allowed actions and a budget ceiling (human with agent:approve).',
       tags: ['agent'],
       access: 'bearer',
+      scope: 'caller',
       params: z.strictObject({ agentClientId: PathId }),
       body: MandateSchema,
       responses: { 200: { description: 'The mandate.' }, 403: { description: 'Needs a human with agent:approve.' } },

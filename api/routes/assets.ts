@@ -20,6 +20,7 @@ export function assetRoutes({ assets, config }: ApiDeps) {
       summary: 'Upload creative bytes (human only). Stored content-addressed; returns the /files/assets URL and the sha256 fingerprint.',
       tags: ['assets'],
       access: 'bearer',
+      scope: 'caller',
       body: Bytes,
       rawBody: true,
       bodyLimitBytes: config.ASSET_MAX_BYTES,

@@ -41,6 +41,7 @@ export function audienceRoutes(deps: ApiDeps): RouteDef[] {
         "Build an identity cohort from the campaign's confirmed exposure and queue its sync to a supplier. 202 is not synced: inspect the attempt.",
       tags: ['audiences'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       body: SyncAudienceSchema,
       governedAction: 'audience.sync',
@@ -68,6 +69,7 @@ export function audienceRoutes(deps: ApiDeps): RouteDef[] {
       summary: "A campaign's identity cohorts with their sync attempts, newest first.",
       tags: ['audiences'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       responses: {
         200: { description: 'Cohorts.', schema: z.object({ cohorts: z.array(CohortSchema) }) },
@@ -86,6 +88,7 @@ export function audienceRoutes(deps: ApiDeps): RouteDef[] {
       summary: 'An identity cohort with every sync attempt, its status, supplier reference and resolution.',
       tags: ['audiences'],
       access: 'bearer',
+      scope: { resource: 'cohort', param: 'cohortId' },
       params: CohortParams,
       responses: { 200: { description: 'The cohort.', schema: CohortEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
@@ -102,6 +105,7 @@ export function audienceRoutes(deps: ApiDeps): RouteDef[] {
         'An operator discards an attempt whose outcome is unknown, with evidence that its result is unavailable. Retries and queues nothing.',
       tags: ['audiences', 'operators'],
       access: 'bearer',
+      scope: { resource: 'cohort', param: 'cohortId' },
       params: AttemptParams,
       body: ResolveAttemptSchema,
       authorize: requireReconciler,

@@ -26,6 +26,7 @@ export function authRoutes({ db, workspaces }: ApiDeps) {
       summary: 'Who the caller is: user, advertiser, product, channels, permissions, agent or human, staff or not.',
       tags: ['auth'],
       access: 'bearer',
+      scope: 'caller',
       responses: { 200: { description: 'The verified caller.', schema: AuthContextSchema } },
       async handler({ principal }) {
         return { status: 200, body: await describeCaller(db, workspaces, principal) };
@@ -38,6 +39,7 @@ export function authRoutes({ db, workspaces }: ApiDeps) {
       summary: 'Staff session: access:false for anyone who is not active staff in a human session.',
       tags: ['staff'],
       access: 'bearer',
+      scope: 'caller',
       responses: { 200: { description: 'Whether the caller has staff access, and to which clients.', schema: StaffSessionSchema } },
       async handler({ principal }) {
         const member = isHuman(principal) ? await findActiveStaff(db, principal.userId) : null;

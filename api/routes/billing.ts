@@ -28,6 +28,7 @@ export function billingRoutes(deps: ApiDeps) {
         'A person asks to fund the wallet: a committed funding request and a checkout session at the payment provider. Only signed settlement credits the wallet.',
       tags: ['billing'],
       access: 'bearer',
+      scope: 'caller',
       authorize: requireHuman('fund a wallet'),
       body: TopupRequestSchema,
       idempotency: 'required',
@@ -53,6 +54,7 @@ export function billingRoutes(deps: ApiDeps) {
       summary: 'Inspect a funding request: its state, amounts, provider session, settlement events and ledger entries.',
       tags: ['billing', 'operators'],
       access: 'bearer',
+      scope: 'caller',
       authorize: reconciler,
       params: RequestParams,
       responses: {
@@ -71,6 +73,7 @@ export function billingRoutes(deps: ApiDeps) {
       summary: 'Match the exact provider session against the request and record the result. Never credits the wallet.',
       tags: ['billing', 'operators'],
       access: 'bearer',
+      scope: 'caller',
       authorize: reconciler,
       params: RequestParams,
       body: ReconcileRequestSchema,
@@ -111,6 +114,7 @@ export function billingRoutes(deps: ApiDeps) {
       summary: 'Media spend, accrued fees, asset charges and wallet balances for a month (default: the current UTC month).',
       tags: ['billing'],
       access: 'bearer',
+      scope: 'caller',
       query: SummaryQuerySchema,
       responses: { 200: { description: 'The month.' }, 400: { description: 'A malformed or future period.' } },
       async handler({ principal, query }) {

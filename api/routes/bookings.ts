@@ -23,6 +23,7 @@ export function bookingRoutes(deps: ApiDeps) {
       summary: 'A booking with every line and event. Inspect each line: a booking is not live until its lines say so.',
       tags: ['bookings'],
       access: 'bearer',
+      scope: { resource: 'booking', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'The booking.', schema: BookingEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
@@ -39,6 +40,7 @@ export function bookingRoutes(deps: ApiDeps) {
       summary: "An operator records that a line's supplier outcome is uncertain: it goes to reconciliation-required.",
       tags: ['operators'],
       access: 'bearer',
+      scope: { resource: 'booking', param: 'bookingId' },
       params: LineParams,
       body: UncertainSchema,
       responses: {

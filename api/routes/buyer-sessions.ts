@@ -12,6 +12,7 @@ export function buyerSessionRoutes({ db }: ApiDeps) {
       summary: 'Persist a buyer workflow and its scoped references. Grants no authority and starts no provider operation.',
       tags: ['buyer sessions'],
       access: 'bearer',
+      scope: 'request',
       body: CreateSessionSchema,
       responses: { 201: { description: 'The session.' }, 404: { description: 'A context reference is not yours.' } },
       async handler({ principal, body }) {
@@ -25,6 +26,7 @@ export function buyerSessionRoutes({ db }: ApiDeps) {
       summary: 'A buyer session.',
       tags: ['buyer sessions'],
       access: 'bearer',
+      scope: { resource: 'buyer-session', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'The session.' }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
@@ -38,6 +40,7 @@ export function buyerSessionRoutes({ db }: ApiDeps) {
       summary: 'Append a message (and history) at the current revision: at most 40 messages and 128 history entries.',
       tags: ['buyer sessions'],
       access: 'bearer',
+      scope: { resource: 'buyer-session', param: 'id' },
       params: IdParams,
       body: AppendMessageSchema,
       responses: {

@@ -40,6 +40,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: 'Create a campaign: dates, budget and maximum commitment in minor units, channels within your product.',
       tags: ['campaigns'],
       access: 'bearer',
+      scope: 'request',
       body: CreateCampaignSchema,
       responses: { 201: { description: 'Created.', schema: CampaignEnvelope }, 403: { description: 'A channel outside your product.' } },
       async handler({ principal, body }) {
@@ -56,6 +57,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: 'Your campaigns, newest first.',
       tags: ['campaigns'],
       access: 'bearer',
+      scope: 'filtered',
       query: ListQuery,
       responses: { 200: { description: 'Campaigns.', schema: z.object({ campaigns: z.array(CampaignSchema) }) } },
       async handler({ principal, query }) {
@@ -69,6 +71,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: 'A campaign and its plan.',
       tags: ['campaigns'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'The campaign.', schema: CampaignEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
@@ -84,6 +87,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: "Create or replace the campaign's plan lines. Replacing voids any approval.",
       tags: ['plans'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       body: ReplacePlanSchema,
       responses: {
@@ -104,6 +108,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: 'Approve the plan (human only): records the exact snapshot and its SHA-256 digest.',
       tags: ['plans'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       body: ApprovePlanSchema,
       responses: {
@@ -124,6 +129,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: 'A plan.',
       tags: ['plans'],
       access: 'bearer',
+      scope: { resource: 'plan', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'The plan.', schema: PlanEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
@@ -139,6 +145,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: 'Launch the approved plan: reserves the commitment (live) and queues one supplier operation per line. 202 never means live.',
       tags: ['bookings'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       body: z.strictObject({}).optional(),
       governedAction: 'campaign.launch',
@@ -169,6 +176,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: "A campaign's bookings with their lines and events, newest first.",
       tags: ['bookings'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       responses: {
         200: { description: 'Bookings.', schema: z.object({ bookings: z.array(BookingSchema) }) },

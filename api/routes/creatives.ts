@@ -22,6 +22,7 @@ export function creativeRoutes(deps: ApiDeps) {
       summary: 'Create a creative over uploaded bytes: it records the fingerprint of exactly those bytes.',
       tags: ['creatives'],
       access: 'bearer',
+      scope: 'request',
       body: CreateCreativeSchema,
       responses: {
         201: { description: 'Created.', schema: CreativeEnvelope },
@@ -40,6 +41,7 @@ export function creativeRoutes(deps: ApiDeps) {
       summary: 'A creative at its current version, with every version, review and approval.',
       tags: ['creatives'],
       access: 'bearer',
+      scope: { resource: 'creative', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'The creative.', schema: CreativeEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
@@ -53,6 +55,7 @@ export function creativeRoutes(deps: ApiDeps) {
       summary: 'A new version with its own delivery metadata; approvals of earlier versions stop counting.',
       tags: ['creatives'],
       access: 'bearer',
+      scope: { resource: 'creative', param: 'id' },
       params: IdParams,
       body: ReviseCreativeSchema,
       responses: { 200: { description: 'The new version.', schema: CreativeEnvelope }, 404: { description: 'Not found.' } },
@@ -67,6 +70,7 @@ export function creativeRoutes(deps: ApiDeps) {
       summary: "Submit the current version's exact bytes to a supplier for review (queued). Agent action creative.submit.",
       tags: ['creatives'],
       access: 'bearer',
+      scope: { resource: 'creative', param: 'id' },
       params: IdParams,
       body: SubmitCreativeSchema,
       governedAction: 'creative.submit',

@@ -49,6 +49,7 @@ function lineOperation<S extends z.ZodType>(
     summary: op.summary,
     tags: ['staff'],
     access: 'bearer',
+    scope: 'staff',
     params: LineParams,
     body: op.body,
     authorize: staffOnly(deps),
@@ -87,6 +88,7 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
       summary: 'The staff work queue: bookings of clients assigned to you, oldest first, paged by an opaque cursor.',
       tags: ['staff'],
       access: 'bearer',
+      scope: 'staff',
       query: FulfilmentQuerySchema,
       authorize: staffOnly(deps),
       responses: {
@@ -144,6 +146,7 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
       summary: 'Record the intent to observe or prepare a booking in a supervised browser. Queues nothing and buys nothing.',
       tags: ['staff'],
       access: 'bearer',
+      scope: 'staff',
       params: z.strictObject({ advertiserId: PathId, campaignId: PathId }),
       body: BrowserJobSchema,
       authorize: staffOnly(deps),

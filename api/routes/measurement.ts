@@ -22,6 +22,7 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       summary: 'The geo markets that outcomes and geo-lift designs name.',
       tags: ['measurement'],
       access: 'bearer',
+      scope: 'caller',
       responses: { 200: { description: 'The configured markets.' } },
       async handler() {
         return { status: 200, body: { markets: config.GEO_MARKETS } };
@@ -35,6 +36,7 @@ export function measurementRoutes({ db, config }: ApiDeps) {
         'Import daily outcome rows { date, market, metric, value } as JSON { rows } or text/csv (1..10000 rows). All or nothing; a later row for the same day, market and metric replaces the earlier one. Idempotency-Key required; agent action outcomes.import.',
       tags: ['measurement'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       body: Bytes,
       rawBody: true,
@@ -59,6 +61,7 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       summary: "The campaign's outcome import batches and what is stored per metric.",
       tags: ['measurement'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'Batches and totals.' }, 404: { description: 'No such campaign.' } },
       async handler({ principal, params }) {
@@ -73,6 +76,7 @@ export function measurementRoutes({ db, config }: ApiDeps) {
         'Evaluate causal lift in the test market by time-based regression. Underpowered or thin designs are refused (422) with the minimum detectable effect and what would power them.',
       tags: ['measurement'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       body: ProveItSchema,
       responses: {
@@ -99,6 +103,7 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       summary: "The campaign's stored geo-lift evidence, newest first.",
       tags: ['measurement'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'Evidence.' }, 404: { description: 'No such campaign.' } },
       async handler({ principal, params }) {
@@ -112,6 +117,7 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       summary: 'One stored geo-lift evaluation.',
       tags: ['measurement'],
       access: 'bearer',
+      scope: { resource: 'lift-evidence', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'Evidence.' }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {

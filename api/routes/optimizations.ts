@@ -13,6 +13,7 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
       summary: 'Suggestions from bookings, outcomes and pixel data, each with its reason, figures and the exact plan amendment.',
       tags: ['optimizations'],
       access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'Suggestions, newest first.' }, 404: { description: 'No such campaign.' } },
       async handler({ principal, params }) {
@@ -26,6 +27,7 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
       summary: 'Reject a suggestion. No body. Agent action optimization.reject (governed execution receipt).',
       tags: ['optimizations'],
       access: 'bearer',
+      scope: { resource: 'optimization', param: 'id' },
       params: IdParams,
       governedAction: 'optimization.reject',
       responses: {
@@ -44,6 +46,7 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
       summary: 'A person accepts a suggestion: its plan amendment is applied (the plan needs approving again). No body.',
       tags: ['optimizations'],
       access: 'bearer',
+      scope: { resource: 'optimization', param: 'id' },
       params: IdParams,
       responses: {
         200: { description: 'Accepted; the amended plan.' },

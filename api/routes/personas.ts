@@ -19,13 +19,20 @@ export function personaRoutes({ db, extractions }: ApiDeps) {
         'Turn a natural-language brief into a structured audience persona (30 per minute per IP). Does not prove supplier availability.',
       tags: ['personas'],
       access: 'bearer',
+      scope: 'caller',
       body: ExtractRequestSchema,
       responses: {
         200: { description: 'The persona and how it was generated.', schema: Envelope },
         503: { description: 'No extraction worker answered in time.' },
       },
       async handler({ principal, body }) {
-        const { personaId, generation } = await extractions.extract(db, principal.advertiserId, callerId(principal), body.nlBrief);
+        const { personaId, generation } = await extractions.extract(
+          db,
+          principal.advertiserId,
+          callerId(principal),
+          body.nlBrief,
+          principal.channels,
+        );
         const stored = await findPersona(db, principal.advertiserId, personaId);
         if (!stored) throw notFound();
         const { generation: _g, ...persona } = stored;
@@ -40,10 +47,11 @@ export function personaRoutes({ db, extractions }: ApiDeps) {
       summary: "Your workspace's personas, newest first.",
       tags: ['personas'],
       access: 'bearer',
+      scope: 'filtered',
       query: z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(50) }),
       responses: { 200: { description: 'Personas.', schema: z.object({ personas: z.array(PersonaSchema) }) } },
       async handler({ principal, query }) {
-        return { status: 200, body: { personas: await listPersonas(db, principal.advertiserId, query.limit) } };
+        return { status: 200, body: { personas: await listPersonas(db, principal.advertiserId, principal.channels, query.limit) } };
       },
     }),
     defineRoute({
@@ -53,6 +61,7 @@ export function personaRoutes({ db, extractions }: ApiDeps) {
       summary: 'A persona, with how it was generated.',
       tags: ['personas'],
       access: 'bearer',
+      scope: { resource: 'persona', param: 'id' },
       params: IdParams,
       responses: { 200: { description: 'The persona.' }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {

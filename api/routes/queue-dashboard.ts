@@ -3,13 +3,14 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { notFound } from '../../shared/errors';
-import { requireStaff } from '../../shared/staff/staff-access';
+import { requireOps } from '../../shared/staff/ops-store';
 import { MAINTENANCE_QUEUE, requiredQueues } from '../../shared/queues/names';
 import type { ApiDeps } from '../deps';
 
 export const DASHBOARD_PATH = '/admin/queues';
 const COOKIE = 'flightdeck_admin_token';
 
+/** The token from the bearer header or the dashboard cookie; a cookie that does not decode is no token at all. */
 function tokenOf(req: Request): string | undefined {
   const header = req.headers.authorization;
   if (header?.startsWith('Bearer ')) return header.slice(7);
@@ -17,12 +18,18 @@ function tokenOf(req: Request): string | undefined {
     ?.split(';')
     .map((c) => c.trim())
     .find((c) => c.startsWith(`${COOKIE}=`));
-  return cookie ? decodeURIComponent(cookie.slice(COOKIE.length + 1)) : undefined;
+  if (!cookie) return undefined;
+  try {
+    return decodeURIComponent(cookie.slice(COOKIE.length + 1));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * bull-board for ops, staff only. A browser cannot send a bearer header, so
- * `/admin/queues?access_token=…` moves the token into an HttpOnly cookie scoped to the
+ * bull-board for ops: active members of the server-owned ops role only (staff membership is
+ * not enough: the queues hold every tenant's work; job data is ids only, see shared/queues/jobs.ts).
+ * A browser cannot send a bearer header, so `/admin/queues?access_token=…` moves the token into an HttpOnly cookie scoped to the
  * dashboard and redirects to a clean URL. Anyone else gets the same 404 as an unknown route.
  */
 export function mountQueueDashboard(app: Express, deps: ApiDeps): void {
@@ -35,7 +42,7 @@ export function mountQueueDashboard(app: Express, deps: ApiDeps): void {
     options: { uiConfig: { boardTitle: 'Flightdeck queues' } },
   });
 
-  const staffOnly = async (req: Request, res: Response, next: NextFunction) => {
+  const opsOnly = async (req: Request, res: Response, next: NextFunction) => {
     try {
       res.locals.route = `${req.method} ${DASHBOARD_PATH}`;
       const fromQuery = typeof req.query.access_token === 'string' ? req.query.access_token : undefined;
@@ -44,7 +51,7 @@ export function mountQueueDashboard(app: Express, deps: ApiDeps): void {
       const principal = await deps.verifier(token).catch(() => {
         throw notFound();
       });
-      await requireStaff(deps.db, principal);
+      await requireOps(deps.db, principal);
       if (fromQuery) {
         res.setHeader(
           'set-cookie',
@@ -58,5 +65,5 @@ export function mountQueueDashboard(app: Express, deps: ApiDeps): void {
       next(err);
     }
   };
-  app.use(DASHBOARD_PATH, staffOnly, serverAdapter.getRouter());
+  app.use(DASHBOARD_PATH, opsOnly, serverAdapter.getRouter());
 }

@@ -26,6 +26,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       summary: 'Create a brand lift study, optionally for one of your campaigns.',
       tags: ['studies'],
       access: 'bearer',
+      scope: 'request',
       body: CreateStudySchema,
       responses: { 201: { description: 'Created.' }, 404: { description: 'No such campaign.' } },
       async handler({ principal, body }) {
@@ -39,6 +40,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       summary: 'A study with its quotes and approvals.',
       tags: ['studies'],
       access: 'bearer',
+      scope: { resource: 'study', param: 'studyId' },
       params: StudyParams,
       responses: { 200: { description: 'The study.' }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
@@ -52,6 +54,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       summary: 'A quote from the research provider for a sample size (GBP minor units).',
       tags: ['studies'],
       access: 'bearer',
+      scope: { resource: 'study', param: 'studyId' },
       params: StudyParams,
       body: QuoteRequestSchema,
       responses: { 201: { description: 'Quoted.' }, 404: { description: 'Not found.' } },
@@ -66,6 +69,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       summary: 'A human approves a quote and funds it: the full amount is reserved from the wallet.',
       tags: ['studies'],
       access: 'bearer',
+      scope: { resource: 'study', param: 'studyId' },
       params: StudyParams,
       body: StudyApprovalSchema,
       responses: {
@@ -85,6 +89,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       summary: 'Draft the study against an unused, funded human study approval. Idempotency-Key required; agent action study.draft.',
       tags: ['studies'],
       access: 'bearer',
+      scope: { resource: 'study', param: 'studyId' },
       params: z.strictObject({ studyId: z.uuid() }),
       body: DraftStudySchema,
       idempotency: 'required',

@@ -16,6 +16,7 @@ export function studyArtifactRoutes({ db, config }: ApiDeps) {
         'Upload a study artifact (human only; Idempotency-Key required; body at most 2800300 bytes). Stored content-addressed with its SHA-256 until retainUntil.',
       tags: ['studies'],
       access: 'bearer',
+      scope: { resource: 'study', param: 'studyId' },
       params: z.strictObject({ studyId: z.uuid() }),
       body: ArtifactUploadSchema,
       bodyLimitBytes: ARTIFACT_BODY_LIMIT_BYTES,

@@ -12,6 +12,7 @@ export function workspaceRoutes({ db }: ApiDeps) {
         'Campaigns and bookings by status, lines needing attention, spend and pageviews in a date range, the wallet, open funding requests and pending agent approvals.',
       tags: ['workspace'],
       access: 'bearer',
+      scope: 'caller',
       query: OverviewQuerySchema,
       responses: {
         200: { description: 'The overview.' },

@@ -5,10 +5,6 @@ import { z } from 'zod';
 import { notFound } from '../errors';
 import type { Principal } from '../auth/principal';
 import { approvalView } from './governance';
-import { findCampaign } from '../campaigns/campaign-store';
-import { creativeView } from '../creatives/creative-store';
-import { studyView } from '../studies/study-store';
-import { findOptimization } from '../optimizations/optimization-store';
 
 export const RunQuerySchema = z
   .strictObject({ detailLimit: z.coerce.number().int().min(1).max(500).default(100) })
@@ -30,22 +26,11 @@ export const EvidenceSchema = z
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** A run is as visible as the resource its action names: out-of-product campaigns, creatives and studies hide their runs too. */
-async function actionVisible(db: Knex, p: Principal, runId: string): Promise<boolean> {
-  const approval = await db('agent_approvals').where({ run_id: runId }).first('action');
-  const params = (approval?.action?.parameters ?? {}) as Record<string, unknown>;
-  const visible = (check: Promise<unknown>) => check.then((v) => Boolean(v)).catch(() => false);
-  if (typeof params.campaignId === 'string' && !(await visible(findCampaign(db, p, params.campaignId)))) return false;
-  if (typeof params.creativeId === 'string' && !(await visible(creativeView(db, p, params.creativeId)))) return false;
-  if (typeof params.studyId === 'string' && !(await visible(studyView(db, p, params.studyId)))) return false;
-  if (typeof params.optimizationId === 'string' && !(await visible(findOptimization(db, p, params.optimizationId)))) return false;
-  return true;
-}
-
 async function findRun(db: Knex, p: Principal, id: string) {
   if (!isUuid(id)) throw notFound();
   const run = await db('agent_runs').where({ id, advertiser_id: p.advertiserId }).first();
-  if (!run || !(await actionVisible(db, p, run.id))) throw notFound();
+  // Product scope is the route's scoped lookup (`agent-run`): a run is as visible as what its action names.
+  if (!run) throw notFound();
   return run;
 }
 
@@ -142,10 +127,10 @@ export async function recordEvidence(db: Knex, p: Principal, runId: string, body
   return { evidence: evidenceView(row) };
 }
 
-/** An approval and where it stands (pending, approved with its execute step, abandoned): as visible as its run. */
+/** An approval and where it stands (pending, approved with its execute step, abandoned); its route checks its product scope. */
 export async function readApproval(db: Knex, p: Principal, id: string) {
   if (!isUuid(id)) throw notFound();
   const row = await db('agent_approvals').where({ id, advertiser_id: p.advertiserId }).first();
-  if (!row || !(await actionVisible(db, p, row.run_id))) throw notFound();
+  if (!row) throw notFound();
   return { approval: approvalView(row) };
 }

@@ -1,7 +1,8 @@
+import { requireEntitled } from '../auth/scope';
 import { requireSupplierAccess } from '../adapters/credentials';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { badRequest, conflict, forbidden, notFound, unprocessable } from '../errors';
+import { badRequest, conflict, notFound, unprocessable } from '../errors';
 import type { Principal } from '../auth/principal';
 import { findAdapter, type AdapterDescriptor } from '../adapters/catalogue';
 import { findCampaign } from '../campaigns/campaign-store';
@@ -84,8 +85,7 @@ export async function requestAudienceSync(
   body: SyncAudience,
 ): Promise<SyncRequested> {
   if (!(await findCampaign(db, p, campaignId))) throw notFound();
-  const outside = [...new Set([body.channel, ...body.exposedOn, ...body.notExposedOn])].filter((c) => !p.channels.includes(c));
-  if (outside.length) throw forbidden(`Your product does not include ${outside.join(', ')}.`, 'channel_not_entitled');
+  requireEntitled(p, [body.channel, ...body.exposedOn, ...body.notExposedOn]);
   const adapter = checkAdapter(body);
   await checkSupplierAccess(db, p.advertiserId, adapter, body.executionMode);
 

@@ -1,7 +1,8 @@
+import { requireEntitled } from '../auth/scope';
 import { isUuid } from '../ids';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { badRequest, forbidden, notFound, unprocessable } from '../errors';
+import { badRequest, notFound, unprocessable } from '../errors';
 import type { Principal } from '../auth/principal';
 import { ASSET_NAME } from '../assets/asset-store';
 import { findCampaign } from '../campaigns/campaign-store';
@@ -125,8 +126,7 @@ export async function creativeView(db: Knex, p: Principal, id: string, opts: { h
 }
 
 export async function createCreative(db: Knex, p: Principal, body: CreateCreative, createdBy: string) {
-  if (!(p.channels as string[]).includes(body.channel))
-    throw forbidden(`Your product does not include ${body.channel}.`, 'channel_not_entitled');
+  requireEntitled(p, [body.channel]);
   if (body.campaignId !== undefined) {
     const campaign = isUuid(body.campaignId) ? await findCampaign(db, p, body.campaignId) : null;
     if (!campaign) throw notFound();

@@ -38,8 +38,9 @@ export class ExtractionClient {
     advertiserId: string,
     requestedBy: string,
     brief: string,
+    channels: readonly string[],
   ): Promise<{ personaId: string; generation: Generation }> {
-    const requestId = await createExtractionRequest(db, advertiserId, requestedBy, brief);
+    const requestId = await createExtractionRequest(db, advertiserId, requestedBy, brief, channels);
     let events: QueueEvents;
     try {
       events = await this.listener();

@@ -30,9 +30,16 @@ function toPersona(r: Record<string, unknown>): Persona {
   });
 }
 
-export async function createExtractionRequest(db: Knex, advertiserId: string, requestedBy: string, brief: string): Promise<string> {
+/** `channels`: the requesting product's, which the persona keeps as its scope (see shared/access/resource-scope.ts). */
+export async function createExtractionRequest(
+  db: Knex,
+  advertiserId: string,
+  requestedBy: string,
+  brief: string,
+  channels: readonly string[],
+): Promise<string> {
   const id = randomUUID();
-  await db('persona_requests').insert({ id, advertiser_id: advertiserId, requested_by: requestedBy, brief });
+  await db('persona_requests').insert({ id, advertiser_id: advertiserId, requested_by: requestedBy, brief, scope_channels: [...channels] });
   return id;
 }
 
@@ -69,6 +76,7 @@ export async function runExtraction(
         semantic_core: JSON.stringify(extracted.semanticCore),
         confidence: JSON.stringify(extracted.confidence),
         generation: JSON.stringify(generation),
+        scope_channels: request.scope_channels,
       })
       .onConflict('request_id')
       .ignore()
@@ -87,9 +95,11 @@ export async function findPersona(db: Knex, advertiserId: string, id: string): P
   return row ? { ...toPersona(row), generation: row.generation } : null;
 }
 
-export async function listPersonas(db: Knex, advertiserId: string, limit: number): Promise<Persona[]> {
+/** The workspace's personas within the caller's channels (the same rule as `withinScope`). */
+export async function listPersonas(db: Knex, advertiserId: string, channels: readonly string[], limit: number): Promise<Persona[]> {
   const rows = await db('personas')
     .where({ advertiser_id: advertiserId })
+    .whereRaw('scope_channels <@ ?::text[]', [[...channels]])
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },

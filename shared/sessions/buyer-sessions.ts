@@ -8,6 +8,7 @@ import { findCampaign } from '../campaigns/campaign-store';
 import { findPlan } from '../campaigns/plan-store';
 import { findPersona } from '../personas/persona-store';
 import { creativeView } from '../creatives/creative-store';
+import { requireInScope } from '../access/resource-scope';
 
 export const WORKFLOWS = ['brief_to_plan', 'creative_direction', 'campaign_review', 'launch_assistance'] as const;
 export const MAX_MESSAGES = 40;
@@ -70,6 +71,7 @@ async function resolveReferences(db: Knex, p: Principal, context: z.infer<typeof
     };
   }
   if (context.personaId) {
+    await requireInScope(db, p, 'persona', context.personaId);
     const persona = await findPersona(db, p.advertiserId, context.personaId);
     if (!persona) throw notFound();
     references.persona = { id: persona.id, name: persona.name, version: persona.version };

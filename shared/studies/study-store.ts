@@ -66,12 +66,15 @@ export async function studyView(db: Knex, p: Principal, id: string, requiredArti
 }
 
 export async function createStudy(db: Knex, p: Principal, body: z.infer<typeof CreateStudySchema>, requiredArtifacts?: readonly string[]) {
-  if (body.campaignId && !(await findCampaign(db, p, body.campaignId))) throw notFound();
+  const campaign = body.campaignId ? await findCampaign(db, p, body.campaignId) : null;
+  if (body.campaignId && !campaign) throw notFound();
   const id = randomUUID();
   await db('brand_lift_studies').insert({
     id,
     advertiser_id: p.advertiserId,
     campaign_id: body.campaignId ?? null,
+    // A study of a campaign concerns its channels; one without concerns the creating product's.
+    scope_channels: campaign ? campaign.channels : p.channels,
     name: body.name,
     created_by: p.userId,
   });

@@ -1,6 +1,10 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { newSigningKey } from '../support/issuer';
-import { assignClient, grantStaff, revokeStaff } from '../../shared/staff/staff-store';
+import { assignClient, grantStaff } from '../../shared/staff/staff-store';
+import { grantOps, revokeOps } from '../../shared/staff/ops-store';
+import { post } from '../support/bookings';
+import * as jobs from '../../shared/queues/jobs';
+import { z } from 'zod';
 import { requiredQueues } from '../../shared/queues/names';
 import { ADAPTERS } from '../../shared/adapters/catalogue';
 
@@ -13,10 +17,13 @@ const t: Record<string, string> = {};
 beforeAll(async () => {
   env = await createTestEnv();
   api = await env.api({ RATE_LIMIT_MAX: '100000' });
-  for (const user of ['ops-1', 'ops-revoked', 'ops-later-revoked']) await grantStaff(env.db, user);
-  await assignClient(env.db, 'ops-1', 'org-a');
-  await revokeStaff(env.db, 'ops-revoked');
+  for (const user of ['ops-1', 'ops-revoked', 'ops-later-revoked']) await grantOps(env.db, user);
+  await revokeOps(env.db, 'ops-revoked');
+  // Staff membership, even with a client assigned, is not queue inspection.
+  await grantStaff(env.db, 'staff-only');
+  await assignClient(env.db, 'staff-only', 'org-a');
   t.staff = await env.issuer.token({ org: 'staff-org', user: 'ops-1' });
+  t.staffOnly = await env.issuer.token({ org: 'staff-org', user: 'staff-only' });
   t.laterRevoked = await env.issuer.token({ org: 'staff-org', user: 'ops-later-revoked' });
   t.revoked = await env.issuer.token({ org: 'staff-org', user: 'ops-revoked' });
   t.agent = await env.issuer.token({ org: 'staff-org', user: 'ops-1', agent: 'bot' });
@@ -33,7 +40,7 @@ interface QueueView {
   readOnlyMode: boolean;
 }
 
-describe('staff with a bearer token', () => {
+describe('ops with a bearer token', () => {
   test('the dashboard page is served as HTML', async () => {
     const res = await get(DASHBOARD, { token: t.staff });
     expect(res.status).toBe(200);
@@ -73,7 +80,8 @@ describe('everyone else gets the same 404 as an unknown route', () => {
     ['no token', undefined],
     ['a customer with every customer permission', 'customer'],
     ['a delegated agent acting for a staff member', 'agent'],
-    ['a revoked staff member', 'revoked'],
+    ['a staff member with an assigned client but no ops role', 'staffOnly'],
+    ['a revoked ops member', 'revoked'],
     ['a token signed by an unknown key', 'forged'],
   ])('%s gets 404 from the page and the queue API', async (_who, key) => {
     for (const path of [DASHBOARD, QUEUES_API, `${DASHBOARD}/queue/supplier.manual`]) {
@@ -88,6 +96,17 @@ describe('everyone else gets the same 404 as an unknown route', () => {
     expect((await get(DASHBOARD, { headers: { authorization: 'Bearer not-a-jwt' } })).status).toBe(404);
     expect((await get(DASHBOARD, { headers: { cookie: 'flightdeck_admin_token=not-a-jwt' } })).status).toBe(404);
   });
+
+  test.each(['%E0%A4%A', '%', '%ZZ', '%C3%28'])(
+    'a cookie that is not valid percent-encoding (%s) is treated as no token: the same 404, never a 500',
+    async (raw) => {
+      for (const path of [DASHBOARD, QUEUES_API]) {
+        const res = await get(path, { headers: { cookie: `other=1; flightdeck_admin_token=${raw}` } });
+        expect(res.status).toBe(404);
+        expect({ ...(await json(res)), requestId: null }).toEqual({ ...unknownRoute, requestId: null });
+      }
+    },
+  );
 });
 
 describe('signing in from a browser with ?access_token=', () => {
@@ -121,7 +140,8 @@ describe('signing in from a browser with ?access_token=', () => {
   test.each([
     ['a customer', 'customer'],
     ['a delegated agent', 'agent'],
-    ['a revoked staff member', 'revoked'],
+    ['a staff member without ops', 'staffOnly'],
+    ['a revoked ops member', 'revoked'],
     ['a forged', 'forged'],
   ])('%s token gets 404 and no cookie', async (_who, key) => {
     const res = await get(`${DASHBOARD}?access_token=${encodeURIComponent(t[key]!)}`);
@@ -129,13 +149,61 @@ describe('signing in from a browser with ?access_token=', () => {
     expect(res.headers.get('set-cookie')).toBeNull();
   });
 
-  test('revoking a staff member locks out the cookie they already hold', async () => {
+  test('revoking ops locks out the cookie they already hold, from the next request', async () => {
     const signIn = await get(`${DASHBOARD}?access_token=${encodeURIComponent(t.laterRevoked!)}`);
     expect(signIn.status).toBe(303);
     const cookie = cookieFrom(signIn);
     expect((await get(DASHBOARD, { headers: { cookie } })).status).toBe(200);
-    await revokeStaff(env.db, 'ops-later-revoked');
+    await revokeOps(env.db, 'ops-later-revoked');
     expect((await get(DASHBOARD, { headers: { cookie } })).status).toBe(404);
     expect((await get(QUEUES_API, { headers: { cookie } })).status).toBe(404);
+  });
+});
+
+describe('what the dashboard shows of a job is ids only', () => {
+  interface JobView {
+    name: string;
+    data: Record<string, unknown>;
+    returnValue: unknown;
+  }
+  const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+  test('every job payload schema in the job contract holds uuids and nothing else', () => {
+    const schemas = Object.entries(jobs).filter(([name]) => name.endsWith('JobSchema'));
+    expect(schemas.map(([name]) => name).sort()).toEqual([
+      'AudienceSyncJobSchema',
+      'BookLineJobSchema',
+      'CreativeReviewJobSchema',
+      'PersonaExtractJobSchema',
+    ]);
+    for (const [name, schema] of schemas) {
+      const json = z.toJSONSchema(schema as z.ZodType) as {
+        properties: Record<string, { format?: string }>;
+        additionalProperties: boolean;
+      };
+      expect([name, json.additionalProperties]).toEqual([name, false]);
+      for (const [field, prop] of Object.entries(json.properties)) expect([name, field, prop.format]).toEqual([name, field, 'uuid']);
+    }
+  });
+
+  test("a persona extraction's brief and a launched booking's terms never reach the queues; every job's data is uuids", async () => {
+    const workers = await env.workers();
+    const buyer = await env.issuer.token({ org: 'org-a', user: 'buyer' });
+    const brief = 'Zanzibar quokka enthusiasts aged 30 to 45 in Leeds';
+    const extracted = await post(api, buyer, '/api/v1/personas/extract', { nlBrief: brief });
+    expect(extracted.status).toBe(200);
+    await workers.close();
+
+    const res = await get(`${QUEUES_API}?activeQueue=persona-extract&status=latest&page=1&jobsPerPage=50`, { token: t.staff });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const { queues } = JSON.parse(text) as { queues: Array<{ name: string; jobs: JobView[] }> };
+    const jobs = queues.find((q) => q.name === 'persona-extract')!.jobs;
+    expect(jobs.length).toBeGreaterThan(0);
+    for (const job of jobs) {
+      expect(Object.keys(job.data)).toEqual(['requestId']);
+      expect(job.data.requestId).toMatch(UUID);
+    }
+    for (const word of ['Zanzibar', 'quokka', 'enthusiasts']) expect(text).not.toContain(word);
   });
 });

@@ -211,6 +211,26 @@ describe('npm run admin', () => {
     expect(await database.db('staff_members').where({ user_id: 'sam' }).first('active')).toEqual({ active: false });
   }, 120_000);
 
+  test('grants, lists and revokes the ops role, printing what it did; staff membership is untouched', async () => {
+    expect((await admin('ops', 'grant', 'olive')).stdout).toBe('ops olive: granted\n');
+    expect((await admin('ops', 'grant', 'olive')).stdout).toBe('ops olive: unchanged\n');
+    expect(await database.db('ops_members').where({ user_id: 'olive' }).first('active')).toEqual({ active: true });
+    expect((await admin('ops', 'list')).stdout).toMatch(/^olive\tactive$/m);
+    expect((await admin('ops', 'revoke', 'olive')).stdout).toBe('ops olive: revoked\n');
+    expect((await admin('ops', 'revoke', 'olive')).stdout).toBe('ops olive: not-ops\n');
+    expect((await admin('ops', 'list')).stdout).toMatch(/^olive\trevoked$/m);
+    expect(await database.db('ops_members').where({ user_id: 'olive' }).first('active')).toEqual({ active: false });
+    expect(await database.db('staff_members').where({ user_id: 'olive' }).first()).toBeUndefined();
+  }, 120_000);
+
+  test('ops without a user id prints usage and fails, changing nothing', async () => {
+    const before = await database.db('ops_members').count({ n: '*' }).first();
+    const r = await admin('ops', 'grant');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/usage/);
+    expect(await database.db('ops_members').count({ n: '*' }).first()).toEqual(before);
+  }, 120_000);
+
   test('an unknown action prints usage and fails', async () => {
     const r = await admin('staff', 'promote', '--user', 'sam');
     expect(r.code).toBe(2);

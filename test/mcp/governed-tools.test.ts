@@ -145,4 +145,29 @@ describe('the governed flow through /mcp', () => {
     expect(res.isError).toBe(true);
     expect(res.structuredContent).toMatchObject({ status: 400, code: 'invalid_tool_arguments', recovery: 'correctable' });
   });
+
+  test('a tool keeps to the grant’s product scope like its REST route: a DOOH-only grant cannot see a CTV approval', async () => {
+    const campaignId = await approvedCampaign(world.api, human, 9_000);
+    const prepared = await call(client, 'prepare_action', {
+      name: 'campaign.launch',
+      parameters: { campaignId },
+      budgetMinor: 12_000,
+      currency: 'GBP',
+    });
+    expect(prepared.isError).toBeFalsy();
+    const { approvalId, runId } = prepared.structuredContent as { approvalId: string; runId: string };
+    const dooh = await connectAs(world, { user: 'alice', workspace: 'acme', product: 'flightdeck-dooh' });
+    try {
+      for (const [tool, args] of [
+        ['get_approval', { id: approvalId }],
+        ['get_run', { id: runId }],
+      ] as const) {
+        const res = await call(dooh.client, tool, args);
+        expect(res.isError).toBe(true);
+        expect(res.structuredContent).toMatchObject({ status: 404, code: 'not_found' });
+      }
+    } finally {
+      await dooh.client.close();
+    }
+  });
 });

@@ -116,7 +116,9 @@ describe('who may not use /mcp', () => {
       outcome: 'applied',
       note: 'I say so',
     });
-    expect(resolve.structuredContent).toMatchObject({ status: 403, code: 'human_required' });
+    // No step of this agent's by that id: refused before anything is looked at further.
+    expect(resolve.isError).toBe(true);
+    expect(resolve.structuredContent).toMatchObject({ status: 404, code: 'not_found' });
   });
 });
 

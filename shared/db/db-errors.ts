@@ -21,8 +21,9 @@ const NETWORK_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
 ]);
-// node-postgres reports a dropped or timed-out connection with a plain Error and no code.
-const PG_CONNECTION_MESSAGE = /^Connection terminated|^timeout expired|Connection ended unexpectedly/;
+// node-postgres reports a dropped or timed-out connection with a plain Error and no code;
+// knex puts the statement in front ("select … - Connection terminated unexpectedly").
+const PG_CONNECTION_MESSAGE = /(?:^|- )(?:Connection terminated|timeout expired|Connection ended unexpectedly)/;
 
 export type DatabaseOutage = 'timeout' | 'busy' | 'unreachable';
 
@@ -41,7 +42,8 @@ export function databaseOutageOf(err: unknown): DatabaseOutage | null {
   // knex: no pool connection became free within the acquire timeout.
   if ((err as Error).name === 'KnexTimeoutError') return 'busy';
   if (err instanceof AggregateError) return err.errors.some((e) => databaseOutageOf(e) === 'unreachable') ? 'unreachable' : null;
-  if (err instanceof Error && PG_CONNECTION_MESSAGE.test(err.message)) return 'unreachable';
+  // Only for errors without a code: a server error's message may quote what a client sent.
+  if (err instanceof Error && !code && PG_CONNECTION_MESSAGE.test(err.message)) return 'unreachable';
   return null;
 }
 

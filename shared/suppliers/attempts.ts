@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { UnknownOutcome } from '../adapters/adapter';
 import type { Logger } from '../logger';
 import { withTimeout } from '../timeout';
+import { databaseOutageOf } from '../db/db-errors';
 
 /**
  * The supplier-call engine. Every call that changes something at a supplier (a booking, a
@@ -13,8 +14,9 @@ import { withTimeout } from '../timeout';
  *      applies the outcome; if someone else closed it meanwhile, the answer is kept on the
  *      attempt as late evidence and changes nothing.
  * A delivery that finds its attempt still open never calls again (the supplier may have
- * acted): the subject goes to reconciliation. So does an attempt left open by a failed step 3
- * (see stuck-attempts.ts).
+ * acted): the subject goes to reconciliation. Step 3 rides out a database outage (it holds a
+ * real answer worth keeping); an attempt it still leaves open goes to reconciliation through
+ * the sweep (see stuck-attempts.ts).
  */
 
 export type SubjectKind = 'line' | 'review' | 'sync';
@@ -176,14 +178,42 @@ export async function runSupplierCall<S extends Started, O extends { kind: strin
   if (begun.kind === 'done') return begun.result;
   const { start } = begun;
   const outcome = await callSupplier(() => flow.call(start), opts);
-  return db.transaction(async (trx) => {
-    await flow.lock(trx, start);
-    if (start.attemptId && !(await closeAttempt(trx, start.attemptId, flow.closeWith(outcome)))) {
-      await recordLateOutcome(trx, start.attemptId, outcome);
-      return flow.late(trx, start, outcome);
+  return throughOutages(
+    () =>
+      db.transaction(async (trx) => {
+        await flow.lock(trx, start);
+        if (start.attemptId && !(await closeAttempt(trx, start.attemptId, flow.closeWith(outcome)))) {
+          await recordLateOutcome(trx, start.attemptId, outcome);
+          return flow.late(trx, start, outcome);
+        }
+        return flow.apply(trx, start, outcome);
+      }),
+    opts,
+  );
+}
+
+/**
+ * How long a supplier's answer waits for the database to come back before the attempt is left
+ * to the sweep. The job keeps its queue lock meanwhile, so no other delivery takes it over.
+ */
+export const RECORD_OUTCOME_WITHIN_MS = 60_000;
+
+/** Runs the outcome transaction again while the database is down, busy or timing out. */
+async function throughOutages<R>(write: () => Promise<R>, opts: CallOptions): Promise<R> {
+  const deadline = Date.now() + RECORD_OUTCOME_WITHIN_MS;
+  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 4_000)) {
+    try {
+      return await write();
+    } catch (err) {
+      const outage = databaseOutageOf(err);
+      if (!outage || Date.now() + waitMs > deadline) throw err;
+      opts.logger.warn(
+        { ...opts.context, outage, retryInMs: waitMs, err: { message: (err as Error).message } },
+        'the database refused the supplier outcome; retrying',
+      );
+      await new Promise((r) => setTimeout(r, waitMs));
     }
-    return flow.apply(trx, start, outcome);
-  });
+  }
 }
 
 /** Closes an attempt whose call was interrupted (a re-delivery, the sweep): its outcome is unknown. */

@@ -89,7 +89,10 @@ function bodyOf(op: Operation): { headers: Record<string, string>; body?: Buffer
 function send(c: Case, neverExisted = false): Promise<RawResponse> {
   const targets = pathTargets(world, c.op);
   const values = Object.fromEntries(
-    Object.entries(targets).map(([k, v]) => [k, neverExisted && v.tenant ? (k === 'advertiserId' ? 'org-never' : randomUUID()) : v.value]),
+    Object.entries(targets).map(([k, v]) => [
+      k,
+      neverExisted && v.tenant ? (k === 'advertiserId' ? 'org-never' : (v.never?.() ?? randomUUID())) : v.value,
+    ]),
   );
   const { headers, body } = bodyOf(c.op);
   return client.send({

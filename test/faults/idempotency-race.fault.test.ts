@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
-import { post } from '../support/bookings';
+import { draftCampaign, post } from '../support/bookings';
+import { fundWallet } from '../support/wallet';
 import { apiRoutes } from '../../api/app';
 import type { RouteDef } from '../../api/http/route';
 import { figure } from './support/input-report';
@@ -34,13 +35,62 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
+/** A person of a new workspace of its own, so that each race counts only its own rows. */
+async function freshPerson() {
+  const org = `org-race-${randomUUID().slice(0, 8)}`;
+  const token = await env.issuer.token({ org, user: 'lead' });
+  await api.fetch('/api/v1/auth/context', { token });
+  return { org, token };
+}
+
+const count = async (table: string, where: Record<string, string>) => Number((await env.db(table).where(where).count({ n: '*' }))[0]!.n);
+
 const FIXTURES: Record<string, () => Promise<Target>> = {
+  /** Each execution commits one funding request (and opens one checkout session for it). */
+  async createTopupRequest() {
+    const { org, token } = await freshPerson();
+    return {
+      path: '/api/v1/billing/topup/requests',
+      token,
+      body: (i, varied) => ({ amountMinor: varied ? 10_000 + i : 10_000, currency: 'GBP' }),
+      executions: () => count('funding_requests', { advertiser_id: org }),
+    };
+  },
+
+  /** Each execution records one artifact of the study. */
+  async uploadStudyArtifact() {
+    const { token } = await freshPerson();
+    const { study } = (await (await post(api, token, '/api/v1/brand-lift-studies', { name: 'Race' })).json()) as { study: { id: string } };
+    const retainUntil = new Date(Date.now() + 30 * 86_400_000).toISOString();
+    return {
+      path: `/api/v1/brand-lift-studies/${study.id}/artifacts`,
+      token,
+      body: (i, varied) => ({
+        purpose: 'contract',
+        mediaType: 'text/plain',
+        contentBase64: Buffer.from(`Terms of the study, copy ${varied ? i : 0}.`).toString('base64'),
+        retainUntil,
+      }),
+      executions: () => count('study_artifacts', { study_id: study.id }),
+    };
+  },
+
+  /** Each execution records one import batch of the campaign. */
+  async importOutcomes() {
+    const { token } = await freshPerson();
+    const { campaignId } = await draftCampaign(api, token, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_000 }]);
+    return {
+      path: `/api/v1/campaigns/${campaignId}/outcomes`,
+      token,
+      body: (i, varied) => ({ rows: [{ date: '2026-01-05', market: 'london', metric: 'conversions', value: varied ? 100 + i : 100 }] }),
+      executions: () => count('outcome_import_batches', { campaign_id: campaignId }),
+    };
+  },
+
   /** A study with a funded human approval; each execution uses the approval and bumps the revision. */
   async draftStudy() {
-    const org = `org-race-${randomUUID().slice(0, 8)}`;
-    const token = await env.issuer.token({ org, user: 'lead' });
-    await api.fetch('/api/v1/auth/context', { token });
-    await env.db('wallets').insert({ advertiser_id: org, balance_minor: 1_000_000 }).onConflict('advertiser_id').merge();
+    const { org, token } = await freshPerson();
+    await fundWallet(env, org, 1_000_000);
     const { study } = (await (await post(api, token, '/api/v1/brand-lift-studies', { name: 'Race' })).json()) as { study: { id: string } };
     const { quote } = (await (await post(api, token, `/api/v1/brand-lift-studies/${study.id}/quotes`, { sampleSize: 1000 })).json()) as {
       quote: { id: string };

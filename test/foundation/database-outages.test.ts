@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { createDb, type DbOptions, type Knex } from '../../shared/db/knex';
+import { until } from '../support/wait';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -114,6 +115,35 @@ describe('when PostgreSQL is in trouble, clients get 503 transient with retry-af
       expect(logged).toBeDefined();
     } finally {
       await release();
+    }
+  });
+
+  test('a connection dropped mid-statement with no word from the server is 503, not 500', async () => {
+    // A TCP relay to PostgreSQL that the test cuts, as a failover or a network fault does.
+    const sockets: net.Socket[] = [];
+    const relay = net.createServer((client) => {
+      const server = net.connect(5432, '127.0.0.1');
+      client.pipe(server).pipe(client);
+      client.on('error', () => undefined);
+      server.on('error', () => undefined);
+      sockets.push(client, server);
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const port = (relay.address() as net.AddressInfo).port;
+    const api = await apiWithDb({ lockTimeoutMs: 0 }, env.database.url.replace(/@[^/]+\//, `@127.0.0.1:${port}/`));
+    const token = await env.issuer.token({ org: 'org-cut' });
+    const release = await holdTableLock('campaigns');
+    try {
+      const pending = api.fetch('/api/v1/campaigns', { token });
+      await until('the request to wait on the lock', async () => {
+        const { rows } = await env.db.raw("select 1 from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%campaigns%'");
+        return rows.length > 0;
+      });
+      for (const socket of sockets) socket.destroy();
+      await expectTransient503(await pending);
+    } finally {
+      await release();
+      await new Promise((r) => relay.close(r));
     }
   });
 });

@@ -1,6 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestApi, TestEnv } from '../../support/api';
-import { approve, draftCampaign, launchPlan, post, waitForBooking } from '../../support/bookings';
+import { allDefinite, approve, draftCampaign, launchPlan, post, waitForBooking } from '../../support/bookings';
+import { fundWallet } from '../../support/wallet';
+import { syntheticPanel } from '../../measurement/synthetic';
 import { upload } from '../../support/creatives';
 import { until } from '../../support/wait';
 import { cleanEnv, runScript } from '../../support/processes';
@@ -12,7 +14,8 @@ import type { Realistic } from './input-arbitraries';
  * A realistic workspace for the fault tests, built through the API as its users would: a
  * confirmed CTV campaign with a synced audience cohort, a workflow (manual) booking for staff,
  * a creative, a persona, a buyer session, a prepared and approved agent action, a funded
- * study, and staff members managed with `npm run admin`. Everything belongs to `org-a` and
+ * study, a top-up request, imported outcomes with their lift evidence, an open optimization,
+ * and staff members managed with `npm run admin`. Everything belongs to `org-a` and
  * to CTV, so that other tenants and the DOOH-only product can be pointed at it.
  */
 export const ORG = 'org-a';
@@ -152,8 +155,8 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
     actionDigest: prepared.actionDigest,
   });
 
-  // A funded study of the CTV campaign (wallets are funded by signed settlement, which tests stand in for).
-  await env.db('wallets').insert({ advertiser_id: ORG, balance_minor: 10_000_000 }).onConflict('advertiser_id').merge();
+  // A funded study of the CTV campaign (wallets are funded by signed settlement; an operator's adjustment stands in).
+  await fundWallet(env, ORG, 10_000_000);
   const { study } = await ok<{ study: { id: string } }>(
     await post(api, human, '/api/v1/brand-lift-studies', { name: 'Awareness lift', campaignId: launched.campaignId }),
     'study',
@@ -167,6 +170,59 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
     'study approval',
   );
   Object.assign(ids, { study: study.id, quote: quote.id, studyApproval: approval.id });
+
+  // A top-up request waiting for payment at the provider.
+  const { request: topup } = await ok<{ request: { id: string; sessionId: string } }>(
+    await api.fetch('/api/v1/billing/topup/requests', {
+      method: 'POST',
+      token: human,
+      headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ amountMinor: 50_000, currency: 'GBP' }),
+    }),
+    'top-up request',
+  );
+  ids.topupRequest = topup.id;
+
+  // Daily outcomes of the CTV campaign, powered enough for stored lift evidence.
+  const panel = syntheticPanel({ seed: 7, lift: 0.2 });
+  const rows = Object.entries(panel.markets).flatMap(([market, values]) =>
+    values.map((value, day) => ({ date: panel.dates[day], market, metric: 'conversions', value })),
+  );
+  await ok(
+    await api.fetch(`/api/v1/campaigns/${launched.campaignId}/outcomes`, {
+      method: 'POST',
+      token: human,
+      headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ rows }),
+    }),
+    'outcomes',
+  );
+  const { evidence } = await ok<{ evidence: { id: string } }>(
+    await post(api, human, `/api/v1/campaigns/${launched.campaignId}/prove-it`, {
+      exposureStart: panel.exposureStart,
+      expectedLiftPct: 10,
+    }),
+    'prove-it',
+  );
+  ids.liftEvidence = evidence.id;
+
+  // An open optimization: the sandbox rejects a DOOH line whose budget ends in 91, and its budget is suggested for the CTV line.
+  const mixed = await launchPlan(
+    env,
+    api,
+    [
+      { channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_000 },
+      { channel: 'dooh', adapterKey: 'sandbox-dooh', budgetMinor: 5_091 },
+    ],
+    ORG,
+  );
+  await waitForBooking(api, mixed.token, mixed.booking.id, allDefinite);
+  const { optimizations } = await ok<{ optimizations: Array<{ id: string }> }>(
+    await api.fetch(`/api/v1/campaigns/${mixed.campaignId}/optimizations`, { token: human }),
+    'optimizations',
+  );
+  if (optimizations.length !== 1) throw new Error(`expected one optimization, got ${JSON.stringify(optimizations)}`);
+  ids.optimization = optimizations[0]!.id;
 
   const context = await ok<{ workspace: { pixelKey: string } }>(await api.fetch('/api/v1/auth/context', { token: human }), 'context');
   ids.pixelKey = context.workspace.pixelKey;
@@ -225,6 +281,14 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
     content: { seen: true },
     context: { campaignId: ids.campaign },
     requestId: randomUUID(),
+    amountMinor: 5_000,
+    sessionId: topup.sessionId,
+    testMarket: 'london',
+    exposureStart: panel.exposureStart,
+    expectedLiftPct: 10,
+    mediaType: 'text/plain',
+    contentBase64: Buffer.from('Processing terms: data is held for twelve months.').toString('base64'),
+    retainUntil: new Date(Date.now() + 30 * 86_400_000).toISOString(),
   };
   return { ids, human, staff, realistic };
 }
@@ -236,6 +300,8 @@ export interface PathTarget {
   tenant: boolean;
   /** Belongs to the CTV channel: a DOOH-only caller must get 404. */
   ctv: boolean;
+  /** A well-formed id that never existed, when a UUID is not one. */
+  never?: () => string;
 }
 
 export function pathTargets(world: World, op: Operation): Record<string, PathTarget> {
@@ -260,6 +326,9 @@ export function pathTargets(world: World, op: Operation): Record<string, PathTar
     'assets/{name}': { value: ids.assetName!, tenant: false, ctv: false },
     'clients/{advertiserId}': { value: ORG, tenant: true, ctv: false },
     'campaigns/{campaignId}': { value: ids.workflowCampaign!, tenant: true, ctv: true },
+    'requests/{requestId}': { value: ids.topupRequest!, tenant: true, ctv: false, never: () => `wtr-${randomBytes(32).toString('hex')}` },
+    'lift-evidence/{id}': { value: ids.liftEvidence!, tenant: true, ctv: true },
+    'optimizations/{id}': { value: ids.optimization!, tenant: true, ctv: true },
   };
   const out: Record<string, PathTarget> = {};
   const segments = op.path.split('/');

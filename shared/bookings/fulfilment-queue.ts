@@ -89,3 +89,27 @@ export async function listFulfilmentQueue(
   const bookings = await loadBookings(db, page, now);
   return { bookings, nextCursor: rows.length > q.limit ? encodeCursor(page[page.length - 1]!, q) : null };
 }
+
+/**
+ * What needs a person now across every client the staff member serves, whatever page of the
+ * queue it sits on: bookings with a line awaiting reconciliation, or overdue while open.
+ * The most overdue first.
+ */
+export async function listNeedingAttention(db: Knex, staff: StaffContext, limit = 50, now = new Date()): Promise<Booking[]> {
+  if (!staff.assignedAdvertiserIds.length) return [];
+  const rows = (await bookingQuery(db)
+    .whereIn('b.advertiser_id', staff.assignedAdvertiserIds)
+    .where((w) =>
+      w
+        .whereExists(function () {
+          this.select(db.raw('1')).from('booking_lines as l').whereRaw('l.booking_id = b.id').where('l.status', 'reconciliation-required');
+        })
+        .orWhere((o) => o.whereIn('b.status', OPEN_BOOKING).where('b.confirmation_due_at', '<', now)),
+    )
+    .orderBy([
+      { column: 'b.confirmation_due_at', order: 'asc' },
+      { column: 'b.id', order: 'asc' },
+    ])
+    .limit(limit)) as BookingRow[];
+  return loadBookings(db, rows, now);
+}

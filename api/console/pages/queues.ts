@@ -1,0 +1,30 @@
+import { requireStaff } from '../../../shared/staff/staff-access';
+import { isActiveOps } from '../../../shared/staff/ops-store';
+import { SUPPLIER_QUEUES } from '../../../shared/queues/names';
+import { esc, layout, postForm } from '../html';
+import type { PageRegistrar } from '../routing';
+
+const STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
+
+/** Counts only (no job data: queues hold every tenant's work); the dashboard itself is for the ops role. */
+export const queuePages: PageRegistrar = (_router, { get }, c) => {
+  const { db, producers } = c.api;
+  get('/console/queues', async (r, _req, res) => {
+    await requireStaff(db, r.principal);
+    const counts = await Promise.all(
+      SUPPLIER_QUEUES.map(async (name) => ({ name, counts: await producers.get(name).getJobCounts(...STATES) })),
+    );
+    const ops = await isActiveOps(db, r.principal.userId);
+    const table = `<table><caption>Supplier queues</caption><thead><tr><th scope="col">Queue</th>${STATES.map((s) => `<th scope="col">${s}</th>`).join('')}</tr></thead>
+<tbody>${counts
+      .map(
+        (q) =>
+          `<tr${q.counts.failed ? ' class="attention"' : ''}><td>${esc(q.name)}</td>${STATES.map((s) => `<td>${esc(q.counts[s] ?? 0)}</td>`).join('')}</tr>`,
+      )
+      .join('')}</tbody></table>`;
+    const link = ops
+      ? postForm(r.viewer, '/console/queues/dashboard', {}, '<button type="submit">Open the queue dashboard (bull-board)</button>')
+      : '<p>The queue dashboard is for the ops role.</p>';
+    res.type('html').send(layout('Queues', table + link, r.viewer, r.flash));
+  });
+};

@@ -1,0 +1,3 @@
+import teardown from '../../support/global-teardown';
+
+export default teardown;

@@ -8,8 +8,8 @@ module.exports = {
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  // jose, canonicalize and oidc-provider ship ES modules only; jest's CommonJS runtime needs them transformed.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|canonicalize|oidc-provider)/)'],
+  // jose, oidc-provider and openapi-fetch ship ES modules only; jest's CommonJS runtime needs them transformed.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|oidc-provider|openapi-fetch)/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Generous: CI machines are shared, and the polling helpers' own deadlines should fire first with a clearer message.

@@ -31,6 +31,7 @@ import { measurementRoutes } from './routes/measurement';
 import { optimizationRoutes } from './routes/optimizations';
 import { studyArtifactRoutes } from './routes/study-artifacts';
 import { mountAgentEndpoint } from './mcp/endpoint';
+import { mountConsole } from './console/mount';
 
 /** Every route of the API; the OpenAPI document is built from this same list. */
 export function apiRoutes(deps: ApiDeps): RouteDef[] {
@@ -124,6 +125,7 @@ export function buildApp(deps: ApiDeps): Express {
   });
 
   mountQueueDashboard(app, deps);
+  mountConsole(app, deps, routes);
   if (deps.payments.sandbox) mountSandboxCheckout(app, deps.payments.sandbox);
 
   app.use(unknownRoute);

@@ -26,6 +26,7 @@ runMain('Flightdeck', async () => {
     `  database:   ${database.embedded ? 'embedded PostgreSQL (.data/postgres)' : 'DATABASE_URL'}`,
     `  workers:    ${workers.queues.length} queues (supplier.<adapter> and maintenance)`,
     `  queues UI:  ${api.url}/admin/queues?access_token=<staff token>`,
+    `  console:    ${deps.urls.base}/console (staff, operators and approvers; see docs/console.md)`,
   ];
   if (deps.agentEndpoint) {
     lines.push(`  agents:     ${deps.agentEndpoint.resourceUrl} (MCP, OAuth via ${deps.agentEndpoint.issuer}; see docs/mcp.md)`);

@@ -164,6 +164,12 @@ export const ConfigSchema = z.object({
   MCP_EXCHANGE_CLIENT_SECRET: z.string().min(16).optional(),
   /** How long the embedded server's exchanged API credential lives. */
   MCP_API_TOKEN_TTL_SECONDS: z.coerce.number().int().min(60).max(3600).default(300),
+  /** The console's OpenID provider; unset in development means the embedded one under /oauth. */
+  CONSOLE_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  /** The console's client at that provider (authorization code + PKCE; redirect $PUBLIC_BASE_URL/console/callback). */
+  CONSOLE_CLIENT_ID: z.string().min(1).max(200).default('flightdeck-console'),
+  /** Set when the provider registers the console as a confidential client. */
+  CONSOLE_CLIENT_SECRET: z.string().min(16).optional(),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -206,6 +212,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /** The agent endpoint's exact URL, the audience of its tokens. */
+/** Where people open the console: the public base URL, or localhost in development. */
+export const consoleBaseOf = (config: Config) => (config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`).replace(/\/$/, '');
 export const mcpResourceUrlOf = (config: Config) => config.MCP_RESOURCE_URL ?? `http://localhost:${config.PORT}/mcp`;
 
 /** Where creative evidence and other assets are stored. */

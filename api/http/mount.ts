@@ -4,6 +4,7 @@ import { badRequest } from '../../shared/errors';
 import type { Principal } from '../../shared/auth/principal';
 import type { Logger } from '../../shared/logger';
 import { requireRouteScope } from './route-scope';
+import { requireGovernedRoutes } from './governed-routes';
 import type { RouteDef } from './route';
 import { runGoverned, runIdempotent } from './execution-policies';
 import { MAX_JSON_DEPTH, nestsDeeperThan, parsePart } from './validate';
@@ -24,6 +25,7 @@ const hasBody = (req: Request) =>
  * query and body → handler → JSON response.
  */
 export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions): void {
+  requireGovernedRoutes(routes);
   for (const route of routes) {
     // A private route that says nothing about product scope would be a hole: refuse to start.
     if (route.access === 'bearer' && !route.scope) throw new Error(`${route.operationId} declares no product scope`);

@@ -3,6 +3,7 @@ import type { ZodType, z } from 'zod';
 import type { Principal } from '../../shared/auth/principal';
 import type { Logger } from '../../shared/logger';
 import type { ScopedResource } from '../../shared/access/resource-scope';
+import type { ActionName } from '../../shared/agent/actions';
 
 export type Access = 'public' | 'bearer';
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -43,7 +44,15 @@ export interface ResponseDoc {
   description: string;
   schema?: ZodType;
   contentType?: string;
+  /** Response headers beyond those every response carries. */
+  headers?: Record<string, { description: string; required?: boolean; schema: Record<string, unknown> }>;
 }
+
+/**
+ * How fully the success bodies are described (the spec's marker): `modeled`, `envelope-only`
+ * (outer keys only) or `unmodeled` (nested payloads not fully modeled).
+ */
+export type Completeness = 'modeled' | 'envelope-only' | 'unmodeled';
 
 export interface RouteDef<
   P extends ZodType = ZodType,
@@ -72,11 +81,16 @@ export interface RouteDef<
   rawBody?: boolean;
   /** Runs right after authentication, before the request is parsed: who may not call this must not learn more. */
   authorize?: (principal: A extends 'bearer' ? Principal : null) => Promise<void>;
-  /** Policy `required`: an Idempotency-Key (uuid) must be sent; the first response is replayed for the same key and body. */
-  idempotency?: 'required';
-  /** A governed agent action: delegated agents must carry an approved step id and digest (see shared/agent). */
-  governedAction?: string;
+  /**
+   * Policy `required`: an Idempotency-Key (uuid) must be sent; the first response is replayed for
+   * the same key and body. `optional`: the route reads a key of its own (the pixel).
+   */
+  idempotency?: 'required' | 'optional';
+  /** A governed agent action, by its row in the action table: delegated agents must carry an approved step id and digest. */
+  governedAction?: ActionName;
   responses: Record<number, ResponseDoc>;
+  /** Defaults to `modeled`: every success body has a schema that describes all of it. */
+  completeness?: Completeness;
   /** Returns a result to send as JSON, or nothing when it wrote the response itself. */
   handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>, A>): Promise<HandlerResult | void>;
 }

@@ -40,7 +40,11 @@ export function mountAgentEndpoint(app: Express, deps: ApiDeps, endpoint: AgentE
     // Loaded only in development, like the server itself (see setup.ts).
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { mountDevAuthorizationServer } = require('../oauth/mount') as typeof import('../oauth/mount');
-    mountDevAuthorizationServer(app, endpoint.devServer, { scope: endpoint.scope, logger });
+    mountDevAuthorizationServer(app, endpoint.devServer, {
+      scope: endpoint.scope,
+      logger,
+      ...(endpoint.devConsoleClientId ? { firstPartyClientId: endpoint.devConsoleClientId } : {}),
+    });
   }
 
   const resourceUrl = new URL(endpoint.resourceUrl);

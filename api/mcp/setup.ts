@@ -1,7 +1,7 @@
 import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { Knex } from 'knex';
 import type { Provider } from 'oidc-provider';
-import { mcpResourceUrlOf, type Config } from '../../shared/config';
+import { consoleBaseOf, mcpResourceUrlOf, type Config } from '../../shared/config';
 import type { Logger } from '../../shared/logger';
 import { describeCaller } from '../../shared/auth/auth-context';
 import { AgentCredentials } from '../../shared/mcp/agent-credentials';
@@ -22,6 +22,8 @@ export interface AgentEndpoint {
   credentials: AgentCredentials;
   /** The embedded development authorization server, when no MCP_ISSUER is configured. */
   devServer: Provider | null;
+  /** The console's client at the embedded server, when the console signs in there. */
+  devConsoleClientId: string | null;
 }
 
 /**
@@ -63,6 +65,9 @@ export async function createAgentEndpoint(i: {
       apiTokenTtlSeconds: config.MCP_API_TOKEN_TTL_SECONDS,
       trustProxy: config.TRUST_PROXY !== false,
       db: i.db,
+      ...(config.CONSOLE_ISSUER
+        ? {}
+        : { console: { clientId: config.CONSOLE_CLIENT_ID, redirectUri: `${consoleBaseOf(config)}/console/callback` } }),
     });
   } else {
     i.logger.warn('the agent endpoint /mcp is off: set MCP_ISSUER (and MCP_RESOURCE_URL, MCP_EXCHANGE_CLIENT_SECRET) to enable it');
@@ -82,5 +87,6 @@ export async function createAgentEndpoint(i: {
       describe: (p) => describeCaller(i.db, i.workspaces, p),
     }),
     devServer,
+    devConsoleClientId: devServer && !config.CONSOLE_ISSUER ? config.CONSOLE_CLIENT_ID : null,
   };
 }

@@ -27,13 +27,13 @@ export function rateLimit(limiter: RateLimiter, rules: RateLimitRules, logger: L
       if (!r.allowed) return next(rateLimited(r.resetSeconds));
       return next();
     } catch (err) {
-      // Readiness must still be able to say that Redis is down.
-      if (req.path === '/readyz') return next();
-      logger.error({ err, requestId: res.locals.requestId }, 'rate limiter unavailable');
-      // Nothing was counted: tell the client the limit, that it has nothing to spend now, and when to come back.
+      // Nothing was counted: every response still tells the client the limit, that it has nothing to spend now, and when to come back.
       res.setHeader('x-ratelimit-limit', String(rule.limit));
       res.setHeader('x-ratelimit-remaining', '0');
       res.setHeader('x-ratelimit-reset', String(LIMITER_RETRY_AFTER_SECONDS));
+      // Readiness must still be able to say that Redis is down.
+      if (req.path === '/readyz') return next();
+      logger.error({ err, requestId: res.locals.requestId }, 'rate limiter unavailable');
       return next(unavailable('The rate limiter is unavailable. Retry shortly.', 'dependency_unavailable', LIMITER_RETRY_AFTER_SECONDS));
     }
   };

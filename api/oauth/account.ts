@@ -12,6 +12,8 @@ export const DevAccountSchema = z.strictObject({
   workspace: AccessClaimsSchema.shape.org_id,
   product: ProductSchema,
   channels: z.array(ChannelSchema).min(1).max(7).optional(),
+  /** Token permissions (operator:reconcile, agent:approve): only API tokens for the console carry them. */
+  permissions: AccessClaimsSchema.shape.permissions.unwrap().min(1).max(10).optional(),
 });
 export type DevAccount = z.infer<typeof DevAccountSchema>;
 

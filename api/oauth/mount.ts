@@ -20,6 +20,27 @@ function interactionError(logger: Logger) {
   };
 }
 
+type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+/** Grants what the interaction asks for (scopes, claims, resource scopes) and saves the grant. */
+async function grantConsent(provider: Provider, details: Interaction): Promise<string> {
+  const { prompt, params, session } = details;
+  const grant = details.grantId
+    ? ((await provider.Grant.find(details.grantId)) ??
+      new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) }))
+    : new provider.Grant({ accountId: session!.accountId, clientId: String(params.client_id) });
+  const missing = prompt.details as {
+    missingOIDCScope?: string[];
+    missingOIDCClaims?: string[];
+    missingResourceScopes?: Record<string, string[]>;
+  };
+  if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+  if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+  for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+    grant.addResourceScope(indicator, scopes.join(' '));
+  return grant.save();
+}
+
 const noStore = (res: Response) => res.setHeader('cache-control', 'no-store');
 
 /**
@@ -27,7 +48,11 @@ const noStore = (res: Response) => res.setHeader('cache-control', 'no-store');
  * discovery at /.well-known/oauth-authorization-server and /.well-known/openid-configuration,
  * and the development login and workspace-bound consent pages.
  */
-export function mountDevAuthorizationServer(app: Express, provider: Provider, o: { scope: string; logger: Logger }): void {
+export function mountDevAuthorizationServer(
+  app: Express,
+  provider: Provider,
+  o: { scope: string; logger: Logger; firstPartyClientId?: string },
+): void {
   const form = express.urlencoded({ extended: false, limit: '4kb' });
   const fail = interactionError(o.logger);
 
@@ -42,6 +67,16 @@ export function mountDevAuthorizationServer(app: Express, provider: Provider, o:
       }
       const account = details.session?.accountId ? accountOf(details.session.accountId) : null;
       if (details.prompt.name !== 'consent' || !account) throw new errors.InvalidRequest('unexpected interaction');
+      // Our own console asks for no consent: signing in to it is the user's whole intent.
+      if (clientId === o.firstPartyClientId) {
+        await provider.interactionFinished(
+          req,
+          res,
+          { consent: { grantId: await grantConsent(provider, details) } },
+          { mergeWithLastSubmission: true },
+        );
+        return;
+      }
       const client = await provider.Client.find(clientId);
       res.type('html').send(
         consentPage(details.uid, {
@@ -64,15 +99,19 @@ export function mountDevAuthorizationServer(app: Express, provider: Provider, o:
       const details = await provider.interactionDetails(req, res);
       if (details.prompt.name !== 'login') throw new errors.InvalidRequest('this interaction is not a sign-in');
       const raw = (req.body ?? {}) as Record<string, string>;
-      const channels = (raw.channels ?? '')
-        .split(',')
-        .map((c) => c.trim())
-        .filter(Boolean);
+      const list = (v: string | undefined) =>
+        (v ?? '')
+          .split(',')
+          .map((c) => c.trim())
+          .filter(Boolean);
+      const channels = list(raw.channels);
+      const permissions = list(raw.permissions);
       const account = DevAccountSchema.safeParse({
         user: raw.user,
         workspace: raw.workspace,
         product: raw.product,
         ...(channels.length ? { channels } : {}),
+        ...(permissions.length ? { permissions } : {}),
       });
       const badChannel = channels.find((c) => !ChannelSchema.safeParse(c).success);
       if (!account.success || badChannel) {
@@ -95,22 +134,9 @@ export function mountDevAuthorizationServer(app: Express, provider: Provider, o:
   app.post('/oauth/interaction/:uid/confirm', form, async (req: Request, res: Response, next: NextFunction) => {
     try {
       const details = await provider.interactionDetails(req, res);
-      const { prompt, params, session } = details;
+      const { prompt, session } = details;
       if (prompt.name !== 'consent' || !session) throw new errors.InvalidRequest('this interaction is not a consent');
-      const grant = details.grantId
-        ? ((await provider.Grant.find(details.grantId)) ??
-          new provider.Grant({ accountId: session.accountId, clientId: String(params.client_id) }))
-        : new provider.Grant({ accountId: session.accountId, clientId: String(params.client_id) });
-      const missing = prompt.details as {
-        missingOIDCScope?: string[];
-        missingOIDCClaims?: string[];
-        missingResourceScopes?: Record<string, string[]>;
-      };
-      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
-      if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
-        grant.addResourceScope(indicator, scopes.join(' '));
-      const grantId = await grant.save();
+      const grantId = await grantConsent(provider, details);
       await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
     } catch (err) {
       fail(err, res, next);

@@ -1,4 +1,4 @@
-import { createLocalJWKSet, type JWK } from 'jose';
+import { createLocalJWKSet, decodeJwt, type JWK } from 'jose';
 import type { Knex } from 'knex';
 import { Provider, errors, type Configuration } from 'oidc-provider';
 import type { DevIssuer } from '../../shared/auth/dev-issuer';
@@ -23,9 +23,36 @@ export interface DevAuthorizationServerOptions {
   apiTokenTtlSeconds: number;
   trustProxy: boolean;
   db: Knex;
+  /** The staff console's public client: its tokens are API tokens, with the signed-in person's permissions. */
+  console?: { clientId: string; redirectUri: string };
 }
 
+export const CONSOLE_SCOPE = 'console';
+
 const GRANT_TTL_SECONDS = 3600;
+const CONSOLE_TOKEN_TTL_SECONDS = 8 * 3600;
+
+/**
+ * In development every API token comes from the development issuer the API trusts, so the
+ * console's access token is re-signed by it, claim for claim, before it leaves the token endpoint.
+ */
+function signConsoleTokensAsApi(provider: Provider, clientId: string, apiIssuer: DevIssuer): void {
+  provider.use(async (ctx, next) => {
+    await next();
+    const body = ctx.body as { access_token?: unknown; expires_in?: unknown } | undefined;
+    if (ctx.oidc?.route !== 'token' || ctx.oidc.client?.clientId !== clientId || typeof body?.access_token !== 'string') return;
+    const claims = decodeJwt(body.access_token);
+    if (claims.aud !== apiIssuer.audience) return;
+    body.access_token = await apiIssuer.sign({
+      org: String(claims.org_id),
+      user: String(claims.sub),
+      product: String(claims.product),
+      ...(Array.isArray(claims.channels) ? { channels: claims.channels as string[] } : {}),
+      permissions: Array.isArray(claims.permissions) ? (claims.permissions as string[]) : [],
+      ttlSeconds: typeof body.expires_in === 'number' ? body.expires_in : CONSOLE_TOKEN_TTL_SECONDS,
+    });
+  });
+}
 
 /**
  * The embedded development authorization server, built on oidc-provider: authorization code
@@ -36,6 +63,7 @@ const GRANT_TTL_SECONDS = 3600;
 export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): Provider {
   const { d: _d, ...publicJwk } = o.keys.signingJwk;
   void _d;
+  const isConsole = (clientId: string) => clientId === o.console?.clientId;
   const localKeys = createLocalJWKSet({ keys: [publicJwk as JWK] });
 
   const configuration: Configuration = {
@@ -49,6 +77,18 @@ export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): 
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
       },
+      ...(o.console
+        ? [
+            {
+              client_id: o.console.clientId,
+              client_name: 'Flightdeck console',
+              token_endpoint_auth_method: 'none' as const,
+              redirect_uris: [o.console.redirectUri],
+              grant_types: ['authorization_code'],
+              response_types: ['code' as const],
+            },
+          ]
+        : []),
       {
         client_id: o.exchangeClientId,
         client_name: 'Flightdeck agent endpoint',
@@ -63,7 +103,7 @@ export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): 
     jwks: { keys: [o.keys.signingJwk as never] },
     cookies: { keys: [o.keys.cookieKey] },
     findAccount: (_ctx, id) => (accountOf(id) ? { accountId: id, claims: () => ({ sub: id }) } : undefined),
-    scopes: [o.scope],
+    scopes: o.console ? [o.scope, CONSOLE_SCOPE] : [o.scope],
     claims: { openid: ['sub'] },
     responseTypes: ['code'],
     // Assistants stay connected: refresh tokens for the public client, rotated on every use.
@@ -75,9 +115,19 @@ export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): 
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => o.resourceUrl,
+        defaultResource: (_ctx, client) => (isConsole(client.clientId) ? o.apiIssuer.audience : o.resourceUrl),
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, indicator) => {
+        getResourceServerInfo: (_ctx, indicator, client) => {
+          if (isConsole(client.clientId)) {
+            if (indicator !== o.apiIssuer.audience) throw new errors.InvalidTarget('the console signs in to the API only');
+            return {
+              scope: CONSOLE_SCOPE,
+              audience: o.apiIssuer.audience,
+              accessTokenTTL: CONSOLE_TOKEN_TTL_SECONDS,
+              accessTokenFormat: 'jwt',
+              jwt: { sign: { alg: 'ES256' } },
+            };
+          }
           if (indicator !== o.resourceUrl) throw new errors.InvalidTarget('the only resource here is the agent endpoint');
           return {
             scope: o.scope,
@@ -99,6 +149,8 @@ export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): 
           jwt.payload.org_id = account.workspace;
           jwt.payload.product = account.product;
           if (account.channels) jwt.payload.channels = account.channels;
+          // Permissions are a person's: only the console's API tokens carry them, never an agent's grant.
+          if (jwt.payload.aud === o.apiIssuer.audience) jwt.payload.permissions = account.permissions ?? [];
         },
       },
     },
@@ -138,6 +190,7 @@ export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): 
 
   const provider = new Provider(o.issuer, configuration);
   provider.proxy = o.trustProxy;
+  if (o.console) signConsoleTokensAsApi(provider, o.console.clientId, o.apiIssuer);
   registerTokenExchange(provider, {
     exchangeClientId: o.exchangeClientId,
     verifyGrant: createGrantVerifier({ issuer: o.issuer, audience: o.resourceUrl, jwks: async () => localKeys }),

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { forbidden } from '../../shared/errors';
-import { hasPermission, isHuman } from '../../shared/auth/principal';
+import { requireHuman } from '../http/guards';
 import { describeActions } from '../../shared/agent/actions';
 import { AbandonSchema, ApproveSchema, PrepareSchema, abandonAction, approveAction, prepareAction } from '../../shared/agent/governance';
 import { ResolveExecutionSchema, resolveExecution } from '../../shared/agent/execution';
@@ -9,6 +8,15 @@ import { MandateSchema, listMandates, putMandate } from '../../shared/agent/mand
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { IdParams, PathId } from '../http/params';
+import {
+  ActionContractSchema,
+  ApprovalEnvelope,
+  EvidenceRecordSchema,
+  MandateViewSchema,
+  PreparedActionSchema,
+  ResolvedStepEnvelope,
+  RunEnvelope,
+} from '../../shared/agent/agent-views';
 
 const DECIDER_ERRORS = {
   403: { description: 'Needs a human with agent:approve; delegated agents cannot decide.' },
@@ -27,7 +35,7 @@ export function agentRoutes({ db }: ApiDeps) {
       tags: ['agent'],
       access: 'bearer',
       scope: 'caller',
-      responses: { 200: { description: 'The contracts.' } },
+      responses: { 200: { description: 'The contracts.', schema: z.object({ actions: z.array(ActionContractSchema) }) } },
       async handler() {
         return { status: 200, body: { actions: describeActions() } };
       },
@@ -41,8 +49,10 @@ export function agentRoutes({ db }: ApiDeps) {
       access: 'bearer',
       scope: 'request',
       body: PrepareSchema,
+      // The action parameters are per action (their schemas are in the contracts), so not modeled here.
+      completeness: 'unmodeled',
       responses: {
-        201: { description: 'Prepared; awaiting human approval.' },
+        201: { description: 'Prepared; awaiting human approval.', schema: PreparedActionSchema },
         403: { description: 'Outside the agent mandate.' },
         404: { description: 'The action names a resource that is not yours.' },
         409: { description: 'budgetMinor or currency differ from the server figure.' },
@@ -60,7 +70,12 @@ export function agentRoutes({ db }: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'agent-approval', param: 'id' },
       params: IdParams,
-      responses: { 200: { description: 'The approval.' }, 404: { description: 'No such approval in this workspace.' } },
+      // The action parameters are per action (their schemas are in the contracts), so not modeled here.
+      completeness: 'unmodeled',
+      responses: {
+        200: { description: 'The approval.', schema: ApprovalEnvelope },
+        404: { description: 'No such approval in this workspace.' },
+      },
       async handler({ principal, params }) {
         return { status: 200, body: await readApproval(db, principal, params.id) };
       },
@@ -75,7 +90,9 @@ export function agentRoutes({ db }: ApiDeps) {
       scope: { resource: 'agent-approval', param: 'id' },
       params: IdParams,
       body: ApproveSchema,
-      responses: { 200: { description: 'Approved; one pending execute step.' }, ...DECIDER_ERRORS },
+      // The action parameters are per action (their schemas are in the contracts), so not modeled here.
+      completeness: 'unmodeled',
+      responses: { 200: { description: 'Approved; one pending execute step.', schema: ApprovalEnvelope }, ...DECIDER_ERRORS },
       async handler({ principal, params, body }) {
         return { status: 200, body: await approveAction(db, principal, params.id, body.expectedActionDigest) };
       },
@@ -90,7 +107,9 @@ export function agentRoutes({ db }: ApiDeps) {
       scope: { resource: 'agent-approval', param: 'id' },
       params: IdParams,
       body: AbandonSchema,
-      responses: { 200: { description: 'Abandoned.' }, ...DECIDER_ERRORS },
+      // The action parameters are per action (their schemas are in the contracts), so not modeled here.
+      completeness: 'unmodeled',
+      responses: { 200: { description: 'Abandoned.', schema: ApprovalEnvelope }, ...DECIDER_ERRORS },
       async handler({ principal, params, body }) {
         return { status: 200, body: await abandonAction(db, principal, params.id, body) };
       },
@@ -106,7 +125,7 @@ export function agentRoutes({ db }: ApiDeps) {
       params: IdParams,
       body: ResolveExecutionSchema,
       responses: {
-        200: { description: 'Resolved.' },
+        200: { description: 'Resolved.', schema: ResolvedStepEnvelope },
         404: { description: 'No such step.' },
         409: { description: 'Digest mismatch, or not unresolved.' },
       },
@@ -124,7 +143,9 @@ export function agentRoutes({ db }: ApiDeps) {
       scope: { resource: 'agent-run', param: 'id' },
       params: IdParams,
       query: RunQuerySchema,
-      responses: { 200: { description: 'The run.' }, 404: { description: 'No such run.' } },
+      // The action parameters are per action (their schemas are in the contracts), so not modeled here.
+      completeness: 'unmodeled',
+      responses: { 200: { description: 'The run.', schema: RunEnvelope }, 404: { description: 'No such run.' } },
       async handler({ principal, params, query }) {
         return { status: 200, body: await readRun(db, principal, params.id, query.detailLimit) };
       },
@@ -139,7 +160,10 @@ export function agentRoutes({ db }: ApiDeps) {
       scope: { resource: 'agent-run', param: 'id' },
       params: IdParams,
       body: EvidenceSchema,
-      responses: { 201: { description: 'Recorded.' }, 404: { description: 'No such run, or the step is not in it.' } },
+      responses: {
+        201: { description: 'Recorded.', schema: z.object({ evidence: EvidenceRecordSchema }) },
+        404: { description: 'No such run, or the step is not in it.' },
+      },
       async handler({ principal, params, body }) {
         return { status: 201, body: await recordEvidence(db, principal, params.id, body) };
       },
@@ -152,7 +176,7 @@ export function agentRoutes({ db }: ApiDeps) {
       tags: ['agent'],
       access: 'bearer',
       scope: 'caller',
-      responses: { 200: { description: 'Mandates.' } },
+      responses: { 200: { description: 'Mandates.', schema: z.object({ mandates: z.array(MandateViewSchema) }) } },
       async handler({ principal }) {
         return { status: 200, body: { mandates: await listMandates(db, principal.advertiserId) } };
       },
@@ -167,10 +191,12 @@ export function agentRoutes({ db }: ApiDeps) {
       scope: 'caller',
       params: z.strictObject({ agentClientId: PathId }),
       body: MandateSchema,
-      responses: { 200: { description: 'The mandate.' }, 403: { description: 'Needs a human with agent:approve.' } },
+      responses: {
+        200: { description: 'The mandate.', schema: z.object({ mandate: MandateViewSchema }) },
+        403: { description: 'Needs a human with agent:approve.' },
+      },
+      authorize: requireHuman('set agent mandates', 'agent:approve'),
       async handler({ principal, params, body }) {
-        if (!isHuman(principal)) throw forbidden('A delegated agent cannot set mandates.', 'human_required');
-        if (!hasPermission(principal, 'agent:approve')) throw forbidden('Setting mandates needs agent:approve.', 'permission_required');
         return { status: 200, body: { mandate: await putMandate(db, principal, params.agentClientId, body) } };
       },
     }),

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { forbidden, notFound } from '../../shared/errors';
+import { requireHuman } from '../http/guards';
+import { notFound } from '../../shared/errors';
 import { actorOf } from '../../shared/actor';
-import { hasPermission, isHuman, type Principal } from '../../shared/auth/principal';
 import { findCampaign } from '../../shared/campaigns/campaign-store';
-import { relayOutbox } from '../../shared/outbox/outbox';
+import { relayAfterCommit } from '../../shared/outbox/outbox';
 import {
   AttemptParams,
   CohortAttemptSchema,
@@ -23,11 +23,7 @@ const CohortEnvelope = z.object({ cohort: CohortSchema }).meta({ id: 'CohortEnve
 const SyncEnvelope = z.object({ cohort: CohortSchema, attempt: CohortAttemptSchema }).meta({ id: 'AudienceSyncEnvelope' });
 
 /** Spec 28 is human-only and needs operator:reconcile: refused before the request is even parsed. */
-async function requireReconciler(principal: Principal): Promise<void> {
-  if (!isHuman(principal)) throw forbidden('Delegated agents cannot resolve identity attempts.', 'human_required');
-  if (!hasPermission(principal, 'operator:reconcile'))
-    throw forbidden('Resolving an identity attempt needs operator:reconcile.', 'permission_required');
-}
+const requireReconciler = requireHuman('resolve identity attempts', 'operator:reconcile');
 
 /** Audience sync (spec 20), cohorts and identity reconciliation (spec 28). */
 export function audienceRoutes(deps: ApiDeps): RouteDef[] {
@@ -55,10 +51,7 @@ export function audienceRoutes(deps: ApiDeps): RouteDef[] {
       },
       async handler({ principal, params, body, log }) {
         const result = await requestAudienceSync(db, principal, actorOf(principal, runtime.authMode).actorId, uuidOr404(params.id), body);
-        // Committed: hand the work to the queue now. If this fails, the workers' relay does it.
-        await relayOutbox(db, deps.producers.get).catch((err: Error) =>
-          (log ?? logger).warn({ err: { message: err.message }, cohortId: result.cohort.id }, 'outbox relay deferred to the workers'),
-        );
+        await relayAfterCommit(db, deps.producers.get, log ?? logger, { cohortId: result.cohort.id });
         return { status: 202, body: result };
       },
     }),

@@ -8,6 +8,13 @@ import {
   reconcileTopup,
 } from '../../shared/billing/funding';
 import { SummaryQuerySchema, billingSummary } from '../../shared/billing/summary';
+import {
+  BillingSummaryEnvelope,
+  CreatedTopupSchema,
+  SettlementReceiptSchema,
+  TopupInspectionSchema,
+  TopupReconciliationSchema,
+} from '../../shared/billing/billing-views';
 import type { ApiDeps } from '../deps';
 import { requireHuman } from '../http/guards';
 import { defineRoute } from '../http/route';
@@ -33,7 +40,7 @@ export function billingRoutes(deps: ApiDeps) {
       body: TopupRequestSchema,
       idempotency: 'required',
       responses: {
-        201: { description: 'The funding request and where to pay.' },
+        201: { description: 'The funding request and where to pay.', schema: CreatedTopupSchema },
         400: { description: 'Amount outside the configured bounds, or an invalid body.' },
         403: { description: 'Delegated agents cannot fund a wallet.' },
         503: { description: 'The payment provider could not be reached.' },
@@ -58,7 +65,7 @@ export function billingRoutes(deps: ApiDeps) {
       authorize: reconciler,
       params: RequestParams,
       responses: {
-        200: { description: 'The request and its evidence.' },
+        200: { description: 'The request and its evidence.', schema: TopupInspectionSchema },
         403: { description: 'Needs a person with operator:reconcile.' },
         404: { description: 'Not found.' },
       },
@@ -78,7 +85,7 @@ export function billingRoutes(deps: ApiDeps) {
       params: RequestParams,
       body: ReconcileRequestSchema,
       responses: {
-        200: { description: 'matched, mismatched, unpaid or not-found, recorded as evidence.' },
+        200: { description: 'matched, mismatched, unpaid or not-found, recorded as evidence.', schema: TopupReconciliationSchema },
         403: { description: 'Needs a person with operator:reconcile.' },
         404: { description: 'Not found.' },
         409: { description: 'The session belongs to another funding request.' },
@@ -99,7 +106,7 @@ export function billingRoutes(deps: ApiDeps) {
       rawBody: true,
       bodyLimitBytes: 512 * 1024,
       responses: {
-        200: { description: 'Received (and applied at most once).' },
+        200: { description: 'Received (and applied at most once).', schema: SettlementReceiptSchema },
         400: { description: 'Unsigned, wrongly signed, stale or malformed.' },
       },
       async handler({ body, headers }) {
@@ -116,7 +123,11 @@ export function billingRoutes(deps: ApiDeps) {
       access: 'bearer',
       scope: 'caller',
       query: SummaryQuerySchema,
-      responses: { 200: { description: 'The month.' }, 400: { description: 'A malformed or future period.' } },
+      completeness: 'unmodeled',
+      responses: {
+        200: { description: 'The month.', schema: BillingSummaryEnvelope },
+        400: { description: 'A malformed or future period.' },
+      },
       async handler({ principal, query }) {
         return { status: 200, body: await billingSummary(db, principal, query) };
       },

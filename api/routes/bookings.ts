@@ -1,16 +1,12 @@
-import { z } from 'zod';
-import { forbidden, notFound } from '../../shared/errors';
+import { requireHuman } from '../http/guards';
 import { actorOf } from '../../shared/actor';
-import { hasPermission, isHuman } from '../../shared/auth/principal';
-import { findCampaign } from '../../shared/campaigns/campaign-store';
-import { BookingSchema } from '../../shared/bookings/booking-schemas';
+import { visibleBooking } from '../../shared/bookings/visible-booking';
+import { BookingEnvelope } from '../../shared/bookings/booking-schemas';
 import { findBookingById } from '../../shared/bookings/booking-store';
 import { markUncertain, UncertainSchema } from '../../shared/bookings/line-operations';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { IdParams, LineParams, uuidOr404 } from '../http/params';
-
-const BookingEnvelope = z.strictObject({ booking: BookingSchema });
 
 /** The advertiser's views of its bookings, and the operator's uncertain call (spec 14). */
 export function bookingRoutes(deps: ApiDeps) {
@@ -27,10 +23,7 @@ export function bookingRoutes(deps: ApiDeps) {
       params: IdParams,
       responses: { 200: { description: 'The booking.', schema: BookingEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
-        const booking = await findBookingById(db, uuidOr404(params.id), principal.advertiserId);
-        // Out-of-product bookings are as invisible as other tenants'.
-        if (!booking || !(await findCampaign(db, principal, booking.campaignId))) throw notFound();
-        return { status: 200, body: { booking } };
+        return { status: 200, body: { booking: await visibleBooking(db, principal, params.id) } };
       },
     }),
     defineRoute({
@@ -49,14 +42,10 @@ export function bookingRoutes(deps: ApiDeps) {
         404: { description: 'Not found.' },
         409: { description: 'Stale expectedVersion or a line that is not in progress.' },
       },
+      authorize: requireHuman('record uncertain outcomes', 'operator:reconcile'),
       async handler({ principal, params, body }) {
-        if (!isHuman(principal)) throw forbidden('Delegated agents cannot record uncertain outcomes.', 'human_required');
-        if (!hasPermission(principal, 'operator:reconcile'))
-          throw forbidden('Recording an uncertain outcome needs operator:reconcile.', 'permission_required');
-        const bookingId = uuidOr404(params.bookingId);
+        const { id: bookingId } = await visibleBooking(db, principal, params.bookingId);
         const lineId = uuidOr404(params.lineId);
-        const before = await findBookingById(db, bookingId, principal.advertiserId);
-        if (!before || !(await findCampaign(db, principal, before.campaignId))) throw notFound();
         await markUncertain(db, { bookingId, lineId }, body, {
           actor: actorOf(principal, runtime.authMode),
           userId: principal.userId,

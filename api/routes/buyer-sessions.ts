@@ -1,4 +1,11 @@
-import { AppendMessageSchema, CreateSessionSchema, appendMessage, createSession, readSession } from '../../shared/sessions/buyer-sessions';
+import {
+  AppendMessageSchema,
+  BuyerSessionEnvelope,
+  CreateSessionSchema,
+  appendMessage,
+  createSession,
+  readSession,
+} from '../../shared/sessions/buyer-sessions';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { IdParams } from '../http/params';
@@ -14,7 +21,10 @@ export function buyerSessionRoutes({ db }: ApiDeps) {
       access: 'bearer',
       scope: 'request',
       body: CreateSessionSchema,
-      responses: { 201: { description: 'The session.' }, 404: { description: 'A context reference is not yours.' } },
+      responses: {
+        201: { description: 'The session.', schema: BuyerSessionEnvelope },
+        404: { description: 'A context reference is not yours.' },
+      },
       async handler({ principal, body }) {
         return { status: 201, body: { session: await createSession(db, principal, body) } };
       },
@@ -28,7 +38,7 @@ export function buyerSessionRoutes({ db }: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'buyer-session', param: 'id' },
       params: IdParams,
-      responses: { 200: { description: 'The session.' }, 404: { description: 'Not found.' } },
+      responses: { 200: { description: 'The session.', schema: BuyerSessionEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
         return { status: 200, body: { session: await readSession(db, principal, params.id) } };
       },
@@ -44,7 +54,7 @@ export function buyerSessionRoutes({ db }: ApiDeps) {
       params: IdParams,
       body: AppendMessageSchema,
       responses: {
-        200: { description: 'The session.' },
+        200: { description: 'The session.', schema: BuyerSessionEnvelope },
         404: { description: 'Not found.' },
         409: { description: 'Stale revision, a full session, or a turn conflict.' },
       },

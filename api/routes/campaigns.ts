@@ -5,22 +5,21 @@ import {
   CampaignSchema,
   CreateCampaignSchema,
   ApprovePlanSchema,
+  PlanEnvelope,
   PlanSchema,
   ReplacePlanSchema,
 } from '../../shared/campaigns/campaign-schemas';
 import { createCampaign, findCampaign, listCampaigns } from '../../shared/campaigns/campaign-store';
 import { approvePlan, findPlan, findPlanForCampaign, replacePlan } from '../../shared/campaigns/plan-store';
-import { relayOutbox } from '../../shared/outbox/outbox';
+import { relayAfterCommit } from '../../shared/outbox/outbox';
 import { launchCampaign } from '../../shared/bookings/launch';
-import { BookingSchema } from '../../shared/bookings/booking-schemas';
+import { BookingEnvelope, BookingSchema } from '../../shared/bookings/booking-schemas';
 import { listCampaignBookings } from '../../shared/bookings/booking-store';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { IdParams, uuidOr404 } from '../http/params';
 
 const CampaignEnvelope = z.object({ campaign: CampaignSchema, plan: PlanSchema.nullable().optional() });
-const PlanEnvelope = z.object({ plan: PlanSchema }).meta({ id: 'PlanEnvelope' });
-const BookingEnvelope = z.object({ booking: BookingSchema }).meta({ id: 'BookingEnvelope' });
 const ListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(50) });
 
 export function campaignRoutes(deps: ApiDeps) {
@@ -160,12 +159,7 @@ export function campaignRoutes(deps: ApiDeps) {
         const result = await launchCampaign(db, principal, actorOf(principal, runtime.authMode), uuidOr404(params.id), {
           confirmationSlaHours: config.CONFIRMATION_SLA_HOURS,
         });
-        // Committed: hand the work to the queues now. If this fails, the workers' relay does it.
-        if (result.created) {
-          await relayOutbox(db, deps.producers.get).catch((err: Error) =>
-            (log ?? logger).warn({ err: { message: err.message }, bookingId: result.booking.id }, 'outbox relay deferred to the workers'),
-          );
-        }
+        if (result.created) await relayAfterCommit(db, deps.producers.get, log ?? logger, { bookingId: result.booking.id });
         return { status: result.created ? 202 : 200, body: { booking: result.booking } };
       },
     }),

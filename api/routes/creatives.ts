@@ -1,16 +1,18 @@
 import { z } from 'zod';
 import { actorOf } from '../../shared/actor';
-import { CreateCreativeSchema, ReviseCreativeSchema, SubmitCreativeSchema } from '../../shared/creatives/creative-schemas';
+import {
+  CreateCreativeSchema,
+  CreativeEnvelope,
+  CreativeReviewSchema,
+  ReviseCreativeSchema,
+  SubmitCreativeSchema,
+} from '../../shared/creatives/creative-schemas';
 import { createCreative, creativeView, reviseCreative } from '../../shared/creatives/creative-store';
 import { reviewView, submitForReview } from '../../shared/creatives/creative-review';
-import { relayOutbox } from '../../shared/outbox/outbox';
+import { relayAfterCommit } from '../../shared/outbox/outbox';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { IdParams } from '../http/params';
-
-const CreativeEnvelope = z
-  .object({ creative: z.looseObject({ id: z.string(), version: z.number().int() }) })
-  .meta({ id: 'CreativeEnvelope' });
 
 export function creativeRoutes(deps: ApiDeps) {
   const { db, runtime, logger } = deps;
@@ -24,6 +26,7 @@ export function creativeRoutes(deps: ApiDeps) {
       access: 'bearer',
       scope: 'request',
       body: CreateCreativeSchema,
+      completeness: 'envelope-only',
       responses: {
         201: { description: 'Created.', schema: CreativeEnvelope },
         403: { description: 'A channel outside your product.' },
@@ -43,6 +46,7 @@ export function creativeRoutes(deps: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'creative', param: 'id' },
       params: IdParams,
+      completeness: 'envelope-only',
       responses: { 200: { description: 'The creative.', schema: CreativeEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
         return { status: 200, body: await creativeView(db, principal, params.id, { history: true }) };
@@ -58,6 +62,7 @@ export function creativeRoutes(deps: ApiDeps) {
       scope: { resource: 'creative', param: 'id' },
       params: IdParams,
       body: ReviseCreativeSchema,
+      completeness: 'envelope-only',
       responses: { 200: { description: 'The new version.', schema: CreativeEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params, body }) {
         return { status: 200, body: await reviseCreative(db, principal, params.id, body, actorOf(principal, runtime.authMode).actorId) };
@@ -74,8 +79,12 @@ export function creativeRoutes(deps: ApiDeps) {
       params: IdParams,
       body: SubmitCreativeSchema,
       governedAction: 'creative.submit',
+      completeness: 'envelope-only',
       responses: {
-        202: { description: 'Queued for review (or already under review for this version and supplier).' },
+        202: {
+          description: 'Queued for review (or already under review for this version and supplier).',
+          schema: z.object({ review: CreativeReviewSchema, creative: CreativeEnvelope.shape.creative }),
+        },
         404: { description: 'Not found.' },
         409: { description: 'The last review of this version needs resolution.' },
         422: { description: 'The supplier does not review this channel, or needs approved access.' },
@@ -90,9 +99,7 @@ export function creativeRoutes(deps: ApiDeps) {
         );
         const responseBody = { review: reviewView(review), creative };
         if (created) {
-          await relayOutbox(db, deps.producers.get).catch((err: Error) =>
-            (log ?? logger).warn({ err: { message: err.message }, reviewId: review.id }, 'outbox relay deferred to the workers'),
-          );
+          await relayAfterCommit(db, deps.producers.get, log ?? logger, { reviewId: review.id });
         }
         return { status: 202, body: responseBody };
       },

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ApiDeps } from '../deps';
 import type { RouteDef } from '../http/route';
 import { defineRoute } from '../http/route';
@@ -14,9 +15,15 @@ export function discoveryRoutes(deps: ApiDeps, allRoutes: () => RouteDef[]) {
       summary: 'This API as an OpenAPI 3.1 document.',
       tags: ['discovery'],
       access: 'public',
-      responses: { 200: { description: 'The OpenAPI document.' } },
+      responses: {
+        200: {
+          description: 'The OpenAPI document.',
+          schema: z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({}), paths: z.looseObject({}) }),
+        },
+      },
+      completeness: 'envelope-only',
       async handler() {
-        document ??= buildOpenApiDocument(allRoutes());
+        document ??= buildOpenApiDocument(allRoutes(), { defaultBodyLimitBytes: deps.config.BODY_LIMIT_BYTES });
         return { status: 200, body: document };
       },
     }),
@@ -31,7 +38,8 @@ export function discoveryRoutes(deps: ApiDeps, allRoutes: () => RouteDef[]) {
         summary: 'Public keys of the development issuer (development only).',
         tags: ['discovery'],
         access: 'public',
-        responses: { 200: { description: 'A JSON Web Key Set.' } },
+        responses: { 200: { description: 'A JSON Web Key Set.', schema: z.object({ keys: z.array(z.looseObject({ kty: z.string() })) }) } },
+        completeness: 'envelope-only',
         async handler() {
           return { status: 200, body: devIssuer.jwks, headers: { 'cache-control': 'public, max-age=300' } };
         },

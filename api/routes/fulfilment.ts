@@ -3,10 +3,10 @@ import { notFound } from '../../shared/errors';
 import { actorOf } from '../../shared/actor';
 import type { Principal } from '../../shared/auth/principal';
 import { requireAssigned, requireStaff } from '../../shared/staff/staff-access';
-import { BookingSchema } from '../../shared/bookings/booking-schemas';
+import { BookingEnvelope, BookingSchema } from '../../shared/bookings/booking-schemas';
 import { findBookingById } from '../../shared/bookings/booking-store';
 import { FulfilmentQuerySchema, listFulfilmentQueue } from '../../shared/bookings/fulfilment-queue';
-import { BrowserJobSchema, recordBrowserJob } from '../../shared/bookings/browser-jobs';
+import { BrowserJobEnvelope, BrowserJobSchema, recordBrowserJob } from '../../shared/bookings/browser-jobs';
 import {
   ClaimSchema,
   ConfirmSchema,
@@ -26,7 +26,6 @@ import type { ApiDeps } from '../deps';
 import { defineRoute, type RouteDef } from '../http/route';
 import { LineParams, PathId, uuidOr404 } from '../http/params';
 
-const BookingEnvelope = z.strictObject({ booking: BookingSchema });
 const LINE_ERRORS = {
   404: { description: 'Not staff, not assigned to this client, or no such line.' },
   409: { description: 'Stale expectedVersion, a transition the line cannot take, or a claim conflict.' },
@@ -151,7 +150,7 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
       body: BrowserJobSchema,
       authorize: staffOnly(deps),
       responses: {
-        201: { description: 'Recorded.' },
+        201: { description: 'Recorded.', schema: BrowserJobEnvelope },
         404: { description: 'Not staff, not assigned, or no such line.' },
         409: { description: 'Snapshot digest mismatch, or the line is not claimed and in flight.' },
         422: { description: 'Not an official source, or automation not permitted.' },

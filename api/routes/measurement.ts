@@ -3,6 +3,7 @@ import { unprocessable } from '../../shared/errors';
 import { importOutcomes, outcomesView, OUTCOMES_BODY_LIMIT_BYTES } from '../../shared/measurement/outcomes';
 import { ProveItSchema, listEvidence, proveIt, readEvidence } from '../../shared/measurement/prove-it';
 import { RawBody } from '../../shared/measurement/raw-body';
+import { LiftEvidenceSchema, MarketsEnvelope, OutcomeBatchSchema, OutcomesEnvelope } from '../../shared/measurement/measurement-views';
 import type { ApiDeps } from '../deps';
 import { IdParams } from '../http/params';
 import { PROBLEM_CONTENT_TYPE, problemBody } from '../http/problem';
@@ -23,7 +24,7 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       tags: ['measurement'],
       access: 'bearer',
       scope: 'caller',
-      responses: { 200: { description: 'The configured markets.' } },
+      responses: { 200: { description: 'The configured markets.', schema: MarketsEnvelope } },
       async handler() {
         return { status: 200, body: { markets: config.GEO_MARKETS } };
       },
@@ -44,7 +45,7 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       idempotency: 'required',
       governedAction: 'outcomes.import',
       responses: {
-        201: { description: 'Imported as one audited batch.' },
+        201: { description: 'Imported as one audited batch.', schema: z.object({ batch: OutcomeBatchSchema }) },
         400: { description: 'Bad rows, each listed with its row number; nothing was imported.' },
         404: { description: 'No such campaign.' },
         409: { description: 'Idempotency or execution conflict.' },
@@ -63,7 +64,7 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
-      responses: { 200: { description: 'Batches and totals.' }, 404: { description: 'No such campaign.' } },
+      responses: { 200: { description: 'Batches and totals.', schema: OutcomesEnvelope }, 404: { description: 'No such campaign.' } },
       async handler({ principal, params }) {
         return { status: 200, body: await outcomesView(db, principal, params.id) };
       },
@@ -79,8 +80,9 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
       body: ProveItSchema,
+      completeness: 'unmodeled',
       responses: {
-        201: { description: 'The lift estimate, stored as evidence.' },
+        201: { description: 'The lift estimate, stored as evidence.', schema: z.object({ evidence: LiftEvidenceSchema }) },
         404: { description: 'No such campaign.' },
         422: { description: 'Refused: underpowered or insufficient_data.' },
       },
@@ -105,7 +107,11 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
-      responses: { 200: { description: 'Evidence.' }, 404: { description: 'No such campaign.' } },
+      completeness: 'unmodeled',
+      responses: {
+        200: { description: 'Evidence.', schema: z.object({ evidence: z.array(LiftEvidenceSchema) }) },
+        404: { description: 'No such campaign.' },
+      },
       async handler({ principal, params }) {
         return { status: 200, body: await listEvidence(db, principal, params.id) };
       },
@@ -119,7 +125,11 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'lift-evidence', param: 'id' },
       params: IdParams,
-      responses: { 200: { description: 'Evidence.' }, 404: { description: 'Not found.' } },
+      completeness: 'unmodeled',
+      responses: {
+        200: { description: 'Evidence.', schema: z.object({ evidence: LiftEvidenceSchema }) },
+        404: { description: 'Not found.' },
+      },
       async handler({ principal, params }) {
         return { status: 200, body: await readEvidence(db, principal, params.id) };
       },

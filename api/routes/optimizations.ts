@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { acceptOptimization, listOptimizations, rejectOptimization } from '../../shared/optimizations/optimization-store';
+import { AcceptedOptimizationEnvelope, OptimizationEnvelope, OptimizationSchema } from '../../shared/optimizations/optimization-views';
 import type { ApiDeps } from '../deps';
 import { IdParams } from '../http/params';
 import { defineRoute } from '../http/route';
@@ -15,7 +17,11 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'campaign', param: 'id' },
       params: IdParams,
-      responses: { 200: { description: 'Suggestions, newest first.' }, 404: { description: 'No such campaign.' } },
+      completeness: 'unmodeled',
+      responses: {
+        200: { description: 'Suggestions, newest first.', schema: z.object({ optimizations: z.array(OptimizationSchema) }) },
+        404: { description: 'No such campaign.' },
+      },
       async handler({ principal, params }) {
         return { status: 200, body: await listOptimizations(db, principal, params.id, config.OPTIMIZATION_IDLE_DAYS) };
       },
@@ -30,8 +36,9 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
       scope: { resource: 'optimization', param: 'id' },
       params: IdParams,
       governedAction: 'optimization.reject',
+      completeness: 'unmodeled',
       responses: {
-        200: { description: 'Rejected.' },
+        200: { description: 'Rejected.', schema: OptimizationEnvelope },
         404: { description: 'Not found.' },
         409: { description: 'Already rejected, accepted or stale.' },
       },
@@ -48,8 +55,9 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'optimization', param: 'id' },
       params: IdParams,
+      completeness: 'unmodeled',
       responses: {
-        200: { description: 'Accepted; the amended plan.' },
+        200: { description: 'Accepted; the amended plan.', schema: AcceptedOptimizationEnvelope },
         403: { description: 'People only.' },
         404: { description: 'Not found.' },
         409: { description: 'Already rejected, accepted or stale.' },

@@ -63,7 +63,7 @@ export function personaRoutes({ db, extractions }: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'persona', param: 'id' },
       params: IdParams,
-      responses: { 200: { description: 'The persona.' }, 404: { description: 'Not found.' } },
+      responses: { 200: { description: 'The persona and how it was generated.', schema: Envelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
         const stored = await findPersona(db, principal.advertiserId, params.id);
         if (!stored) throw notFound();

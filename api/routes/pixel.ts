@@ -21,6 +21,7 @@ export function pixelRoutes({ db }: ApiDeps) {
       access: 'public',
       params: Params,
       headers: Headers,
+      idempotency: 'optional',
       body: PixelEventSchema.optional(),
       // Browsers' sendBeacon posts text/plain; the body is still JSON.
       extraBodyTypes: ['text/plain'],

@@ -1,3 +1,4 @@
+import { bearerTokenOf } from '../middleware/authenticate';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -8,12 +9,13 @@ import { MAINTENANCE_QUEUE, requiredQueues } from '../../shared/queues/names';
 import type { ApiDeps } from '../deps';
 
 export const DASHBOARD_PATH = '/admin/queues';
-const COOKIE = 'flightdeck_admin_token';
+export const DASHBOARD_COOKIE = 'flightdeck_admin_token';
+const COOKIE = DASHBOARD_COOKIE;
 
 /** The token from the bearer header or the dashboard cookie; a cookie that does not decode is no token at all. */
 function tokenOf(req: Request): string | undefined {
-  const header = req.headers.authorization;
-  if (header?.startsWith('Bearer ')) return header.slice(7);
+  const bearer = bearerTokenOf(req.headers.authorization);
+  if (bearer) return bearer;
   const cookie = req.headers.cookie
     ?.split(';')
     .map((c) => c.trim())

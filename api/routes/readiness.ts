@@ -21,6 +21,9 @@ const Readiness = z
   })
   .meta({ id: 'Readiness' });
 
+/** Like every 503, not-ready says when to look again. */
+const NOT_READY_RETRY = { 'retry-after': '5' };
+
 export function readinessRoutes(deps: ApiDeps) {
   const { config, db, redis, redisPrefix, assets, runtime, logger } = deps;
   return [
@@ -56,10 +59,14 @@ export function readinessRoutes(deps: ApiDeps) {
           .filter(([, c]) => !c.ok)
           .map(([name]) => name);
         if (failed.length) {
-          sendProblem(res, new Problem(503, 'not_ready', 'Not ready', `Failed check(s): ${failed.join(', ')}.`, 'transient'), {
-            failed,
-            ...report,
-          });
+          sendProblem(
+            res,
+            new Problem(503, 'not_ready', 'Not ready', `Failed check(s): ${failed.join(', ')}.`, 'transient', undefined, NOT_READY_RETRY),
+            {
+              failed,
+              ...report,
+            },
+          );
           return;
         }
         return { status: 200, body: { status: 'ready', ...report } };

@@ -10,6 +10,7 @@ import {
   quoteStudy,
   studyView,
 } from '../../shared/studies/study-store';
+import { StudyApprovalEnvelope, StudyEnvelope, StudyQuoteSchema } from '../../shared/studies/study-views';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { PathId } from '../http/params';
@@ -28,7 +29,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       access: 'bearer',
       scope: 'request',
       body: CreateStudySchema,
-      responses: { 201: { description: 'Created.' }, 404: { description: 'No such campaign.' } },
+      responses: { 201: { description: 'Created.', schema: StudyEnvelope }, 404: { description: 'No such campaign.' } },
       async handler({ principal, body }) {
         return { status: 201, body: await createStudy(db, principal, body, config.STUDY_REQUIRED_ARTIFACTS) };
       },
@@ -42,7 +43,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       access: 'bearer',
       scope: { resource: 'study', param: 'studyId' },
       params: StudyParams,
-      responses: { 200: { description: 'The study.' }, 404: { description: 'Not found.' } },
+      responses: { 200: { description: 'The study.', schema: StudyEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
         return { status: 200, body: await studyView(db, principal, params.studyId, config.STUDY_REQUIRED_ARTIFACTS) };
       },
@@ -57,7 +58,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       scope: { resource: 'study', param: 'studyId' },
       params: StudyParams,
       body: QuoteRequestSchema,
-      responses: { 201: { description: 'Quoted.' }, 404: { description: 'Not found.' } },
+      responses: { 201: { description: 'Quoted.', schema: z.object({ quote: StudyQuoteSchema }) }, 404: { description: 'Not found.' } },
       async handler({ principal, params, body }) {
         return { status: 201, body: await quoteStudy(db, principal, params.studyId, body) };
       },
@@ -73,7 +74,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       params: StudyParams,
       body: StudyApprovalSchema,
       responses: {
-        201: { description: 'Approved and funded.' },
+        201: { description: 'Approved and funded.', schema: StudyApprovalEnvelope },
         403: { description: 'Humans only.' },
         404: { description: 'Not found.' },
         409: { description: 'Unfunded.' },
@@ -95,7 +96,7 @@ export function studyRoutes({ db, config }: ApiDeps) {
       idempotency: 'required',
       governedAction: 'study.draft',
       responses: {
-        200: { description: 'Drafted.' },
+        200: { description: 'Drafted.', schema: StudyEnvelope },
         404: { description: 'No such study, quote or approval.' },
         409: { description: 'Revision, approval, funding or idempotency conflict.' },
       },

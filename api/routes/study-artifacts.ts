@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ArtifactStore, artifactDirOf } from '../../shared/studies/artifact-store';
 import { ARTIFACT_BODY_LIMIT_BYTES, ArtifactUploadSchema, requireHumanUploader, uploadArtifact } from '../../shared/studies/artifacts';
+import { ArtifactUploadedEnvelope } from '../../shared/studies/study-views';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 
@@ -23,7 +24,7 @@ export function studyArtifactRoutes({ db, config }: ApiDeps) {
       authorize: async (principal) => requireHumanUploader(principal),
       idempotency: 'required',
       responses: {
-        201: { description: 'Stored; the study requirements it now meets and still misses.' },
+        201: { description: 'Stored; the study requirements it now meets and still misses.', schema: ArtifactUploadedEnvelope },
         400: { description: 'Invalid field, base64, content or retention.' },
         403: { description: 'Delegated agents cannot upload.' },
         404: { description: 'No such study.' },

@@ -1,4 +1,5 @@
 import { OverviewQuerySchema, workspaceOverview } from '../../shared/workspaces/overview';
+import { OverviewEnvelope } from '../../shared/workspaces/overview-views';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 
@@ -14,8 +15,9 @@ export function workspaceRoutes({ db }: ApiDeps) {
       access: 'bearer',
       scope: 'caller',
       query: OverviewQuerySchema,
+      completeness: 'unmodeled',
       responses: {
-        200: { description: 'The overview.' },
+        200: { description: 'The overview.', schema: OverviewEnvelope },
         400: { description: 'Bad dates or range.' },
         404: { description: 'No such campaign.' },
       },

@@ -62,7 +62,7 @@ export interface ReviewRequest {
 }
 
 export type ReviewOutcome =
-  { kind: 'approved'; externalReference: string } | { kind: 'rejected'; reasons: string[]; externalReference: string | null };
+  { kind: 'approved'; providerReference: string } | { kind: 'rejected'; reasons: string[]; providerReference: string | null };
 
 export interface CreativeReviewer {
   review(request: ReviewRequest, ctx: AdapterContext): Promise<ReviewOutcome>;

@@ -162,15 +162,26 @@ const studyDraft: ActionContract = {
   },
 };
 
-/** The one registry: the actions endpoint, preparation and execution checks all read it. */
-export const ACTIONS: readonly ActionContract[] = [
-  campaignLaunch,
-  creativeSubmit,
-  audienceSync,
-  optimizationReject,
-  studyDraft,
-  outcomesImport,
-];
+/**
+ * The one table of governed actions: name → REST route → parameter schema → budget policy. The
+ * catalogue, preparation and execution checks read it, routes name their action by its typed
+ * key, and the API refuses to start when a route and its row disagree (api/http/governed-routes.ts).
+ */
+export const ACTION_TABLE = {
+  'campaign.launch': campaignLaunch,
+  'creative.submit': creativeSubmit,
+  'audience.sync': audienceSync,
+  'optimization.reject': optimizationReject,
+  'study.draft': studyDraft,
+  'outcomes.import': outcomesImport,
+} as const satisfies Record<string, ActionContract>;
+export type ActionName = keyof typeof ACTION_TABLE;
+
+for (const [key, contract] of Object.entries(ACTION_TABLE)) {
+  if (contract.name !== key) throw new Error(`action ${contract.name} is filed under ${key}`);
+}
+
+export const ACTIONS: readonly ActionContract[] = Object.values(ACTION_TABLE);
 
 export function findAction(name: string): ActionContract | undefined {
   return ACTIONS.find((a) => a.name === name);

@@ -152,14 +152,19 @@ export async function finishGovernedExecution(
   });
 }
 
-/** A person records what became of an execution whose outcome was unknown: applied or not, once. */
+/**
+ * Records what became of an execution whose outcome was unknown: applied or not, once. A person
+ * may resolve any step of the workspace; a delegated agent only a step it executed itself, for
+ * the same user, with the digest bound to it.
+ */
 export async function resolveExecution(db: Knex, p: Principal, stepId: string, body: z.infer<typeof ResolveExecutionSchema>) {
-  // Deciding what became of an agent's action is a person's call, never the agent's own.
-  if (p.agentClientId) throw forbidden('A delegated agent cannot resolve an execution; a person inspects and decides.', 'human_required');
   if (!isUuid(stepId)) throw notFound();
   return db.transaction(async (trx) => {
     const step = await trx('agent_steps').where({ id: stepId, advertiser_id: p.advertiserId, kind: 'execute' }).forUpdate().first();
     if (!step) throw notFound();
+    if (p.agentClientId && (step.agent_client_id !== p.agentClientId || step.user_id !== p.userId)) {
+      throw forbidden('A delegated agent can resolve only the executions it ran itself.', 'not_own_step');
+    }
     if (step.action_digest !== body.expectedActionDigest)
       throw conflict('expectedActionDigest is not the digest of this step.', 'digest_mismatch');
     const stale = step.status === 'executing' && step.started_at && Date.now() - (step.started_at as Date).getTime() > EXECUTING_STALE_MS;

@@ -1,9 +1,10 @@
 import { isUuid } from '../ids';
+import { assertHuman } from '../auth/guards';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { badRequest, conflict, forbidden, notFound } from '../errors';
-import { hasPermission, isHuman, type Principal } from '../auth/principal';
+import { badRequest, conflict, notFound } from '../errors';
+import { type Principal } from '../auth/principal';
 import { digestOf } from '../digest';
 import { CurrencySchema, findAction, type ActionContract, type Commitment } from './actions';
 import { checkMandate } from './mandates';
@@ -141,8 +142,7 @@ export async function prepareAction(db: Knex, p: Principal, body: PrepareRequest
 }
 
 function requireApprover(p: Principal): void {
-  if (!isHuman(p)) throw forbidden('Only a human can decide on an agent action; a delegated agent cannot.', 'human_required');
-  if (!hasPermission(p, 'agent:approve')) throw forbidden('Deciding on agent actions needs agent:approve.', 'permission_required');
+  assertHuman(p, 'decide on agent actions', 'agent:approve');
 }
 
 async function lockApproval(trx: Knex, p: Principal, id: string) {

@@ -14,7 +14,7 @@ export interface AudienceSyncRequest {
   estimatedSize: number;
 }
 
-export type AudienceSyncOutcome = { kind: 'synced'; supplierReference: string } | { kind: 'rejected'; reasons: string[] };
+export type AudienceSyncOutcome = { kind: 'synced'; providerReference: string } | { kind: 'rejected'; reasons: string[] };
 
 export interface AudienceSupplierContext {
   db: Knex;

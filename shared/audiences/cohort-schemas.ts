@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DateTimeSchema } from '../wire';
 import { ChannelSchema } from '../auth/products';
 
 /** A cohort's life: the sync in flight, then its definite outcome, or a person's resolution of an unknown one. */
@@ -83,14 +84,14 @@ export const CohortAttemptSchema = z
     cohortId: z.uuid(),
     revision: z.number().int(),
     status: z.enum(ATTEMPT_STATUSES),
-    supplierReference: z.string().nullable(),
+    providerReference: z.string().nullable(),
     /** What the supplier said (reasons on a rejection), or why the outcome is unknown. */
     detail: z.record(z.string(), z.unknown()).nullable(),
     resolution: AttemptResolutionSchema.nullable(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-    startedAt: z.string().nullable(),
-    finishedAt: z.string().nullable(),
+    createdAt: DateTimeSchema,
+    updatedAt: DateTimeSchema,
+    startedAt: DateTimeSchema.nullable(),
+    finishedAt: DateTimeSchema.nullable(),
   })
   .meta({ id: 'CohortSyncAttempt' });
 export type CohortAttempt = z.infer<typeof CohortAttemptSchema>;
@@ -105,8 +106,8 @@ export const CohortSchema = z
     revision: z.number().int().min(1),
     state: z.enum(COHORT_STATES),
     createdBy: z.string(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: DateTimeSchema,
+    updatedAt: DateTimeSchema,
     /** Oldest first. */
     attempts: z.array(CohortAttemptSchema),
   })

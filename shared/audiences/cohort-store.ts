@@ -21,7 +21,7 @@ export interface AttemptRow {
   cohort_id: string;
   revision: number;
   status: AttemptStatus;
-  supplier_reference: string | null;
+  provider_reference: string | null;
   detail: Record<string, unknown> | null;
   resolution: CohortAttempt['resolution'];
   created_at: Date;
@@ -38,7 +38,7 @@ export function toAttempt(r: AttemptRow): CohortAttempt {
     cohortId: r.cohort_id,
     revision: r.revision,
     status: r.status,
-    supplierReference: r.supplier_reference,
+    providerReference: r.provider_reference,
     detail: r.detail,
     resolution: r.resolution,
     createdAt: r.created_at.toISOString(),

@@ -42,13 +42,13 @@ async function settle(
   trx: Knex,
   attempt: { id: string; cohortId: string; from: AttemptStatus },
   to: 'synced' | 'rejected' | 'needs-resolution',
-  patch: { supplierReference?: string | null; detail: Record<string, unknown> | null },
+  patch: { providerReference?: string | null; detail: Record<string, unknown> | null },
 ): Promise<boolean> {
   const updated = await trx('cohort_sync_attempts')
     .where({ id: attempt.id, status: attempt.from })
     .update({
       status: to,
-      supplier_reference: patch.supplierReference ?? null,
+      provider_reference: patch.providerReference ?? null,
       detail: patch.detail === null ? null : JSON.stringify(patch.detail),
       finished_at: trx.fn.now(),
       updated_at: trx.fn.now(),
@@ -117,7 +117,7 @@ function syncFlow(suppliers: AudienceSupplierFor, job: { cohortId: string; attem
 
     closeWith(outcome) {
       if (isUnknown(outcome)) return { status: 'unknown', detail: { cause: outcome.cause } };
-      return { status: outcome.kind, providerReference: outcome.kind === 'synced' ? outcome.supplierReference : null, detail: outcome };
+      return { status: outcome.kind, providerReference: outcome.kind === 'synced' ? outcome.providerReference : null, detail: outcome };
     },
 
     async apply(trx, start, outcome) {
@@ -125,7 +125,7 @@ function syncFlow(suppliers: AudienceSupplierFor, job: { cohortId: string; attem
       let done: boolean;
       switch (outcome.kind) {
         case 'synced':
-          done = await settle(trx, ref, 'synced', { supplierReference: outcome.supplierReference, detail: null });
+          done = await settle(trx, ref, 'synced', { providerReference: outcome.providerReference, detail: null });
           break;
         case 'rejected':
           done = await settle(trx, ref, 'rejected', { detail: { reasons: outcome.reasons } });

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ChannelSchema, ProductSchema } from './products';
+import { CHANNELS, ChannelSchema, ProductSchema } from './products';
+import { DateTimeSchema } from '../wire';
 import { isHuman, type Principal } from './principal';
 import { isActiveStaff } from '../staff/staff-store';
 import type { WorkspaceCache } from '../workspaces/workspace-store';
@@ -10,13 +11,13 @@ export const AuthContextSchema = z
     user: z.object({ id: z.string() }),
     advertiser: z.object({ id: z.string(), name: z.string() }),
     product: ProductSchema,
-    channels: z.array(ChannelSchema),
+    channels: z.array(ChannelSchema).min(1).max(CHANNELS.length),
     permissions: z.array(z.string()),
     actor: z.enum(['human', 'agent']),
     delegated: z.boolean(),
     agent: z.object({ clientId: z.string() }).nullable(),
     staff: z.boolean(),
-    workspace: z.object({ pixelKey: z.string(), createdAt: z.string() }),
+    workspace: z.object({ pixelKey: z.string(), createdAt: DateTimeSchema }),
   })
   .meta({ id: 'AuthContext' });
 export type AuthContext = z.infer<typeof AuthContextSchema>;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { forbidden } from '../errors';
 import { ChannelSchema, ProductSchema, entitledChannels, type Channel, type Product } from './products';
 
-/** Claims we trust from a verified access token (see docs/auth.md). */
+/** Claims we trust from a verified access token (see docs/architecture.md, Authentication). */
 export const AccessClaimsSchema = z.object({
   sub: z.string().min(1).max(200),
   org_id: z
@@ -30,11 +31,14 @@ export interface Principal {
 }
 
 export function principalFromClaims(claims: z.infer<typeof AccessClaimsSchema>): Principal {
+  const channels = entitledChannels(claims.product, claims.channels);
+  // An entitlement outside the product leaves nothing the caller may do: refused, never a scope of no channels.
+  if (channels.length === 0) throw forbidden('The signed entitlement grants no channel of this product.', 'no_channels');
   return {
     userId: claims.sub,
     advertiserId: claims.org_id,
     product: claims.product,
-    channels: entitledChannels(claims.product, claims.channels),
+    channels,
     permissions: [...new Set(claims.permissions)].sort(),
     agentClientId: claims.act?.sub ?? null,
   };

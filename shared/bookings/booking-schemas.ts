@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { DateTimeSchema } from '../wire';
 import { ChannelSchema } from '../auth/products';
 import { BOOKING_STATUSES } from './booking-status';
 import { LINE_STATUSES } from './line-state';
 
-const DateTime = z.string();
+const DateTime = DateTimeSchema;
 
 export const CreativeReferenceSchema = z.looseObject({
   id: z.string().min(1),
@@ -96,3 +97,6 @@ export const BookingSchema = z
   })
   .meta({ id: 'Booking' });
 export type Booking = z.infer<typeof BookingSchema>;
+
+/** `{ booking }`, with no other keys (spec 12). */
+export const BookingEnvelope = z.strictObject({ booking: BookingSchema }).meta({ id: 'BookingEnvelope' });

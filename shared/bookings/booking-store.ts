@@ -163,20 +163,30 @@ export async function loadBookings(db: Knex, rows: BookingRow[], now = new Date(
   );
 }
 
-export async function findBookingById(db: Knex, id: string, advertiserId?: string): Promise<Booking | null> {
-  const q = bookingQuery(db).where('b.id', id);
-  if (advertiserId) q.andWhere('b.advertiser_id', advertiserId);
-  const rows = (await q) as BookingRow[];
-  const [booking] = await loadBookings(db, rows);
-  return booking ?? null;
+/**
+ * A booking is read in several queries (the booking, its lines, events and attempts); one
+ * snapshot for all of them, so a reader never sees a booking status its lines contradict.
+ */
+const inOneSnapshot = <T>(db: Knex, read: (q: Knex) => Promise<T>): Promise<T> =>
+  db.isTransaction ? read(db) : db.transaction((trx) => read(trx), { isolationLevel: 'repeatable read', readOnly: true });
+
+export function findBookingById(db: Knex, id: string, advertiserId?: string): Promise<Booking | null> {
+  return inOneSnapshot(db, async (q) => {
+    const query = bookingQuery(q).where('b.id', id);
+    if (advertiserId) query.andWhere('b.advertiser_id', advertiserId);
+    const [booking] = await loadBookings(q, (await query) as BookingRow[]);
+    return booking ?? null;
+  });
 }
 
-export async function listCampaignBookings(db: Knex, campaignId: string): Promise<Booking[]> {
-  const rows = (await bookingQuery(db)
-    .where('b.campaign_id', campaignId)
-    .orderBy([
-      { column: 'b.submitted_at', order: 'desc' },
-      { column: 'b.id', order: 'desc' },
-    ])) as BookingRow[];
-  return loadBookings(db, rows);
+export function listCampaignBookings(db: Knex, campaignId: string): Promise<Booking[]> {
+  return inOneSnapshot(db, async (q) => {
+    const rows = (await bookingQuery(q)
+      .where('b.campaign_id', campaignId)
+      .orderBy([
+        { column: 'b.submitted_at', order: 'desc' },
+        { column: 'b.id', order: 'desc' },
+      ])) as BookingRow[];
+    return loadBookings(q, rows);
+  });
 }

@@ -101,3 +101,19 @@ export async function recordBrowserJob(
     createdAt: (row.created_at as Date).toISOString(),
   };
 }
+
+export const BrowserJobEnvelope = z
+  .object({
+    browserJob: z.object({
+      id: z.string().min(1),
+      purpose: z.enum(['observe', 'prepare']),
+      supplierUrl: z.string(),
+      bookingId: z.string().min(1),
+      lineId: z.string().min(1),
+      channelCampaignId: z.string().min(1),
+      status: z.literal('recorded'),
+      queued: z.literal(false),
+      createdAt: z.iso.datetime({ offset: true }),
+    }),
+  })
+  .meta({ id: 'BrowserJobEnvelope' });

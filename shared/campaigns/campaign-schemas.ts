@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DateTimeSchema } from '../wire';
 import { ChannelSchema } from '../auth/products';
 
 const MinorUnits = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -41,8 +42,8 @@ export const CampaignSchema = z
     executionMode: ExecutionModeSchema,
     status: z.string(),
     version: z.number().int(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: DateTimeSchema,
+    updatedAt: DateTimeSchema,
   })
   .meta({ id: 'Campaign' });
 export type Campaign = z.infer<typeof CampaignSchema>;
@@ -87,12 +88,14 @@ export const PlanSchema = z
     lines: z.array(PlanLineSchema),
     totalBudgetMinor: z.number().int(),
     approvedDigest: z.string().nullable(),
-    approvedAt: z.string().nullable(),
+    approvedAt: DateTimeSchema.nullable(),
     approvedBy: z.string().nullable(),
     /** Whether the campaign and plan still match what was approved. */
     approvalCurrent: z.boolean(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: DateTimeSchema,
+    updatedAt: DateTimeSchema,
   })
   .meta({ id: 'Plan' });
 export type Plan = z.infer<typeof PlanSchema>;
+
+export const PlanEnvelope = z.object({ plan: PlanSchema }).meta({ id: 'PlanEnvelope' });

@@ -84,7 +84,7 @@ export function reviewView(r: Record<string, unknown>) {
     status: r.status,
     assetFingerprint: r.asset_fingerprint,
     metadataDigest: r.metadata_digest,
-    externalReference: r.external_reference ?? null,
+    providerReference: r.provider_reference ?? null,
     reasons: r.reasons ?? null,
     attemptId: r.attempt_id ?? null,
     createdAt: (r.created_at as Date).toISOString(),

@@ -62,3 +62,25 @@ export interface CreativeRef {
   version: number;
   metadataDigest: string;
 }
+
+/** One supplier review of one creative version. */
+export const CreativeReviewSchema = z
+  .object({
+    id: z.string().min(1),
+    creativeId: z.string().min(1),
+    version: z.number().int().min(1),
+    adapterKey: z.string().min(1),
+    status: z.string().min(1),
+    assetFingerprint: z.string().regex(/^sha256:[a-f0-9]{64}$/),
+    metadataDigest: z.string().min(1),
+    providerReference: z.string().nullable(),
+    reasons: z.array(z.string()).nullable(),
+    attemptId: z.string().nullable(),
+    createdAt: z.iso.datetime({ offset: true }),
+  })
+  .meta({ id: 'CreativeReview' });
+
+/** A creative: unknown fields allowed (the spec shows the envelope only). */
+export const CreativeEnvelope = z
+  .object({ creative: z.looseObject({ id: z.string(), version: z.number().int() }) })
+  .meta({ id: 'CreativeEnvelope' });

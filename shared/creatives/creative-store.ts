@@ -90,7 +90,7 @@ export async function creativeView(db: Knex, p: Principal, id: string, opts: { h
     version: r.version,
     adapterKey: r.adapter_key,
     status: r.status,
-    externalReference: r.external_reference ?? null,
+    providerReference: r.provider_reference ?? null,
     reasons: r.reasons ?? null,
     createdAt: (r.created_at as Date).toISOString(),
     finishedAt: r.finished_at ? (r.finished_at as Date).toISOString() : null,
@@ -101,7 +101,7 @@ export async function creativeView(db: Knex, p: Principal, id: string, opts: { h
     adapterKey: a.adapter_key,
     assetFingerprint: a.asset_fingerprint,
     metadataDigest: a.metadata_digest,
-    externalReference: a.external_reference ?? null,
+    providerReference: a.provider_reference ?? null,
     status: a.status,
     createdAt: (a.created_at as Date).toISOString(),
   });

@@ -129,7 +129,7 @@ function reviewFlow(reviewer: CreativeReviewer, reviewId: string, opts: { assetD
 
     closeWith(outcome) {
       if (isUnknown(outcome)) return { status: 'unknown', detail: { cause: outcome.cause } };
-      return { status: outcome.kind, providerReference: outcome.externalReference, detail: outcome };
+      return { status: outcome.kind, providerReference: outcome.providerReference, detail: outcome };
     },
 
     async apply(trx, start, outcome) {
@@ -155,12 +155,12 @@ async function settleReview(trx: Knex, { review }: ReviewStart, outcome: ReviewO
     const n = await inFlight().update({
       status: 'rejected',
       reasons: JSON.stringify(outcome.reasons),
-      external_reference: outcome.externalReference,
+      provider_reference: outcome.providerReference,
       ...finished,
     });
     return n ? 'rejected' : null;
   }
-  const n = await inFlight().update({ status: 'approved', external_reference: outcome.externalReference, ...finished });
+  const n = await inFlight().update({ status: 'approved', provider_reference: outcome.providerReference, ...finished });
   // No approval without the review that earned it.
   if (!n) return null;
   const current = await trx('creatives').where({ id: review.creative_id }).first('current_version');
@@ -172,7 +172,7 @@ async function settleReview(trx: Knex, { review }: ReviewStart, outcome: ReviewO
     asset_fingerprint: review.asset_fingerprint,
     metadata_digest: review.metadata_digest,
     review_id: review.id,
-    external_reference: outcome.externalReference,
+    provider_reference: outcome.providerReference,
     // Revised while under review: the approval is on record but does not count for the new version.
     status: current.current_version === review.version ? 'valid' : 'superseded',
   });

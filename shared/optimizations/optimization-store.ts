@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { assertHuman } from '../auth/guards';
 import type { Knex } from 'knex';
-import { conflict, forbidden, notFound } from '../errors';
+import { conflict, notFound } from '../errors';
 import { isUuid } from '../ids';
-import { callerId, isHuman, type Principal } from '../auth/principal';
+import { callerId, type Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
 import type { Campaign } from '../campaigns/campaign-schemas';
 import { findPlanForCampaign, replacePlan } from '../campaigns/plan-store';
@@ -159,7 +160,7 @@ export async function rejectOptimization(db: Knex, p: Principal, id: string, idl
 
 /** A person accepts: the change is applied through the plan amendment path, which voids the plan's approval. */
 export async function acceptOptimization(db: Knex, p: Principal, id: string, idleDays: number) {
-  if (!isHuman(p)) throw forbidden('Only a person can accept an optimization; an agent may reject one.', 'human_required');
+  assertHuman(p, 'accept an optimization (an agent may reject one)');
   return db.transaction(async (trx) => {
     const row = await decidable(trx, p, id, idleDays);
     const amended = await replacePlan(trx, p, row.campaign_id, { lines: row.change.lines, expectedVersion: row.change.expectedVersion });

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Queue } from 'bullmq';
+import type { Logger } from '../logger';
 
 /**
  * The transactional outbox: work to queue is written in the same transaction as the rows
@@ -80,4 +81,14 @@ export async function pruneRelayedOutbox(db: Knex, now = new Date()): Promise<nu
     .whereNotNull('relayed_at')
     .where('relayed_at', '<', new Date(now.getTime() - OUTBOX_RETENTION_MS))
     .delete();
+}
+
+/**
+ * After a request's transaction has committed: hand its outbox rows to the queues now, so the
+ * work starts at once. A failure only delays it: the workers' relay sends the rows later.
+ */
+export async function relayAfterCommit(db: Knex, queueFor: QueueFor, log: Logger, context: Record<string, unknown>): Promise<void> {
+  await relayOutbox(db, queueFor).catch((err: Error) =>
+    log.warn({ err: { message: err.message }, ...context }, 'outbox relay deferred to the workers'),
+  );
 }

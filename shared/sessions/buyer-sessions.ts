@@ -9,6 +9,8 @@ import { findPlan } from '../campaigns/plan-store';
 import { findPersona } from '../personas/persona-store';
 import { creativeView } from '../creatives/creative-store';
 import { requireInScope } from '../access/resource-scope';
+import { ProductScopeSchema } from '../auth/products';
+import { DateTimeSchema } from '../wire';
 
 export const WORKFLOWS = ['brief_to_plan', 'creative_direction', 'campaign_review', 'launch_assistance'] as const;
 export const MAX_MESSAGES = 40;
@@ -36,20 +38,25 @@ export const AppendMessageSchema = z
   })
   .meta({ id: 'AppendBuyerSessionMessage' });
 
-export interface BuyerSession {
-  id: string;
-  workflow: (typeof WORKFLOWS)[number];
-  context: z.infer<typeof ContextSchema>;
-  revision: number;
-  activeTurnId: string | null;
-  status: 'running' | 'idle';
-  messages: Array<{ role: 'user' | 'assistant'; message: string; requestId: string }>;
-  history: Array<Record<string, unknown>>;
-  productScope: { product: string; channels: string[] };
-  references: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-}
+/** Spec "Buyer session": the response shape, and the type the code builds it with. */
+export const BuyerSessionSchema = z
+  .object({
+    id: z.uuid(),
+    workflow: z.enum(WORKFLOWS),
+    context: ContextSchema,
+    revision: z.number().int().min(1),
+    activeTurnId: z.uuid().nullable(),
+    status: z.enum(['running', 'idle']),
+    messages: z.array(z.object({ role: z.enum(['user', 'assistant']), message: z.string(), requestId: z.uuid() })).max(MAX_MESSAGES),
+    history: z.array(z.record(z.string(), z.unknown())).max(MAX_HISTORY),
+    productScope: ProductScopeSchema,
+    references: z.looseObject({}).meta({ description: 'Summaries of the resources the context names.' }),
+    createdAt: DateTimeSchema,
+    updatedAt: DateTimeSchema,
+  })
+  .meta({ id: 'BuyerSession' });
+export type BuyerSession = z.infer<typeof BuyerSessionSchema>;
+export const BuyerSessionEnvelope = z.object({ session: BuyerSessionSchema }).meta({ id: 'BuyerSessionEnvelope' });
 
 /** Each context id must name something of the caller's; its summary is what the session shows. */
 async function resolveReferences(db: Knex, p: Principal, context: z.infer<typeof ContextSchema>): Promise<Record<string, unknown>> {
@@ -117,7 +124,7 @@ export async function createSession(db: Knex, p: Principal, body: z.infer<typeof
       agent_client_id: p.agentClientId,
       workflow: body.workflow,
       context: JSON.stringify(body.context),
-      product_scope: JSON.stringify({ product: p.product, channels: p.channels }),
+      product_scope: JSON.stringify(ProductScopeSchema.parse({ product: p.product, channels: p.channels })),
     })
     .returning('*');
   return toSession(row, references);

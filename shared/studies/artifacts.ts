@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { assertHuman } from '../auth/guards';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { badRequest, forbidden } from '../errors';
-import { isHuman, type Principal } from '../auth/principal';
+import { badRequest } from '../errors';
+import { type Principal } from '../auth/principal';
 import { ArtifactPurposeSchema } from '../measurement/measurement-config';
 import { ArtifactMediaTypeSchema, checkContent, decodeBase64 } from './artifact-content';
 import { ArtifactStore, lockDigest } from './artifact-store';
@@ -27,7 +28,7 @@ const DAY_MS = 86_400_000;
 
 /** Only a person uploads study artifacts; a delegated agent is refused before its body is read. */
 export function requireHumanUploader(p: Principal): void {
-  if (!isHuman(p)) throw forbidden('Study artifacts are uploaded by people; a delegated agent cannot upload them.', 'human_required');
+  assertHuman(p, 'upload study artifacts');
 }
 
 /**

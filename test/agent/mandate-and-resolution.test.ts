@@ -46,17 +46,33 @@ describe('the mandate binds execution as well as preparation', () => {
 });
 
 describe('resolving an execution', () => {
-  test('is for people: the agent that ran it cannot resolve it (403), and the record names who did', async () => {
+  test('the agent that ran it may resolve its own step with the bound digest, and the record names the agent', async () => {
     const a = await actors(env, api, 'org-m3');
     const campaignId = await approvedCampaign(api, a.human);
     const l = await approvedLaunch(api, a, campaignId, 15_000);
     await env.db('agent_steps').where({ id: l.stepId }).update({ status: 'unknown' });
     const path = `/api/v1/agent/steps/${l.stepId}/execution/resolve`;
-    expect((await post(api, a.agent, path, { expectedActionDigest: l.actionDigest, outcome: 'not-applied', note: 'mine' })).status).toBe(
-      403,
-    );
+    const wrongDigest = await post(api, a.agent, path, { expectedActionDigest: 'c'.repeat(64), outcome: 'not-applied', note: 'mine' });
+    expect(wrongDigest.status).toBe(409);
+    expect((await env.db('agent_steps').where({ id: l.stepId }).first()).status).toBe('unknown');
+    const ok = await post(api, a.agent, path, { expectedActionDigest: l.actionDigest, outcome: 'not-applied', note: 'mine' });
+    expect(ok.status).toBe(200);
+    expect(await json(ok)).toMatchObject({ step: { status: 'resolved', resolution: { resolvedBy: 'org-m3-lead|agent:planner-bot' } } });
+  });
+
+  test('another agent of the workspace cannot resolve a step it did not run (403); a person can resolve any', async () => {
+    const a = await actors(env, api, 'org-m3b');
+    const campaignId = await approvedCampaign(api, a.human);
+    const l = await approvedLaunch(api, a, campaignId, 15_000);
+    await env.db('agent_steps').where({ id: l.stepId }).update({ status: 'unknown' });
+    const path = `/api/v1/agent/steps/${l.stepId}/execution/resolve`;
+    const other = await env.issuer.token({ org: 'org-m3b', user: 'org-m3b-lead', agent: 'other-bot' });
+    const refused = await post(api, other, path, { expectedActionDigest: l.actionDigest, outcome: 'applied', note: 'not mine' });
+    expect(refused.status).toBe(403);
+    expect(await json(refused)).toMatchObject({ code: 'not_own_step' });
+    expect((await env.db('agent_steps').where({ id: l.stepId }).first()).status).toBe('unknown');
     const ok = await post(api, a.human, path, { expectedActionDigest: l.actionDigest, outcome: 'not-applied', note: 'checked' });
-    expect(await json(ok)).toMatchObject({ step: { resolution: { resolvedBy: 'org-m3-lead' } } });
+    expect(await json(ok)).toMatchObject({ step: { resolution: { resolvedBy: 'org-m3b-lead' } } });
   });
 
   test('an execution that may still be running cannot be resolved until it has been stuck a minute', async () => {

@@ -67,18 +67,18 @@ describe('sync in sandbox', () => {
         executionMode: 'sandbox',
       },
     });
-    expect(attempt).toMatchObject({ cohortId: cohort.id, revision: 1, status: 'queued', supplierReference: null });
+    expect(attempt).toMatchObject({ cohortId: cohort.id, revision: 1, status: 'queued', providerReference: null });
     expect(cohort.attempts).toEqual([attempt]);
 
     const done = await waitForCohort(api, token, cohort.id, (c) => c.state === 'synced');
     expect(done.revision).toBe(1);
     expect(done.attempts).toHaveLength(1);
-    expect(done.attempts[0]).toMatchObject({ id: attempt.id, status: 'synced', supplierReference: expect.stringMatching(/^sbx-aud-ctv-/) });
+    expect(done.attempts[0]).toMatchObject({ id: attempt.id, status: 'synced', providerReference: expect.stringMatching(/^sbx-aud-ctv-/) });
     expect(done.attempts[0]!.startedAt).not.toBeNull();
     const ledger = await ledgerOf(env, attempt.id);
     expect(ledger).toHaveLength(1);
     expect(ledger[0]).toMatchObject({ operation: 'audience-sync', adapter_key: 'sandbox-ctv', line_id: null, outcome: 'synced' });
-    expect(ledger[0].provider_reference).toBe(done.attempts[0]!.supplierReference);
+    expect(ledger[0].provider_reference).toBe(done.attempts[0]!.providerReference);
 
     const listed = await json<{ cohorts: CohortBody[] }>(await api.fetch(`/api/v1/campaigns/${campaignId}/cohorts`, { token }));
     expect(listed.cohorts.map((c) => [c.id, c.state])).toEqual([[cohort.id, 'synced']]);
@@ -89,7 +89,7 @@ describe('sync in sandbox', () => {
     const { cohort } = await json<Synced>(await syncAudience(api, token, campaignId));
     const done = await waitForCohort(api, token, cohort.id, (c) => c.state !== 'syncing');
     expect(done.state).toBe('rejected');
-    expect(done.attempts[0]).toMatchObject({ status: 'rejected', supplierReference: null });
+    expect(done.attempts[0]).toMatchObject({ status: 'rejected', providerReference: null });
     expect(done.attempts[0]!.detail!.reasons).toEqual(expect.arrayContaining([expect.stringMatching(/refused/)]));
     expect(await ledgerOf(env, done.attempts[0]!.id)).toHaveLength(1);
   });
@@ -99,7 +99,7 @@ describe('sync in sandbox', () => {
     const { cohort } = await json<Synced>(await syncAudience(api, token, campaignId));
     const done = await waitForCohort(api, token, cohort.id, (c) => c.state !== 'syncing');
     expect(done.state).toBe('needs-resolution');
-    expect(done.attempts[0]).toMatchObject({ status: 'needs-resolution', supplierReference: null, resolution: null });
+    expect(done.attempts[0]).toMatchObject({ status: 'needs-resolution', providerReference: null, resolution: null });
     expect(done.attempts[0]!.detail).toMatchObject({ reason: expect.stringMatching(/answer was lost/) });
     await new Promise((r) => setTimeout(r, 300));
     expect(await ledgerOf(env, done.attempts[0]!.id)).toHaveLength(1);

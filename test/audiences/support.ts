@@ -6,7 +6,7 @@ export interface AttemptBody {
   cohortId: string;
   revision: number;
   status: string;
-  supplierReference: string | null;
+  providerReference: string | null;
   detail: Record<string, unknown> | null;
   resolution: { outcome: string; evidenceReference: string; by: string; at: string } | null;
   startedAt: string | null;

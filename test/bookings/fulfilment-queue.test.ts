@@ -1,6 +1,7 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, post, type BookingBody } from '../support/bookings';
-import { assignClient, grantStaff, revokeStaff } from '../../shared/staff/staff-store';
+import { assignClient, findActiveStaff, grantStaff, revokeStaff } from '../../shared/staff/staff-store';
+import { listNeedingAttention } from '../../shared/bookings/fulfilment-queue';
 
 const QUEUE = '/api/v1/internal/fulfilment/bookings';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -346,4 +347,24 @@ describe('cursor paging', () => {
       expect(await json(res)).toMatchObject({ status: 400, code: 'invalid_cursor' });
     },
   );
+});
+
+describe('what needs a person now, across every page', () => {
+  test('lists assigned bookings with a line to reconcile or overdue, most overdue first, and nothing of other clients', async () => {
+    await grantStaff(env.db, 'q-attention');
+    await assignClient(env.db, 'q-attention', 'org-att');
+    const staff = (await findActiveStaff(env.db, 'q-attention'))!;
+    const calm = await launch('org-att');
+    const toReconcile = await launch('org-att');
+    const overdue = await launch('org-att');
+    const foreign = await launch('org-att-other');
+    await env.db('booking_lines').whereIn('booking_id', [toReconcile.id, foreign.id]).update({ status: 'reconciliation-required' });
+    await env.db('bookings').where({ id: overdue.id }).update({ confirmation_due_at: hourAgo() });
+    const listed = await listNeedingAttention(env.db, staff);
+    expect(listed.map((b) => b.id)).toEqual([overdue.id, toReconcile.id]);
+    expect(listed.map((b) => b.id)).not.toContain(calm.id);
+    // Nothing for someone who serves no client.
+    await grantStaff(env.db, 'q-attention-none');
+    expect(await listNeedingAttention(env.db, (await findActiveStaff(env.db, 'q-attention-none'))!)).toEqual([]);
+  });
 });

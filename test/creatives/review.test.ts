@@ -23,7 +23,7 @@ interface Review {
   status: string;
   version: number;
   reasons: string[] | null;
-  externalReference: string | null;
+  providerReference: string | null;
 }
 const read = async (id: string, t = token) =>
   (
@@ -59,7 +59,7 @@ describe('supplier review in sandbox', () => {
     // Workers start after the submit so the queued state above cannot race a fast worker.
     const workers = await env.workers();
     const { creative, review } = await reviewed(c.id, (r) => r.status === 'approved');
-    expect(review.externalReference).toMatch(/^sbx-review-sandbox-ctv-/);
+    expect(review.providerReference).toMatch(/^sbx-review-sandbox-ctv-/);
     expect(creative.reviewState).toBe('approved');
     expect(creative.approvals).toEqual([
       expect.objectContaining({

@@ -46,6 +46,14 @@ describe('bearer tokens', () => {
     await expect401(await context());
   });
 
+  test('the scheme name is case-insensitive: "bearer" and "BEARER" work like "Bearer"', async () => {
+    const token = await env.issuer.token({ org: 'org-case' });
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+      const res = await context(undefined, { authorization: `${scheme} ${token}` });
+      expect(res.status).toBe(200);
+    }
+  });
+
   test('a header that is not "Bearer <jwt>" is refused with 401', async () => {
     await expect401(await context(undefined, { authorization: 'Basic YWxpY2U6c2VjcmV0' }));
     await expect401(await context(undefined, { authorization: 'Bearer not-a-jwt' }));

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
+import { freePort } from '../support/ports';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { TEST_REDIS_URL } from '../support/env';
 import { cleanEnv, runScript, startScript } from '../support/processes';
@@ -18,14 +19,6 @@ afterAll(async () => {
   await database.drop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 describe('configuration at start', () => {
   test('a bad value stops the process with a message naming the variable', async () => {

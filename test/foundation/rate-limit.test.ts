@@ -95,4 +95,14 @@ describe('rate limits', () => {
     expect(h.retryAfter).toMatch(/^[1-9]\d*$/);
     expect(h.reset).toBe(h.retryAfter);
   });
+
+  test('when Redis is down, /readyz still answers (503, not ready) and still carries the rate-limit headers', async () => {
+    const api = await env.api({ RATE_LIMIT_MAX: '9' }, { redisUrl: 'redis://127.0.0.1:9' });
+    const res = await api.fetch('/readyz');
+    expect(res.status).toBe(503);
+    const h = headersOf(res);
+    expect(h.limit).toBe('9');
+    expect(h.remaining).toBe('0');
+    expect(h.reset).toMatch(/^[1-9]\d*$/);
+  });
 });

@@ -105,7 +105,7 @@ describe('who may not use /mcp', () => {
     expect(a).toEqual(b);
   });
 
-  test('an agent cannot do what only a person may: there is no approve tool, and resolving a step is refused', async () => {
+  test('an agent cannot do what only a person may: there is no approve tool, and a step that is not its own cannot be resolved', async () => {
     const { tools } = await client.listTools();
     expect(tools.filter((t) => /approve|abandon|mandate_put|put_mandate/.test(t.name))).toEqual([]);
     const approve = await call(client, 'approve_action', { id: randomUUID() });

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -11,16 +10,9 @@ import { loadDevIssuer, type DevIssuer } from '../../shared/auth/dev-issuer';
 import { createTokenVerifier } from '../../shared/auth/verifier';
 import type { TestApi, TestEnv } from '../support/api';
 import { TEST_AUDIENCE, TEST_ISSUER } from '../support/issuer';
+import { freePort } from '../support/ports';
 
 export const CLIENT_ID = 'flightdeck-assistant';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 export interface McpWorld {
   api: TestApi;

@@ -1,16 +1,5 @@
 import jStat from 'jstat';
-
-/** mulberry32: a small seeded PRNG, so every statistical test is the same on every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seeded } from '../support/random';
 
 /** Normal draws by inverse transform through jStat's normal quantile. */
 export function normals(rand: () => number) {

@@ -47,6 +47,29 @@ describe('POST /api/v1/buyer/sessions', () => {
     expect(empty.session.context).toEqual({});
   });
 
+  test('the stored product scope always has 1..7 channels: the default product stores all seven, an entitlement narrows it', async () => {
+    const general = await env.issuer.token({ org: 'org-s7' });
+    const all = await json<{ session: Session }>(await post(api, general, '/api/v1/buyer/sessions', { workflow: 'brief_to_plan' }));
+    expect(all.session.productScope).toEqual({
+      product: 'flightdeck',
+      channels: ['ctv', 'audio', 'tv', 'cinema', 'dooh', 'search', 'social'],
+    });
+    const narrowed = await env.issuer.token({ org: 'org-s7', channels: ['tv', 'audio'] });
+    const two = await json<{ session: Session }>(await post(api, narrowed, '/api/v1/buyer/sessions', { workflow: 'brief_to_plan' }));
+    expect(two.session.productScope.channels).toEqual(['audio', 'tv']);
+    const stored = await env.db('buyer_sessions').where({ advertiser_id: 'org-s7' }).select('product_scope');
+    for (const row of stored) expect((row.product_scope as { channels: string[] }).channels.length).toBeGreaterThanOrEqual(1);
+  });
+
+  test('an entitlement that leaves no channel of the product is refused (403) and stores no session', async () => {
+    const token = await env.issuer.token({ org: 'org-s8', product: 'flightdeck-ctv', channels: ['dooh'] });
+    const before = await count();
+    const res = await post(api, token, '/api/v1/buyer/sessions', { workflow: 'brief_to_plan' });
+    expect(res.status).toBe(403);
+    expect(await json(res)).toMatchObject({ code: 'no_channels' });
+    expect(await count()).toBe(before);
+  });
+
   test("context references that are not the caller's are 404 and create nothing", async () => {
     const mine = await env.issuer.token({ org: 'org-s2' });
     const { campaignId } = await draftCampaign(api, mine, [{ channel: 'tv', adapterKey: 'sandbox-tv', budgetMinor: 1000 }]);

@@ -114,12 +114,12 @@ describe('a supplier answer that arrives after a person closed the attempt', () 
     expect(await executeReview(env.db, { review: () => never.call() }, review.id, engineOptions(env))).toBe('needs-resolution');
     expect(never.calls).toBe(0);
 
-    held.answer({ kind: 'approved', externalReference: 'rev-77' });
+    held.answer({ kind: 'approved', providerReference: 'rev-77' });
     expect(await first).toBe('outcome-recorded-for-resolution');
     expect(await env.db('creative_reviews').where({ id: review.id }).first('status')).toEqual({ status: 'needs-resolution' });
     expect(await env.db('creative_approvals').where({ creative_id: creative.id })).toHaveLength(0);
     const attempt = await env.db('supplier_attempts').where({ subject_kind: 'review', subject_id: review.id }).first();
-    expect(attempt).toMatchObject({ status: 'unknown', late_outcome: { kind: 'approved', externalReference: 'rev-77' } });
+    expect(attempt).toMatchObject({ status: 'unknown', late_outcome: { kind: 'approved', providerReference: 'rev-77' } });
   });
 
   test('an audience sync answered after a re-delivery took it over stays with the person resolving it', async () => {
@@ -136,16 +136,16 @@ describe('a supplier answer that arrives after a person closed the attempt', () 
     expect(await executeAudienceSync(env.db, () => supplier, job, engineOptions(env))).toBe('needs-resolution');
     expect(held.calls).toBe(1);
 
-    held.answer({ kind: 'synced', supplierReference: 'aud-9' });
+    held.answer({ kind: 'synced', providerReference: 'aud-9' });
     expect(await first).toBe('outcome-recorded-for-resolution');
     const read = await readCohort(api, token, cohort.id);
     expect(read.state).toBe('needs-resolution');
     expect(read.attempts[0]).toMatchObject({
       status: 'needs-resolution',
-      detail: { lateOutcome: { kind: 'synced', supplierReference: 'aud-9' } },
+      detail: { lateOutcome: { kind: 'synced', providerReference: 'aud-9' } },
     });
     const ledger = await env.db('supplier_attempts').where({ subject_kind: 'sync', subject_id: attempt.id }).first();
-    expect(ledger).toMatchObject({ status: 'unknown', late_outcome: { kind: 'synced', supplierReference: 'aud-9' } });
+    expect(ledger).toMatchObject({ status: 'unknown', late_outcome: { kind: 'synced', providerReference: 'aud-9' } });
   });
 });
 

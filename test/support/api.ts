@@ -9,12 +9,15 @@ import { createLogger, type Logger } from '../../shared/logger';
 import { jwksVerifier } from '../../shared/runtime/infrastructure';
 import type { Knex } from '../../shared/db/knex';
 import { createApiDeps, startApi, type RunningApi } from '../../api/server';
+import { apiRoutes } from '../../api/app';
+import { buildOpenApiDocument } from '../../api/http/openapi';
 import type { ApiDeps } from '../../api/deps';
 import type { ResolvedAuth } from '../../shared/runtime/infrastructure';
 import { startWorkers, type RunningWorkers } from '../../workers/main';
 import { createTestDatabase, type TestDatabase } from './database';
 import { TEST_REDIS_URL } from './env';
 import { TEST_AUDIENCE, TEST_ISSUER, TestIssuer } from './issuer';
+import { ResponseChecker, type OpenApiDoc } from './openapi-check';
 
 export interface TestEnv {
   database: TestDatabase;
@@ -35,8 +38,27 @@ export interface TestApi {
   deps: ApiDeps;
   logs: Array<Record<string, unknown>>;
   rawLogs: string[];
+  /**
+   * Calls the API. Every response to a documented operation is checked against the OpenAPI
+   * document (status, headers, body); one that disagrees fails the calling test.
+   */
   fetch(path: string, init?: RequestInit & { token?: string }): Promise<Response>;
   close(): Promise<void>;
+}
+
+/** What request helpers need of an API: a service in another process can be one too. */
+export type ApiClient = Pick<TestApi, 'fetch'>;
+
+/** A client for a service running elsewhere (its own process), at `url`. */
+export function remoteApi(url: string): ApiClient {
+  return {
+    fetch(p, init = {}) {
+      const { token, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      if (token) headers.set('authorization', `Bearer ${token}`);
+      return fetch(`${url}${p}`, { ...rest, headers });
+    },
+  };
 }
 
 /** A log sink that keeps every line, so tests can assert on what was (and was not) logged. */
@@ -108,6 +130,9 @@ export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' }
         database: 'external',
       });
       const running: RunningApi = await startApi(deps);
+      const checker = new ResponseChecker(
+        buildOpenApiDocument(apiRoutes(deps), { defaultBodyLimitBytes: cfg.BODY_LIMIT_BYTES }) as unknown as OpenApiDoc,
+      );
       const api: TestApi = {
         url: running.url,
         deps,
@@ -115,11 +140,10 @@ export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' }
         get logs() {
           return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
         },
-        fetch(p, init = {}) {
-          const { token, ...rest } = init;
-          const headers = new Headers(rest.headers);
-          if (token) headers.set('authorization', `Bearer ${token}`);
-          return fetch(`${running.url}${p}`, { ...rest, headers });
+        async fetch(p, init = {}) {
+          const res = await remoteApi(running.url).fetch(p, init);
+          await checker.check(init.method ?? 'GET', p, res);
+          return res;
         },
         close: () => running.close(),
       };

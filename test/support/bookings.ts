@@ -1,4 +1,4 @@
-import type { TestApi, TestEnv } from './api';
+import type { ApiClient, TestEnv } from './api';
 
 export interface PlanLineInput {
   channel: string;
@@ -55,7 +55,7 @@ export const SEVEN_CHANNELS = ['ctv', 'audio', 'tv', 'cinema', 'dooh', 'search',
 export const sevenSandboxLines = (): PlanLineInput[] =>
   SEVEN_CHANNELS.map((channel, i) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 10_000 + i * 100 }));
 
-export async function post(api: TestApi, token: string, path: string, body?: unknown, method = 'POST') {
+export async function post(api: ApiClient, token: string, path: string, body?: unknown, method = 'POST') {
   return api.fetch(path, {
     method,
     token,
@@ -65,7 +65,7 @@ export async function post(api: TestApi, token: string, path: string, body?: unk
 
 /** Creates a campaign over the given lines' channels and a plan; returns ids without approving. */
 export async function draftCampaign(
-  api: TestApi,
+  api: ApiClient,
   token: string,
   lines: PlanLineInput[],
   overrides: Record<string, unknown> = {},
@@ -90,7 +90,7 @@ export async function draftCampaign(
   return { campaignId: campaign.id, planId: plan.id, planVersion: plan.version };
 }
 
-export async function approve(api: TestApi, token: string, campaignId: string, expectedVersion: number) {
+export async function approve(api: ApiClient, token: string, campaignId: string, expectedVersion: number) {
   const res = await post(api, token, `/api/v1/campaigns/${campaignId}/plan/approve`, { expectedVersion });
   if (res.status !== 200) throw new Error(`approve failed: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { plan: { approvedDigest: string } }).plan;
@@ -98,8 +98,8 @@ export async function approve(api: TestApi, token: string, campaignId: string, e
 
 /** Campaign → plan → approval → launch, as an advertiser's human user. */
 export async function launchPlan(
-  env: TestEnv,
-  api: TestApi,
+  env: Pick<TestEnv, 'issuer'>,
+  api: ApiClient,
   lines: PlanLineInput[],
   org = 'org-a',
   overrides: Record<string, unknown> = {},
@@ -113,7 +113,7 @@ export async function launchPlan(
   return { campaignId, planId, booking, token };
 }
 
-export async function readBooking(api: TestApi, token: string, bookingId: string): Promise<BookingBody> {
+export async function readBooking(api: ApiClient, token: string, bookingId: string): Promise<BookingBody> {
   const res = await api.fetch(`/api/v1/bookings/${bookingId}`, { token });
   if (res.status !== 200) throw new Error(`read booking failed: ${res.status}`);
   return ((await res.json()) as { booking: BookingBody }).booking;
@@ -121,7 +121,7 @@ export async function readBooking(api: TestApi, token: string, bookingId: string
 
 /** Polls until the predicate holds for the booking (workers run asynchronously). */
 export async function waitForBooking(
-  api: TestApi,
+  api: ApiClient,
   token: string,
   bookingId: string,
   done: (b: BookingBody) => boolean,

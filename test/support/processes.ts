@@ -45,8 +45,8 @@ export interface Started {
 }
 
 /** Starts a long-running script (the service) in its own process. */
-export function startScript(script: string, env: NodeJS.ProcessEnv): Started {
-  const child = spawn(process.execPath, [...NODE_ARGS, path.join(ROOT, script)], { env, cwd: ROOT });
+export function startScript(script: string, env: NodeJS.ProcessEnv, args: string[] = []): Started {
+  const child = spawn(process.execPath, [...NODE_ARGS, path.join(ROOT, script), ...args], { env, cwd: ROOT });
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));

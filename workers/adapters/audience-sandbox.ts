@@ -64,9 +64,9 @@ export function sandboxAudienceSupplier(adapterKey: string): AudienceSupplier {
           throw new UnknownOutcome('Sandbox supplier received the audience sync but its answer was lost.');
         case 'slow':
           await new Promise((r) => setTimeout(r, ctx.sandboxSlowMs));
-          return { kind: 'synced', supplierReference: reference };
+          return { kind: 'synced', providerReference: reference };
         default:
-          return { kind: 'synced', supplierReference: reference };
+          return { kind: 'synced', providerReference: reference };
       }
     },
   };

@@ -31,21 +31,21 @@ export function sandboxReviewer(adapterKey: string): CreativeReviewer {
         providerReference: behaviour === 'unknown' ? null : reference,
       });
       if (received !== request.assetFingerprint)
-        return { kind: 'rejected', reasons: ['The file received does not match its fingerprint.'], externalReference: reference };
+        return { kind: 'rejected', reasons: ['The file received does not match its fingerprint.'], providerReference: reference };
       switch (behaviour) {
         case 'rejected':
           return {
             kind: 'rejected',
             reasons: ['Claims need substantiation.', 'End frame must show the legal line for 2 seconds.'],
-            externalReference: reference,
+            providerReference: reference,
           };
         case 'unknown':
           throw new UnknownOutcome('Sandbox reviewer received the creative but its answer was lost.');
         case 'slow':
           await new Promise((r) => setTimeout(r, ctx.sandboxSlowMs));
-          return { kind: 'approved', externalReference: reference };
+          return { kind: 'approved', providerReference: reference };
         default:
-          return { kind: 'approved', externalReference: reference };
+          return { kind: 'approved', providerReference: reference };
       }
     },
   };
@@ -57,7 +57,7 @@ export const liveReviewer: CreativeReviewer = {
     return {
       kind: 'rejected',
       reasons: ['No live connection to this supplier is configured in this deployment; nothing was sent.'],
-      externalReference: null,
+      providerReference: null,
     };
   },
 };

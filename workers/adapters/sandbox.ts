@@ -5,7 +5,7 @@ import { recordReceipt } from './sandbox-ledger';
 
 /**
  * Deterministic sandbox suppliers, one per channel. Like a payment provider's test card
- * numbers, the last two digits of a line's budgetMinor pick the outcome (docs/sandbox.md):
+ * numbers, the last two digits of a line's budgetMinor pick the outcome (docs/bookings.md, Sandbox triggers):
  *   …91 rejected · …92 unknown outcome (received, answer lost) · …93 slow, then confirmed · anything else confirmed.
  */
 export const SANDBOX_TRIGGERS = { rejected: 91, unknown: 92, slow: 93 } as const;

@@ -54,7 +54,11 @@ export function unknownRoute(_req: Request, _res: Response, next: NextFunction):
   next(notFound());
 }
 
-/** The one place errors become responses. Only 5xx are logged at error level. */
+/**
+ * The one place errors become responses. Only 5xx are logged: a transient one (a dependency
+ * away, answered with retry-after) at warn, since an outage would otherwise bury real faults
+ * under one error line per request; the rest at error.
+ */
 export function errorHandler(logger: Logger) {
   // express recognises an error handler by its four parameters.
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
@@ -62,7 +66,9 @@ export function errorHandler(logger: Logger) {
     const problem = problemOf(err);
     const log = (req as Request & { log?: Logger }).log ?? logger;
     if (problem.status >= 500) {
-      log.error({ err: err instanceof Problem ? undefined : err, code: problem.code, requestId: res.locals.requestId }, problem.detail);
+      const fields = { err: err instanceof Problem ? undefined : err, code: problem.code, requestId: res.locals.requestId };
+      if (problem.recovery === 'transient') log.warn(fields, problem.detail);
+      else log.error(fields, problem.detail);
     }
     if (res.headersSent) {
       res.destroy();

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
 import { MAINTENANCE_QUEUE } from '../shared/queues/names';
 import { purgeExpiredIdempotencyRecords } from '../shared/idempotency/retention';
+import { purgeExpiredOauthArtifacts } from '../shared/auth/oauth-artifact-retention';
 import { pruneRelayedOutbox } from '../shared/outbox/outbox';
 import { retryUnsent } from './retry-unsent';
 import { requeueVanished } from './requeue-vanished';
@@ -20,6 +21,7 @@ const SCHEDULES: Array<[name: string, everyMs: number]> = [
   ['rollup-pageviews', 10 * 60 * 1000],
   ['sweep-artifact-retention', 60 * 60 * 1000],
   ['prune-relayed-outbox', 6 * 60 * 60 * 1000],
+  ['purge-oauth-artifacts', 60 * 60 * 1000],
 ];
 
 /** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
@@ -63,6 +65,11 @@ export function maintenanceWorker(
           const pruned = await pruneRelayedOutbox(db);
           logger.info({ pruned, jobId: job.id }, 'relayed outbox rows pruned');
           return { pruned };
+        }
+        case 'purge-oauth-artifacts': {
+          const purged = await purgeExpiredOauthArtifacts(db);
+          logger.info({ purged, jobId: job.id }, 'expired authorization server artifacts purged');
+          return { purged };
         }
         case 'sweep-artifact-retention': {
           const deleted = await sweepExpiredArtifacts(db, new ArtifactStore(artifactDirOf(config)));

@@ -65,6 +65,27 @@ describe('maintenance worker', () => {
     }
   });
 
+  test('the scheduled purge removes expired authorization server artifacts, and keeps live and unexpiring ones', async () => {
+    const artifact = (id: string, expiresAt: Date | null) => ({
+      model: 'AuthorizationCode',
+      id,
+      payload: JSON.stringify({ kind: 'AuthorizationCode' }),
+      expires_at: expiresAt,
+    });
+    await env.db('oauth_artifacts').insert([
+      artifact('expired-code', new Date(Date.now() - 60_000)),
+      artifact('live-code', new Date(Date.now() + 60_000)),
+      artifact('no-expiry', null),
+    ]);
+    const workers = await env.workers();
+    try {
+      expect(await runMaintenanceJob(env, 'purge-oauth-artifacts')).toEqual({ purged: 1 });
+      expect((await env.db('oauth_artifacts').pluck('id')).sort()).toEqual(['live-code', 'no-expiry']);
+    } finally {
+      await workers.close();
+    }
+  });
+
   test('workers announce heartbeats for their queues and withdraw them on shutdown', async () => {
     const workers = await env.workers();
     await new Promise((r) => setTimeout(r, 100));

@@ -4,7 +4,7 @@ import type { Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
 import { createWorkerRedis } from '../shared/redis';
 import { startHeartbeat } from '../shared/heartbeat';
-import { AUDIENCE_SYNC_QUEUE, MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, adapterKeyOfQueue, requiredQueues } from '../shared/queues/names';
+import { AUDIENCE_SYNC_QUEUE, MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, adapterKeyOfQueue, queuePrefix, requiredQueues } from '../shared/queues/names';
 import { QueueProducers } from '../shared/queues/producers';
 import { relayOutbox } from '../shared/outbox/outbox';
 import { ADAPTER_IMPLEMENTATIONS } from './adapters/registry';
@@ -96,7 +96,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   }
 
   // The scheduler: keeps repeatable housekeeping registered and relays the outbox.
-  const maintenanceQueue = new Queue(MAINTENANCE_QUEUE, { connection, prefix });
+  const maintenanceQueue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(prefix) });
   await scheduleMaintenance(maintenanceQueue);
   const relay = startRelay(db, producers, config.OUTBOX_RELAY_INTERVAL_MS, logger);
 

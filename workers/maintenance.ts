@@ -1,7 +1,7 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
-import { MAINTENANCE_QUEUE } from '../shared/queues/names';
+import { MAINTENANCE_QUEUE, queuePrefix } from '../shared/queues/names';
 import { purgeExpiredIdempotencyRecords } from '../shared/idempotency/retention';
 import { pruneRelayedOutbox } from '../shared/outbox/outbox';
 import { retryUnsent } from './retry-unsent';
@@ -73,6 +73,6 @@ export function maintenanceWorker(
           throw new Error(`unknown maintenance job ${String(job.name)}`);
       }
     },
-    { connection, prefix, concurrency: 1 },
+    { connection, prefix: queuePrefix(prefix), concurrency: 1 },
   );
 }

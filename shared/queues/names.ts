@@ -8,6 +8,13 @@ export const MAINTENANCE_QUEUE = 'maintenance';
 export const PERSONA_EXTRACT_QUEUE = 'persona-extract';
 export const AUDIENCE_SYNC_QUEUE = 'audience-sync';
 
+/**
+ * BullMQ's key prefix for a deployment's REDIS_PREFIX. The hash tag `{queues}` puts every
+ * queue's keys in one Redis Cluster slot, as BullMQ's multi-key scripts require; the keys stay
+ * under REDIS_PREFIX so a deployment's keys are still found (and removed) by that prefix.
+ */
+export const queuePrefix = (redisPrefix: string) => `${redisPrefix}:{queues}`;
+
 export const supplierQueueName = (adapterKey: string) => `supplier.${adapterKey}`;
 
 export const SUPPLIER_QUEUES = ADAPTERS.map((a) => supplierQueueName(a.key));

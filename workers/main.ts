@@ -56,10 +56,8 @@ function startRelay(db: Knex, producers: QueueProducers, intervalMs: number, log
  * so that each supplier's workers can scale on their own.
  */
 export async function startWorkers({ config, logger, db, redisUrl }: WorkerInputs): Promise<RunningWorkers> {
-  const known = requiredQueues();
-  const unknown = config.WORKER_QUEUES.filter((q) => !known.includes(q));
-  if (unknown.length) throw new Error(`WORKER_QUEUES names unknown queue(s): ${unknown.join(', ')}. Known: ${known.join(', ')}`);
-  const queues = config.WORKER_QUEUES.length ? config.WORKER_QUEUES : known;
+  // Configuration has expanded roles and refused unknown names.
+  const queues = config.WORKER_QUEUES.length ? config.WORKER_QUEUES : requiredQueues();
   // Workers capture spend and accrue fees, so they record the deployment's fee terms too.
   await recordBillingTerms(db, config, logger);
 

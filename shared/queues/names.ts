@@ -33,3 +33,26 @@ export function adapterKeyOfQueue(queue: string): string | null {
   if (queue.startsWith('creative-review.')) return queue.slice('creative-review.'.length);
   return null;
 }
+
+/** Roles WORKER_QUEUES may name instead of single queues, so a process can take a whole kind of work. */
+export const QUEUE_GROUPS: Readonly<Record<string, readonly string[]>> = {
+  suppliers: SUPPLIER_QUEUES,
+  'creative-reviews': CREATIVE_REVIEW_QUEUES,
+  audiences: [AUDIENCE_SYNC_QUEUE],
+  personas: [PERSONA_EXTRACT_QUEUE],
+  housekeeping: [MAINTENANCE_QUEUE],
+};
+
+/** Queue and group names to the queues they mean, in order, each once; unknown names are returned apart. */
+export function expandWorkerQueues(names: string[]): { queues: string[]; unknown: string[] } {
+  const known = requiredQueues();
+  const queues = new Set<string>();
+  const unknown: string[] = [];
+  for (const name of names) {
+    const group = QUEUE_GROUPS[name];
+    if (group) group.forEach((q) => queues.add(q));
+    else if (known.includes(name)) queues.add(name);
+    else unknown.push(name);
+  }
+  return { queues: [...queues], unknown };
+}

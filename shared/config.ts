@@ -52,6 +52,12 @@ export const ConfigSchema = z.object({
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * `transaction` when DATABASE_URL points at a pooler in transaction mode (PgBouncer
+   * pool_mode=transaction): per-connection settings would not follow a client from one server
+   * connection to the next, so the timeouts above must be the database role's defaults instead.
+   */
+  DB_POOLER: z.enum(['none', 'transaction']).default('none'),
   /** On SIGTERM, how long in-flight requests may run before their connections are closed. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(9_000).default(5_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,10 +1,10 @@
-import { Queue, type Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
 import { createWorkerRedis } from '../shared/redis';
 import { startHeartbeat } from '../shared/heartbeat';
-import { AUDIENCE_SYNC_QUEUE, MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, adapterKeyOfQueue, queuePrefix, requiredQueues } from '../shared/queues/names';
+import { AUDIENCE_SYNC_QUEUE, MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, adapterKeyOfQueue, requiredQueues } from '../shared/queues/names';
 import { QueueProducers } from '../shared/queues/producers';
 import { relayOutbox } from '../shared/outbox/outbox';
 import { ADAPTER_IMPLEMENTATIONS } from './adapters/registry';
@@ -94,8 +94,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   }
 
   // The scheduler: keeps repeatable housekeeping registered and relays the outbox.
-  const maintenanceQueue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(prefix) });
-  await scheduleMaintenance(maintenanceQueue);
+  await scheduleMaintenance(producers.get(MAINTENANCE_QUEUE));
   const relay = startRelay(db, producers, config.OUTBOX_RELAY_INTERVAL_MS, logger);
 
   const beats = [
@@ -114,7 +113,6 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
       await relay.stop();
       await Promise.all(workers.map((w) => w.close()));
       await producers.close();
-      await maintenanceQueue.close();
       connection.disconnect();
     },
   };

@@ -114,4 +114,20 @@ describe('API processes behind one port', () => {
     expect(answers.filter((a) => a.status !== 429)).toHaveLength(4);
     expect(answers.filter((a) => a.status === 429)).toHaveLength(6);
   });
+
+  test('an API process that dies is replaced, and the port keeps answering', async () => {
+    const listening = () =>
+      web
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"api listening"'))
+        .map((l) => (JSON.parse(l) as { pid: number }).pid);
+    const [victim] = listening();
+    process.kill(victim!, 'SIGKILL');
+    await until('a replacement API process', async () => listening().length === 3);
+
+    const answers = await Promise.all(Array.from({ length: 4 }, () => request('GET', '/api/v1/auth/context')));
+    expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 401]);
+    expect(new Set(await Promise.all(answers.map(answeredBy))).has(victim!)).toBe(false);
+  });
 });

@@ -49,7 +49,7 @@ export function expandWorkerQueues(names: string[]): { queues: string[]; unknown
   const queues = new Set<string>();
   const unknown: string[] = [];
   for (const name of names) {
-    const group = QUEUE_GROUPS[name];
+    const group = Object.hasOwn(QUEUE_GROUPS, name) ? QUEUE_GROUPS[name] : undefined;
     if (group) group.forEach((q) => queues.add(q));
     else if (known.includes(name)) queues.add(name);
     else unknown.push(name);

@@ -58,6 +58,6 @@ describe('WORKER_QUEUES roles', () => {
       queues: [...SUPPLIER_QUEUES, 'maintenance', 'persona-extract'],
       unknown: [],
     });
-    expect(expandWorkerQueues(['audiences', 'supplier.nowhere']).unknown).toEqual(['supplier.nowhere']);
+    expect(expandWorkerQueues(['audiences', 'supplier.nowhere', 'constructor']).unknown).toEqual(['supplier.nowhere', 'constructor']);
   });
 });

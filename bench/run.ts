@@ -9,6 +9,7 @@ import { benchHttp } from './http';
 import { benchLaunch } from './launch';
 import { benchOverview } from './overview';
 import { benchPersonas } from './personas';
+import { benchScaleOut } from './scale-out';
 
 async function main() {
   console.log(`Flightdeck benchmarks: ${BENCH_SECONDS}s per run, ${BENCH_CONNECTIONS} connections, node ${process.version}\n`);
@@ -18,6 +19,7 @@ async function main() {
     await benchHttp(service);
     await benchLaunch(service);
     await benchOverview(service);
+    await benchScaleOut();
   } finally {
     const redis = new Redis(service.redisUrl);
     const keys = await redis.keys(`${service.prefix}:*`);

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createLogger } from '../shared/logger';
-import { createDb } from '../shared/db/knex';
+import { createDb, dbOptionsOf } from '../shared/db/knex';
 import { migrateLatest } from '../shared/db/migrations';
 import { resolveDatabase } from '../shared/runtime/infrastructure';
 import { assignClient, grantStaff, revokeStaff, unassignClient } from '../shared/staff/staff-store';
@@ -52,7 +52,7 @@ async function main() {
   const config = configOrExit();
   const logger = createLogger('warn');
   const database = await resolveDatabase(config, logger);
-  const db = createDb(database.url, {}, logger);
+  const db = createDb(database.url, dbOptionsOf(config), logger);
   try {
     await migrateLatest(db);
     if (area === 'ops') return await ops(db, action, values.user ?? userArg);

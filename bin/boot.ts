@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from '../shared/config';
 import { createLogger, type Logger } from '../shared/logger';
-import { createDb, dbOptionsOf, type Knex } from '../shared/db/knex';
+import { createDb, dbOptionsOf, missingRoleTimeouts, type Knex } from '../shared/db/knex';
 import { resolveDatabase, resolveRedisUrl, type ResolvedDatabase } from '../shared/runtime/infrastructure';
 
 /** Loads configuration or stops the process with a message naming the bad variable. */
@@ -59,7 +59,19 @@ export async function bootInfrastructure(): Promise<Infrastructure> {
   const logger = createLogger(config.LOG_LEVEL);
   const database = await resolveDatabase(config, logger);
   const redisUrl = await resolveRedisUrl(config, logger);
-  return { config, logger, database, db: createDb(database.url, dbOptionsOf(config), logger), redisUrl };
+  const db = createDb(database.url, dbOptionsOf(config), logger);
+  if (config.DB_POOLER === 'transaction') warnOfMissingRoleTimeouts(db, config, logger);
+  return { config, logger, database, db, redisUrl };
+}
+
+/** The database bounds are the role's defaults behind a pooler; an operator who forgot them hears of it. */
+function warnOfMissingRoleTimeouts(db: Knex, config: Config, logger: Logger): void {
+  missingRoleTimeouts(db, dbOptionsOf(config))
+    .then((missing) => {
+      if (missing.length)
+        logger.warn({ run: missing }, 'database role lacks the configured timeouts (DB_POOLER=transaction); run these once');
+    })
+    .catch((err: Error) => logger.warn({ err: { message: err.message } }, 'could not read the database role timeouts'));
 }
 
 /** Failing to start is one line on stderr and a non-zero exit, never a stack dump of secrets. */

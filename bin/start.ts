@@ -1,50 +1,68 @@
 /**
- * `npm start`: the API and the workers in one process, on embedded defaults when
- * DATABASE_URL, REDIS_URL or AUTH_JWKS_URL are not set.
+ * `npm start`: the API and the workers, on embedded defaults when DATABASE_URL, REDIS_URL or
+ * AUTH_JWKS_URL are not set. With API_PROCESSES > 1 the API runs as that many processes behind
+ * the one port, and this process keeps the workers.
  */
+import cluster from 'node:cluster';
 import { migrateLatest } from '../shared/db/migrations';
-import { resolveAuth } from '../shared/runtime/infrastructure';
-import { createApiDeps, startApi } from '../api/server';
 import { startWorkers } from '../workers/main';
+import { forkApiProcesses } from './api-cluster';
+import { runForkedApiProcess, serveApi } from './api-process';
 import { bootInfrastructure, onShutdown, runMain } from './boot';
 
 runMain('Flightdeck', async () => {
-  const { config, logger, database, db, redisUrl } = await bootInfrastructure();
+  if (cluster.isWorker) return runForkedApiProcess();
+  const infra = await bootInfrastructure();
+  const { config, logger, database, db, redisUrl } = infra;
   const applied = await migrateLatest(db);
   if (applied.length) logger.info({ applied }, 'migrations applied');
-  const auth = await resolveAuth(config);
 
-  const deps = await createApiDeps({ config, logger, db, redisUrl, auth, database: database.embedded ? 'embedded' : 'external' });
-  const api = await startApi(deps);
+  let url: string;
+  let closeApi: () => Promise<void>;
+  let banner: string[];
+  if (config.API_PROCESSES > 1) {
+    const processes = forkApiProcesses(config.API_PROCESSES, { DATABASE_URL: database.url, REDIS_URL: redisUrl }, logger);
+    closeApi = () => processes.stop();
+    url = await processes.listening.catch(async (err: Error) => {
+      await processes.stop();
+      throw err;
+    });
+    banner = [`  processes:  ${config.API_PROCESSES} API processes behind one port`];
+  } else {
+    const { api, deps } = await serveApi(infra);
+    closeApi = () => api.close();
+    url = api.url;
+    banner = [`  console:    ${deps.urls.base}/console (staff, operators and approvers; see docs/console.md)`];
+    if (deps.agentEndpoint) {
+      banner.push(`  agents:     ${deps.agentEndpoint.resourceUrl} (MCP, OAuth via ${deps.agentEndpoint.issuer}; see docs/mcp.md)`);
+    }
+  }
   const workers = await startWorkers({ config, logger, db, redisUrl });
 
   const lines = [
     '',
-    `Flightdeck is listening on ${api.url}`,
-    `  readiness:  ${api.url}/readyz`,
-    `  OpenAPI:    ${api.url}/api/v1/openapi.json`,
+    `Flightdeck is listening on ${url}`,
+    `  readiness:  ${url}/readyz`,
+    `  OpenAPI:    ${url}/api/v1/openapi.json`,
     `  database:   ${database.embedded ? 'embedded PostgreSQL (.data/postgres)' : 'DATABASE_URL'}`,
     `  workers:    ${workers.queues.length} queues (supplier.<adapter> and maintenance)`,
-    `  queues UI:  ${api.url}/admin/queues?access_token=<staff token>`,
-    `  console:    ${deps.urls.base}/console (staff, operators and approvers; see docs/console.md)`,
+    `  queues UI:  ${url}/admin/queues?access_token=<staff token>`,
+    ...banner,
   ];
-  if (deps.agentEndpoint) {
-    lines.push(`  agents:     ${deps.agentEndpoint.resourceUrl} (MCP, OAuth via ${deps.agentEndpoint.issuer}; see docs/mcp.md)`);
-  }
-  if (auth.devIssuer) {
+  if (!config.AUTH_JWKS_URL) {
     lines.push(
       '  auth:       development issuer (not for production)',
       '',
       'Get a token and call the API:',
       '  TOKEN=$(npm run -s token -- --org acme --user alice --perm agent:approve)',
-      `  curl -H "Authorization: Bearer $TOKEN" ${api.url}/api/v1/auth/context`,
+      `  curl -H "Authorization: Bearer $TOKEN" ${url}/api/v1/auth/context`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);
 
   onShutdown(
     async () => {
-      await api.close();
+      await closeApi();
       await workers.close();
       await db.destroy();
       await database.embedded?.stop();

@@ -1,19 +1,30 @@
-/** The `web` process: the API alone. Migrations run in the release step (`npm run migrate`). */
-import { resolveAuth } from '../shared/runtime/infrastructure';
-import { createApiDeps, startApi } from '../api/server';
+/**
+ * The `web` process: the API alone, as one process or as API_PROCESSES processes behind one
+ * port. Migrations run in the release step (`npm run migrate`).
+ */
+import cluster from 'node:cluster';
+import { forkApiProcesses } from './api-cluster';
+import { runForkedApiProcess, serveApi } from './api-process';
 import { bootInfrastructure, onShutdown, runMain } from './boot';
 
 runMain('web', async () => {
-  const { config, logger, database, db, redisUrl } = await bootInfrastructure();
-  const deps = await createApiDeps({
-    config,
-    logger,
-    db,
-    redisUrl,
-    auth: await resolveAuth(config),
-    database: database.embedded ? 'embedded' : 'external',
-  });
-  const api = await startApi(deps);
+  if (cluster.isWorker) return runForkedApiProcess();
+  const infra = await bootInfrastructure();
+  const { config, logger, database, db, redisUrl } = infra;
+  if (config.API_PROCESSES > 1) {
+    const processes = forkApiProcesses(config.API_PROCESSES, { DATABASE_URL: database.url, REDIS_URL: redisUrl }, logger);
+    onShutdown(
+      async () => {
+        await processes.stop();
+        await db.destroy();
+        await database.embedded?.stop();
+      },
+      (m) => logger.info(m),
+    );
+    logger.info({ url: await processes.listening, processes: config.API_PROCESSES }, 'api processes listening');
+    return;
+  }
+  const { api } = await serveApi(infra);
   logger.info({ url: api.url }, 'api listening');
   onShutdown(
     async () => {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { measurementConfig } from './measurement/measurement-config';
+import { QUEUE_GROUPS, expandWorkerQueues, requiredQueues } from './queues/names';
 
 /**
  * Every environment variable the service reads, validated once at start.
@@ -51,10 +52,19 @@ export const ConfigSchema = z.object({
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
   DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /**
+   * `transaction` when DATABASE_URL points at a pooler in transaction mode (PgBouncer
+   * pool_mode=transaction): per-connection settings would not follow a client from one server
+   * connection to the next, so the timeouts above must be the database role's defaults instead.
+   */
+  DB_POOLER: z.enum(['none', 'transaction']).default('none'),
   /** On SIGTERM, how long in-flight requests may run before their connections are closed. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(9_000).default(5_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Comma-separated queue names this worker consumes; empty means all. */
+  /**
+   * Comma-separated queues or roles (suppliers, creative-reviews, audiences, personas,
+   * housekeeping) this worker process consumes, expanded to queue names; empty means all.
+   */
   WORKER_QUEUES: z
     .string()
     .default('')
@@ -64,7 +74,18 @@ export const ConfigSchema = z.object({
         .map((s) => s.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.string().regex(/^[a-z][a-z0-9.-]*$/, 'queue names are lower-case, e.g. supplier.sandbox-ctv'))),
+    .pipe(z.array(z.string().regex(/^[a-z][a-z0-9.-]*$/, 'queue names are lower-case, e.g. supplier.sandbox-ctv')))
+    .transform((names, ctx) => {
+      const { queues, unknown } = expandWorkerQueues(names);
+      if (unknown.length) {
+        const known = [...Object.keys(QUEUE_GROUPS), ...requiredQueues()].join(', ');
+        ctx.addIssue({ code: 'custom', message: `names unknown queue(s): ${unknown.join(', ')}. Known: ${known}` });
+        return z.NEVER;
+      }
+      return queues;
+    }),
+  /** How many API processes `npm start` and `npm run start:web` run behind the one port (node cluster). */
+  API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
   EXECUTION_MODE_DEFAULT: z.enum(['sandbox', 'live']).default('sandbox'),
   BILLING_MODE: z.enum(['sandbox', 'live']).default('sandbox'),
   /** Live billing: the payment provider's secret API key and webhook signing secret. */

@@ -21,7 +21,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
   return pino(
     {
       level,
-      base: { service: 'flightdeck' },
+      // With several API and worker processes per host, each line says which process wrote it.
+      base: { service: 'flightdeck', pid: process.pid },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },

@@ -1,4 +1,4 @@
-import { Queue, type Worker } from 'bullmq';
+import type { Worker } from 'bullmq';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
@@ -56,10 +56,8 @@ function startRelay(db: Knex, producers: QueueProducers, intervalMs: number, log
  * so that each supplier's workers can scale on their own.
  */
 export async function startWorkers({ config, logger, db, redisUrl }: WorkerInputs): Promise<RunningWorkers> {
-  const known = requiredQueues();
-  const unknown = config.WORKER_QUEUES.filter((q) => !known.includes(q));
-  if (unknown.length) throw new Error(`WORKER_QUEUES names unknown queue(s): ${unknown.join(', ')}. Known: ${known.join(', ')}`);
-  const queues = config.WORKER_QUEUES.length ? config.WORKER_QUEUES : known;
+  // Configuration has expanded roles and refused unknown names.
+  const queues = config.WORKER_QUEUES.length ? config.WORKER_QUEUES : requiredQueues();
   // Workers capture spend and accrue fees, so they record the deployment's fee terms too.
   await recordBillingTerms(db, config, logger);
 
@@ -96,8 +94,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   }
 
   // The scheduler: keeps repeatable housekeeping registered and relays the outbox.
-  const maintenanceQueue = new Queue(MAINTENANCE_QUEUE, { connection, prefix });
-  await scheduleMaintenance(maintenanceQueue);
+  await scheduleMaintenance(producers.get(MAINTENANCE_QUEUE));
   const relay = startRelay(db, producers, config.OUTBOX_RELAY_INTERVAL_MS, logger);
 
   const beats = [
@@ -116,7 +113,6 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
       await relay.stop();
       await Promise.all(workers.map((w) => w.close()));
       await producers.close();
-      await maintenanceQueue.close();
       connection.disconnect();
     },
   };

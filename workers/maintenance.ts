@@ -1,7 +1,8 @@
-import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
-import { MAINTENANCE_QUEUE } from '../shared/queues/names';
+import { MAINTENANCE_QUEUE, queuePrefix } from '../shared/queues/names';
 import { purgeExpiredIdempotencyRecords } from '../shared/idempotency/retention';
 import { purgeExpiredOauthArtifacts } from '../shared/auth/oauth-artifact-retention';
 import { pruneRelayedOutbox } from '../shared/outbox/outbox';
@@ -10,6 +11,7 @@ import { requeueVanished } from './requeue-vanished';
 import { sweepStuck } from './sweep-stuck-attempts';
 import { rollUpPageviews } from '../shared/pixel/pageview-rollup';
 import type { Config } from '../shared/config';
+import { runExclusively } from '../shared/runtime/exclusive-run';
 import { ArtifactStore, artifactDirOf, sweepExpiredArtifacts } from '../shared/studies/artifact-store';
 
 /** Housekeeping jobs and how often each runs. */
@@ -32,7 +34,7 @@ export async function scheduleMaintenance(queue: Queue): Promise<void> {
 }
 
 export function maintenanceWorker(
-  connection: ConnectionOptions,
+  connection: Redis,
   prefix: string,
   db: Knex,
   logger: Logger,
@@ -41,45 +43,48 @@ export function maintenanceWorker(
 ): Worker {
   return new Worker<unknown, unknown, string>(
     MAINTENANCE_QUEUE,
-    async (job) => {
-      switch (job.name) {
-        case 'purge-idempotency-records': {
-          const purged = await purgeExpiredIdempotencyRecords(db);
-          logger.info({ purged, jobId: job.id }, 'expired idempotency records purged');
-          return { purged };
-        }
-        case 'retry-unsent': {
-          const retried = await retryUnsent(db, queueFor, logger);
-          const requeued = await requeueVanished(db, queueFor, logger);
-          return { retried, requeued };
-        }
-        case 'sweep-stuck-attempts': {
-          const swept = await sweepStuck(db, queueFor, logger, config);
-          return { swept };
-        }
-        case 'rollup-pageviews': {
-          const rolled = await rollUpPageviews(db);
-          return { rolled };
-        }
-        case 'prune-relayed-outbox': {
-          const pruned = await pruneRelayedOutbox(db);
-          logger.info({ pruned, jobId: job.id }, 'relayed outbox rows pruned');
-          return { pruned };
-        }
-        case 'purge-oauth-artifacts': {
-          const purged = await purgeExpiredOauthArtifacts(db);
-          logger.info({ purged, jobId: job.id }, 'expired authorization server artifacts purged');
-          return { purged };
-        }
-        case 'sweep-artifact-retention': {
-          const deleted = await sweepExpiredArtifacts(db, new ArtifactStore(artifactDirOf(config)));
-          logger.info({ deleted, jobId: job.id }, 'study artifact bytes past retention deleted');
-          return { deleted };
-        }
-        default:
-          throw new Error(`unknown maintenance job ${String(job.name)}`);
-      }
-    },
-    { connection, prefix, concurrency: 1 },
+    // One housekeeping job at a time across every worker process, as a single process runs them.
+    async (job) => runExclusively(connection, `${prefix}:housekeeping-lock`, () => runHousekeeping(job.name, job.id)),
+    { connection, prefix: queuePrefix(prefix), concurrency: 1 },
   );
+
+  async function runHousekeeping(name: string, jobId: string | undefined): Promise<unknown> {
+    switch (name) {
+      case 'purge-idempotency-records': {
+        const purged = await purgeExpiredIdempotencyRecords(db);
+        logger.info({ purged, jobId }, 'expired idempotency records purged');
+        return { purged };
+      }
+      case 'retry-unsent': {
+        const retried = await retryUnsent(db, queueFor, logger);
+        const requeued = await requeueVanished(db, queueFor, logger);
+        return { retried, requeued };
+      }
+      case 'sweep-stuck-attempts': {
+        const swept = await sweepStuck(db, queueFor, logger, config);
+        return { swept };
+      }
+      case 'rollup-pageviews': {
+        const rolled = await rollUpPageviews(db);
+        return { rolled };
+      }
+      case 'prune-relayed-outbox': {
+        const pruned = await pruneRelayedOutbox(db);
+        logger.info({ pruned, jobId }, 'relayed outbox rows pruned');
+        return { pruned };
+      }
+      case 'purge-oauth-artifacts': {
+        const purged = await purgeExpiredOauthArtifacts(db);
+        logger.info({ purged, jobId }, 'expired authorization server artifacts purged');
+        return { purged };
+      }
+      case 'sweep-artifact-retention': {
+        const deleted = await sweepExpiredArtifacts(db, new ArtifactStore(artifactDirOf(config)));
+        logger.info({ deleted, jobId }, 'study artifact bytes past retention deleted');
+        return { deleted };
+      }
+      default:
+        throw new Error(`unknown maintenance job ${name}`);
+    }
+  }
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { WorkerOptions } from 'bullmq';
 import type { Config } from '../shared/config';
+import { queuePrefix } from '../shared/queues/names';
 
 /**
  * Options for queues whose jobs change things at a supplier (bookings, reviews, audience
@@ -11,7 +12,7 @@ import type { Config } from '../shared/config';
 export function supplierMutationOptions(connection: Redis, config: Config, concurrency: number): WorkerOptions {
   return {
     connection,
-    prefix: config.REDIS_PREFIX,
+    prefix: queuePrefix(config.REDIS_PREFIX),
     concurrency,
     lockDuration: config.WORKER_LOCK_DURATION_MS,
     stalledInterval: config.WORKER_STALLED_INTERVAL_MS,

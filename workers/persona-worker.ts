@@ -6,7 +6,7 @@ import { createRuleExtractor } from '../shared/personas/extractor';
 import { warmNlp } from '../shared/personas/nlp';
 import { runExtraction } from '../shared/personas/persona-store';
 import { PERSONA_EXTRACT, PersonaExtractJobSchema } from '../shared/queues/jobs';
-import { PERSONA_EXTRACT_QUEUE } from '../shared/queues/names';
+import { PERSONA_EXTRACT_QUEUE, queuePrefix } from '../shared/queues/names';
 
 /** Turns briefs into personas. Extraction is pure and repeatable, so an ordinary retry is safe here. */
 export function personaWorker(deps: { connection: Redis; prefix: string; db: Knex; logger: Logger }): Worker {
@@ -23,6 +23,6 @@ export function personaWorker(deps: { connection: Redis; prefix: string; db: Kne
       deps.logger.info({ jobId: job.id, requestId, personaId: result.personaId }, 'persona extracted');
       return result;
     },
-    { connection: deps.connection, prefix: deps.prefix, concurrency: 4 },
+    { connection: deps.connection, prefix: queuePrefix(deps.prefix), concurrency: 4 },
   );
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createFileOnce } from '../../shared/runtime/file-once';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 
 /** What the embedded development authorization server keeps across restarts. */
@@ -29,10 +30,5 @@ export async function loadDevAuthorizationKeys(dataDir: string): Promise<DevAuth
   };
   fs.mkdirSync(dir, { recursive: true });
   // Another process may have won the race to create it; keep whichever landed first.
-  try {
-    fs.writeFileSync(file, JSON.stringify(keys), { mode: 0o600, flag: 'wx' });
-    return keys;
-  } catch {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as DevAuthorizationKeys;
-  }
+  return JSON.parse(createFileOnce(file, JSON.stringify(keys))) as DevAuthorizationKeys;
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { createFileOnce } from '../runtime/file-once';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK, type JSONWebKeySet } from 'jose';
 
 export const DEV_ISSUER = 'flightdeck-dev-issuer';
@@ -37,11 +38,7 @@ export async function loadDevIssuer(dataDir: string, audience: string, issuer = 
     privateJwk = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' };
     fs.mkdirSync(dir, { recursive: true });
     // Another process may have won the race to create it; keep whichever landed first.
-    try {
-      fs.writeFileSync(file, JSON.stringify(privateJwk), { mode: 0o600, flag: 'wx' });
-    } catch {
-      privateJwk = JSON.parse(fs.readFileSync(file, 'utf8')) as JWK;
-    }
+    privateJwk = JSON.parse(createFileOnce(file, JSON.stringify(privateJwk))) as JWK;
   }
   const { d: _d, ...publicJwk } = privateJwk;
   void _d;

@@ -19,20 +19,30 @@ export interface DbOptions {
   lockTimeoutMs?: number;
   /** How long a query waits for a free pool connection before it fails. */
   acquireTimeoutMs?: number;
+  /** Behind a transaction-mode pooler the timeouts are the role's defaults, not connection settings. */
+  pooler?: 'none' | 'transaction';
 }
 
 /** The database bounds that configuration sets (DB_*). */
-export const dbOptionsOf = (config: { DB_STATEMENT_TIMEOUT_MS: number; DB_LOCK_TIMEOUT_MS: number; DB_ACQUIRE_TIMEOUT_MS: number }) => ({
+export const dbOptionsOf = (config: {
+  DB_STATEMENT_TIMEOUT_MS: number;
+  DB_LOCK_TIMEOUT_MS: number;
+  DB_ACQUIRE_TIMEOUT_MS: number;
+  DB_POOLER: 'none' | 'transaction';
+}): DbOptions => ({
   statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
   lockTimeoutMs: config.DB_LOCK_TIMEOUT_MS,
   acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS,
+  pooler: config.DB_POOLER,
 });
 
 export function createDb(connectionString: string, opts: DbOptions = {}, logger?: DbLog): Knex {
   // knex would print pool errors with console.log; they belong in our structured log (or nowhere, in tests).
   const log = (level: 'warn' | 'debug') => (message: unknown) => logger?.[level]({ component: 'knex' }, String(message));
-  const statementTimeout = opts.statementTimeoutMs ?? 30_000;
-  const lockTimeout = opts.lockTimeoutMs ?? 5_000;
+  // A transaction-mode pooler refuses (or would drop) startup parameters it does not track.
+  const asStartupParameters = opts.pooler !== 'transaction';
+  const statementTimeout = asStartupParameters ? (opts.statementTimeoutMs ?? 30_000) : 0;
+  const lockTimeout = asStartupParameters ? (opts.lockTimeoutMs ?? 5_000) : 0;
   return knex({
     log: { warn: log('warn'), error: log('warn'), deprecate: log('debug'), debug: log('debug') },
     client: 'pg',
@@ -50,6 +60,35 @@ export function createDb(connectionString: string, opts: DbOptions = {}, logger?
 }
 
 export type { Knex };
+
+/** A setting in milliseconds as PostgreSQL shows it ('0', '30s', '5000ms', '1min'). */
+function showMs(value: string): number {
+  const m = /^(\d+)\s*(ms|s|min|h|d)?$/.exec(value.trim());
+  if (!m) return Number.NaN;
+  const unit = { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] ?? 'ms']!;
+  return Number(m[1]) * unit;
+}
+
+/**
+ * Behind a transaction-mode pooler, the timeouts come from the role's defaults. Says which
+ * ones a server connection lacks, with the statement that sets them; empty when all hold.
+ */
+export async function missingRoleTimeouts(db: Knex, opts: DbOptions): Promise<string[]> {
+  const wanted: Array<[setting: string, ms: number]> = [
+    ['statement_timeout', opts.statementTimeoutMs ?? 30_000],
+    ['lock_timeout', opts.lockTimeoutMs ?? 5_000],
+  ];
+  const missing: string[] = [];
+  for (const [setting, ms] of wanted) {
+    if (ms <= 0) continue;
+    const { rows } = (await db.raw(`select current_setting(?) as value, current_user as role`, [setting])) as {
+      rows: Array<{ value: string; role: string }>;
+    };
+    const actual = showMs(rows[0]!.value);
+    if (!(actual > 0 && actual <= ms)) missing.push(`ALTER ROLE "${rows[0]!.role}" SET ${setting} = '${ms}ms'`);
+  }
+  return missing;
+}
 
 /** Money is integer minor units; a value outside the safe integer range is a bug, not a rounding. */
 export function toMinor(value: string | number | null | undefined): number {

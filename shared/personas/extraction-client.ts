@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import { unavailable } from '../errors';
 import { PERSONA_EXTRACT, personaExtractJobId } from '../queues/jobs';
-import { PERSONA_EXTRACT_QUEUE } from '../queues/names';
+import { PERSONA_EXTRACT_QUEUE, queuePrefix } from '../queues/names';
 import type { Generation } from './persona-store';
 import { createExtractionRequest } from './persona-store';
 
@@ -27,7 +27,7 @@ export class ExtractionClient {
     if (!this.events) {
       this.connection = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
       this.connection.on('error', () => undefined);
-      this.events = new QueueEvents(PERSONA_EXTRACT_QUEUE, { connection: this.connection, prefix: this.prefix });
+      this.events = new QueueEvents(PERSONA_EXTRACT_QUEUE, { connection: this.connection, prefix: queuePrefix(this.prefix) });
     }
     await this.events.waitUntilReady();
     return this.events;

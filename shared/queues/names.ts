@@ -8,6 +8,13 @@ export const MAINTENANCE_QUEUE = 'maintenance';
 export const PERSONA_EXTRACT_QUEUE = 'persona-extract';
 export const AUDIENCE_SYNC_QUEUE = 'audience-sync';
 
+/**
+ * BullMQ's key prefix for a deployment's REDIS_PREFIX. The hash tag `{queues}` puts every
+ * queue's keys in one Redis Cluster slot, as BullMQ's multi-key scripts require; the keys stay
+ * under REDIS_PREFIX so a deployment's keys are still found (and removed) by that prefix.
+ */
+export const queuePrefix = (redisPrefix: string) => `${redisPrefix}:{queues}`;
+
 export const supplierQueueName = (adapterKey: string) => `supplier.${adapterKey}`;
 
 export const SUPPLIER_QUEUES = ADAPTERS.map((a) => supplierQueueName(a.key));
@@ -25,4 +32,27 @@ export function adapterKeyOfQueue(queue: string): string | null {
   if (queue.startsWith('supplier.')) return queue.slice('supplier.'.length);
   if (queue.startsWith('creative-review.')) return queue.slice('creative-review.'.length);
   return null;
+}
+
+/** Roles WORKER_QUEUES may name instead of single queues, so a process can take a whole kind of work. */
+export const QUEUE_GROUPS: Readonly<Record<string, readonly string[]>> = {
+  suppliers: SUPPLIER_QUEUES,
+  'creative-reviews': CREATIVE_REVIEW_QUEUES,
+  audiences: [AUDIENCE_SYNC_QUEUE],
+  personas: [PERSONA_EXTRACT_QUEUE],
+  housekeeping: [MAINTENANCE_QUEUE],
+};
+
+/** Queue and group names to the queues they mean, in order, each once; unknown names are returned apart. */
+export function expandWorkerQueues(names: string[]): { queues: string[]; unknown: string[] } {
+  const known = requiredQueues();
+  const queues = new Set<string>();
+  const unknown: string[] = [];
+  for (const name of names) {
+    const group = Object.hasOwn(QUEUE_GROUPS, name) ? QUEUE_GROUPS[name] : undefined;
+    if (group) group.forEach((q) => queues.add(q));
+    else if (known.includes(name)) queues.add(name);
+    else unknown.push(name);
+  }
+  return { queues: [...queues], unknown };
 }

@@ -1,5 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { queuePrefix } from './names';
 
 /** Queue producers by name, created on first use and closed together. */
 export class QueueProducers {
@@ -7,13 +8,13 @@ export class QueueProducers {
 
   constructor(
     readonly connection: Redis,
-    private readonly prefix: string,
+    private readonly redisPrefix: string,
   ) {}
 
   get = (name: string): Queue => {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      q = new Queue(name, { connection: this.connection, prefix: queuePrefix(this.redisPrefix) });
       this.queues.set(name, q);
     }
     return q;

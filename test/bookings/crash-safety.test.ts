@@ -5,6 +5,7 @@ import { TEST_REDIS_URL } from '../support/env';
 import { cleanEnv, startScript } from '../support/processes';
 import { approve, draftCampaign, readBooking, sevenSandboxLines, waitForBooking } from '../support/bookings';
 import { launchCampaign } from '../../shared/bookings/launch';
+import { queuePrefix } from '../../shared/queues/names';
 import { principalFromClaims } from '../../shared/auth/principal';
 
 let env: TestEnv;
@@ -92,7 +93,7 @@ describe('a crash between commit and enqueue', () => {
     const workers = await env.workers({ OUTBOX_RELAY_INTERVAL_MS: '100' });
     const done = await waitForBooking(api, token, booking.id, (b) => b.status === 'confirmed');
     const queues = new Map(
-      done.lines.map((l) => [l.id, new Queue(`supplier.${l.adapterKey}`, { connection: env.redis, prefix: env.prefix })]),
+      done.lines.map((l) => [l.id, new Queue(`supplier.${l.adapterKey}`, { connection: env.redis, prefix: queuePrefix(env.prefix) })]),
     );
     const finishedOn = async () =>
       Promise.all(done.lines.map(async (l) => (await queues.get(l.id)!.getJob(`book-line-${l.id}`))?.finishedOn ?? null));

@@ -4,7 +4,7 @@ import { until } from '../support/wait';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, post, waitForBooking, type BookingBody } from '../support/bookings';
 import { assignClient, grantStaff, revokeStaff } from '../../shared/staff/staff-store';
-import { requiredQueues } from '../../shared/queues/names';
+import { queuePrefix, requiredQueues } from '../../shared/queues/names';
 
 const BASE = '/api/v1/internal/fulfilment/bookings';
 const EVIDENCE = 'Supplier desk did not answer after the IO was sent.';
@@ -381,7 +381,7 @@ test('a staff-started workflow line keeps its open attempt when its queued job r
   const { bookingId, lineId } = await startedLine();
   const before = await env.db('booking_lines').where({ id: lineId }).first();
   await env.workers({ WORKER_QUEUES: 'supplier.manual' });
-  const queue = new Queue('supplier.manual', { connection: env.redis, prefix: env.prefix });
+  const queue = new Queue('supplier.manual', { connection: env.redis, prefix: queuePrefix(env.prefix) });
   const drained = async () => {
     const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed');
     return c.waiting + c.active + c.delayed === 0 && c.completed > 0;

@@ -7,12 +7,13 @@ import { runMaintenanceJob } from '../support/maintenance';
 import { exposedCampaign, ledgerOf, syncAudience } from '../audiences/support';
 import { requeueVanished, VANISHED_AFTER_MS } from '../../workers/requeue-vanished';
 import { createLogger } from '../../shared/logger';
+import { queuePrefix } from '../../shared/queues/names';
 
 let env: TestEnv;
 let api: TestApi;
 const queues = new Map<string, Queue>();
 const queueFor = (name: string) => {
-  if (!queues.has(name)) queues.set(name, new Queue(name, { connection: env.redis, prefix: env.prefix }));
+  if (!queues.has(name)) queues.set(name, new Queue(name, { connection: env.redis, prefix: queuePrefix(env.prefix) }));
   return queues.get(name)!;
 };
 // Pages of one, so every run also walks the paging.

@@ -5,6 +5,7 @@ import { TEST_REDIS_URL } from '../support/env';
 import { launchPlan, readBooking, waitForBooking } from '../support/bookings';
 import { runMaintenanceJob } from '../support/maintenance';
 import { QueueProducers } from '../../shared/queues/producers';
+import { queuePrefix } from '../../shared/queues/names';
 import { createLogger } from '../../shared/logger';
 import { retryUnsent } from '../../workers/retry-unsent';
 
@@ -31,7 +32,7 @@ async function failEverything(queue: string, jobs: number) {
       async () => {
         throw new Error('database unavailable');
       },
-      { connection: own, prefix: env.prefix },
+      { connection: own, prefix: queuePrefix(env.prefix) },
     );
     w.on('failed', async () => {
       if (++failed === jobs) {
@@ -74,7 +75,7 @@ describe('supplier jobs that failed before sending anything', () => {
     expect(await env.db('sandbox_ledger').where({ line_id: sent })).toHaveLength(0);
     // Nothing is left to retry: the sent line's job stays failed, its line waits for reconciliation.
     expect(await runMaintenanceJob(env, 'retry-unsent')).toEqual({ retried: 0, requeued: 0 });
-    const probe = new Queue('supplier.sandbox-ctv', { connection, prefix: env.prefix });
+    const probe = new Queue('supplier.sandbox-ctv', { connection, prefix: queuePrefix(env.prefix) });
     expect((await probe.getFailed()).map((j) => (j.data as { lineId: string }).lineId)).toEqual([sent]);
     await probe.close();
     await workers.close();

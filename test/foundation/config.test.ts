@@ -37,6 +37,15 @@ describe('configuration', () => {
     ]);
   });
 
+  test('WORKER_QUEUES takes roles for whole kinds of work and refuses names it does not know', () => {
+    const queues = loadConfig({ WORKER_QUEUES: 'creative-reviews,audiences' }).WORKER_QUEUES;
+    expect(queues).toContain('audience-sync');
+    expect(queues.every((q) => q.startsWith('creative-review.') || q === 'audience-sync')).toBe(true);
+    expect(() => loadConfig({ WORKER_QUEUES: 'suppliers,supplier.nowhere' })).toThrow(
+      /WORKER_QUEUES: names unknown queue\(s\): supplier.nowhere/,
+    );
+  });
+
   test('TRUST_PROXY takes booleans, hop counts and subnets', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
     expect(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).toBe(2);

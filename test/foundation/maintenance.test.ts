@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { createTestEnv, type TestEnv } from '../support/api';
 import { TEST_REDIS_URL } from '../support/env';
 import { runMaintenanceJob } from '../support/maintenance';
-import { MAINTENANCE_QUEUE, requiredQueues } from '../../shared/queues/names';
+import { MAINTENANCE_QUEUE, queuePrefix, requiredQueues } from '../../shared/queues/names';
 import { freshHeartbeats } from '../../shared/heartbeat';
 
 let env: TestEnv;
@@ -37,7 +37,7 @@ describe('maintenance worker', () => {
       expect(left).toEqual(['00000000-0000-4000-8000-000000000002']);
       // The scheduler registered the hourly purge too.
       const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-      const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: env.prefix });
+      const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(env.prefix) });
       expect((await queue.getJobSchedulers()).map((s) => s.key)).toContain('purge-idempotency-records');
       await queue.close();
       connection.disconnect();

@@ -1,6 +1,6 @@
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
-import { MAINTENANCE_QUEUE } from '../../shared/queues/names';
+import { MAINTENANCE_QUEUE, queuePrefix } from '../../shared/queues/names';
 import type { TestEnv } from './api';
 import { TEST_REDIS_URL } from './env';
 
@@ -8,8 +8,8 @@ import { TEST_REDIS_URL } from './env';
 export async function runMaintenanceJob<T = unknown>(env: TestEnv, name: string): Promise<T> {
   const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const eventsConnection = connection.duplicate();
-  const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: env.prefix });
-  const events = new QueueEvents(MAINTENANCE_QUEUE, { connection: eventsConnection, prefix: env.prefix });
+  const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(env.prefix) });
+  const events = new QueueEvents(MAINTENANCE_QUEUE, { connection: eventsConnection, prefix: queuePrefix(env.prefix) });
   try {
     await events.waitUntilReady();
     const job = await queue.add(name, {});

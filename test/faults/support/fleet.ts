@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { MAINTENANCE_QUEUE } from '../../../shared/queues/names';
+import { MAINTENANCE_QUEUE, queuePrefix } from '../../../shared/queues/names';
 import { startScript, type Started } from '../../support/processes';
 import { until } from '../../support/wait';
 
@@ -91,7 +91,7 @@ export class WorkerFleet {
  * of jobs that failed before sending anything) instead of waiting for its schedule.
  */
 export async function runHousekeepingNow(redis: Redis, prefix: string): Promise<void> {
-  const queue = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix });
+  const queue = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: queuePrefix(prefix) });
   try {
     const jobs = await Promise.all([queue.add('sweep-stuck-attempts', {}), queue.add('retry-unsent', {})]);
     await until('the housekeeping jobs to finish', async () => {

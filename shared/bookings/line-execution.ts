@@ -7,7 +7,7 @@ import { lineEnableable } from '../creatives/creative-approvals';
 import { bookLineJobId } from '../queues/jobs';
 import { supplierQueueName } from '../queues/names';
 import {
-  findOpenAttempt,
+  openAttemptQuery,
   interrupted,
   isUnknown,
   openAttempt,
@@ -30,6 +30,8 @@ interface LineStart {
   attemptId: string | null;
   request: BookingRequest;
 }
+
+const openAttemptId = (trx: Knex, lineId: string) => openAttemptQuery(trx, 'line', lineId, 'book').select('id').limit(1);
 
 const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
 
@@ -68,22 +70,23 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       const locked = await lockLine(trx, bookingId, lineId);
       if (!locked) return { kind: 'done', result: 'skipped' };
       const { line } = locked;
-      // Only our own supplier attempts count: a managed-booking attempt belongs to the staff member working the line.
-      const open = await findOpenAttempt(trx, 'line', lineId, 'book');
-      if (open) {
+      // The campaign's flight and any open attempt, in one round trip. Only our own supplier
+      // attempts count: a managed-booking attempt belongs to the staff member working the line.
+      const campaign = await trx('campaigns as c')
+        .join('bookings as b', 'b.campaign_id', 'c.id')
+        .where('b.id', bookingId)
+        .first('c.start_date', 'c.end_date', openAttemptId(trx, lineId).as('open_attempt_id'));
+      const openId = campaign.open_attempt_id as string | null;
+      if (openId) {
         // This job ran before and stopped without recording an outcome: the supplier may have
         // acted. Never call again; a person reconciles it.
-        await closeAttempt(trx, open.id, interrupted(REDELIVERED, 'redelivered'));
-        const moved = await lineInterrupted(trx, bookingId, lineId, open.id, REDELIVERED, locked);
+        await closeAttempt(trx, openId, interrupted(REDELIVERED, 'redelivered'));
+        const moved = await lineInterrupted(trx, bookingId, lineId, openId, REDELIVERED, locked);
         return { kind: 'done', result: moved ? 'reconciliation-required' : 'skipped' };
       }
       // Anything but a queued line has already been taken up (or finished): a duplicate delivery.
       if (line.status !== 'queued') return { kind: 'done', result: 'skipped' };
 
-      const campaign = await trx('campaigns as c')
-        .join('bookings as b', 'b.campaign_id', 'c.id')
-        .where('b.id', bookingId)
-        .first('c.start_date', 'c.end_date');
       const base: Omit<BookingRequest, 'attemptId'> = {
         bookingId,
         lineId,

@@ -66,6 +66,15 @@ export async function benchLaunch(service: BenchService): Promise<void> {
   const campaigns: string[] = [];
   for (let i = 0; i < LAUNCHES; i++) campaigns.push(await approvedCampaign(service, i));
 
+  // Database round trips and transactions of the service (the bench's own status polls are subtracted).
+  let queries = 0;
+  let transactions = 0;
+  let polls = 0;
+  const countQuery = (q: { sql?: string }) => {
+    queries++;
+    if (/^begin/i.test(q.sql ?? '')) transactions++;
+  };
+  service.db.on('query', countQuery);
   const settled: number[] = [];
   const launchStarted = performance.now();
   let launched = 0;
@@ -74,6 +83,7 @@ export async function benchLaunch(service: BenchService): Promise<void> {
     const { booking } = await api(service, `/api/v1/campaigns/${campaignId}/launch`, 'POST');
     launched++;
     for (;;) {
+      polls++;
       const row = await service.db('bookings').where({ id: booking.id }).first('status');
       if (row.status === 'confirmed') break;
       await new Promise((r) => setTimeout(r, 5));
@@ -91,12 +101,18 @@ export async function benchLaunch(service: BenchService): Promise<void> {
     }),
   );
   const totalSeconds = (performance.now() - launchStarted) / 1000;
+  service.db.off('query', countQuery);
   const lineOps = (LAUNCHES * 7) / totalSeconds;
   const bare = await bareBullmq(service.redisUrl, service.prefix);
 
   console.log(`  launches per second (to 202)                   ${(LAUNCHES / launchSeconds).toFixed(1)}`);
   console.log(
     `  launch → all seven lines confirmed             p50 ${pct(settled, 50).toFixed(0)} ms   p99 ${pct(settled, 99).toFixed(0)} ms`,
+  );
+  console.log(`  launch → all seven lines confirmed             p95 ${pct(settled, 95).toFixed(0)} ms`);
+  const serviceQueries = queries - polls;
+  console.log(
+    `  database round trips per launch (7 lines)      ${(serviceQueries / LAUNCHES).toFixed(1)}, transactions ${(transactions / LAUNCHES).toFixed(1)}`,
   );
   console.log(`  supplier line operations per second            ${lineOps.toFixed(0)}`);
   console.log(`  bare BullMQ add + process per second           ${bare.toFixed(0)}`);

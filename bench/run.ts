@@ -16,10 +16,12 @@ async function main() {
   benchPersonas();
   const service = await startBenchService();
   try {
-    await benchHttp(service);
-    await benchLaunch(service);
-    await benchOverview(service);
-    await benchScaleOut();
+    // BENCH_ONLY=launch runs one part alone, for work on that part.
+    const only = process.env.BENCH_ONLY;
+    if (!only || only === 'http') await benchHttp(service);
+    if (!only || only === 'launch') await benchLaunch(service);
+    if (!only || only === 'overview') await benchOverview(service);
+    if (!only || only === 'scale-out') await benchScaleOut();
   } finally {
     const redis = new Redis(service.redisUrl);
     const keys = await redis.keys(`${service.prefix}:*`);

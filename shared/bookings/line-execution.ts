@@ -7,7 +7,7 @@ import { lineEnableable } from '../creatives/creative-approvals';
 import { bookLineJobId } from '../queues/jobs';
 import { supplierQueueName } from '../queues/names';
 import {
-  findOpenAttempt,
+  openAttemptQuery,
   interrupted,
   isUnknown,
   openAttempt,
@@ -19,7 +19,7 @@ import {
 } from '../suppliers/attempts';
 import type { SubjectHandler } from '../suppliers/stuck-attempts';
 import { appendEvent } from './booking-events';
-import { changeLine, lockLine } from './line-transitions';
+import { changeLine, lockLine, type LockedLine } from './line-transitions';
 
 export type ExecutionResult =
   'skipped' | 'awaiting-staff' | 'reconciliation-required' | 'confirmed' | 'rejected' | 'stopped' | 'outcome-recorded-for-reconciliation';
@@ -31,46 +31,62 @@ interface LineStart {
   request: BookingRequest;
 }
 
+const openAttemptId = (trx: Knex, lineId: string) => openAttemptQuery(trx, 'line', lineId, 'book').select('id').limit(1);
+
 const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
 
 /** An interrupted call's line goes to reconciliation, if it is still waiting on that attempt. */
-async function lineInterrupted(trx: Knex, bookingId: string, lineId: string, attemptId: string, reason: string): Promise<boolean> {
-  const locked = await lockLine(trx, bookingId, lineId);
+async function lineInterrupted(
+  trx: Knex,
+  bookingId: string,
+  lineId: string,
+  attemptId: string,
+  reason: string,
+  held?: LockedLine | null,
+): Promise<boolean> {
+  const locked = held ?? (await lockLine(trx, bookingId, lineId));
   if (!locked || locked.line.status !== 'in-progress' || locked.line.provider_attempt_id !== attemptId) return false;
-  await changeLine(trx, {
-    bookingId,
-    lineId,
-    to: 'reconciliation-required',
-    actor: SYSTEM,
-    action: 'line.reconciliation-required',
-    detail: { reason, attemptId },
-  });
+  await changeLine(
+    trx,
+    {
+      bookingId,
+      lineId,
+      to: 'reconciliation-required',
+      actor: SYSTEM,
+      action: 'line.reconciliation-required',
+      detail: { reason, attemptId },
+    },
+    locked,
+  );
   return true;
 }
 
 function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId: string }, ctx: AdapterContext) {
   const { bookingId, lineId } = job;
+  // The locks taken by `lock` in the outcome transaction, so `apply` need not take them again.
+  let held: LockedLine | null = null;
   const flow: SupplierCallFlow<LineStart, BookingOutcome, ExecutionResult> = {
     async begin(trx) {
       const locked = await lockLine(trx, bookingId, lineId);
       if (!locked) return { kind: 'done', result: 'skipped' };
       const { line } = locked;
-      // Only our own supplier attempts count: a managed-booking attempt belongs to the staff member working the line.
-      const open = await findOpenAttempt(trx, 'line', lineId, 'book');
-      if (open) {
+      // The campaign's flight and any open attempt, in one round trip. Only our own supplier
+      // attempts count: a managed-booking attempt belongs to the staff member working the line.
+      const campaign = await trx('campaigns as c')
+        .join('bookings as b', 'b.campaign_id', 'c.id')
+        .where('b.id', bookingId)
+        .first('c.start_date', 'c.end_date', openAttemptId(trx, lineId).as('open_attempt_id'));
+      const openId = campaign.open_attempt_id as string | null;
+      if (openId) {
         // This job ran before and stopped without recording an outcome: the supplier may have
         // acted. Never call again; a person reconciles it.
-        await closeAttempt(trx, open.id, interrupted(REDELIVERED, 'redelivered'));
-        const moved = await lineInterrupted(trx, bookingId, lineId, open.id, REDELIVERED);
+        await closeAttempt(trx, openId, interrupted(REDELIVERED, 'redelivered'));
+        const moved = await lineInterrupted(trx, bookingId, lineId, openId, REDELIVERED, locked);
         return { kind: 'done', result: moved ? 'reconciliation-required' : 'skipped' };
       }
       // Anything but a queued line has already been taken up (or finished): a duplicate delivery.
       if (line.status !== 'queued') return { kind: 'done', result: 'skipped' };
 
-      const campaign = await trx('campaigns as c')
-        .join('bookings as b', 'b.campaign_id', 'c.id')
-        .where('b.id', bookingId)
-        .first('c.start_date', 'c.end_date');
       const base: Omit<BookingRequest, 'attemptId'> = {
         bookingId,
         lineId,
@@ -91,22 +107,26 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
         adapterKey: line.adapter_key,
         operation: 'book',
       });
-      await changeLine(trx, {
-        bookingId,
-        lineId,
-        to: 'in-progress',
-        patch: { provider_attempt_id: attemptId, started_at: trx.fn.now() },
-        actor: SYSTEM,
-        action: 'line.attempt-started',
-        detail: { attemptId, adapterKey: line.adapter_key },
-      });
+      await changeLine(
+        trx,
+        {
+          bookingId,
+          lineId,
+          to: 'in-progress',
+          patch: { provider_attempt_id: attemptId, started_at: trx.fn.now() },
+          actor: SYSTEM,
+          action: 'line.attempt-started',
+          detail: { attemptId, adapterKey: line.adapter_key },
+        },
+        locked,
+      );
       return { kind: 'call', start: { attemptId, request: { ...base, attemptId } } };
     },
 
     call: (start) => adapter.book(start.request, ctx),
 
     async lock(trx) {
-      await lockLine(trx, bookingId, lineId);
+      held = await lockLine(trx, bookingId, lineId);
     },
 
     closeWith(outcome) {
@@ -119,10 +139,11 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
     },
 
     async apply(trx, start, outcome) {
-      const locked = await lockLine(trx, bookingId, lineId);
+      // Closing the attempt changed no line, so the line as `lock` read it is still current.
+      const locked = held;
       const expected = start.attemptId ? 'in-progress' : 'queued';
       if (!locked || locked.line.status !== expected) return flow.late(trx, start, outcome);
-      return applyOutcome(trx, start, outcome);
+      return applyOutcome(trx, start, outcome, locked);
     },
 
     async late(trx, start, outcome) {
@@ -138,58 +159,79 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
     },
   };
 
-  async function applyOutcome(trx: Knex, start: LineStart, outcome: BookingOutcome | Unknown): Promise<ExecutionResult> {
+  async function applyOutcome(
+    trx: Knex,
+    start: LineStart,
+    outcome: BookingOutcome | Unknown,
+    locked: LockedLine,
+  ): Promise<ExecutionResult> {
     const { attemptId } = start;
     if (isUnknown(outcome)) {
-      if (attemptId && (await lineInterrupted(trx, bookingId, lineId, attemptId, outcome.cause))) return 'reconciliation-required';
+      if (attemptId && (await lineInterrupted(trx, bookingId, lineId, attemptId, outcome.cause, locked))) return 'reconciliation-required';
       // A workflow adapter contacts nobody: its failure sent nothing, and the failed job is retried as unsent work.
       throw new Error(outcome.cause);
     }
     switch (outcome.kind) {
       case 'workflow':
-        await changeLine(trx, {
-          bookingId,
-          lineId,
-          patch: { workflow_steps: JSON.stringify(outcome.steps) },
-          actor: SYSTEM,
-          action: 'line.awaiting-staff',
-          detail: { steps: outcome.steps.length },
-        });
+        await changeLine(
+          trx,
+          {
+            bookingId,
+            lineId,
+            patch: { workflow_steps: JSON.stringify(outcome.steps) },
+            actor: SYSTEM,
+            action: 'line.awaiting-staff',
+            detail: { steps: outcome.steps.length },
+          },
+          locked,
+        );
         return 'awaiting-staff';
       case 'confirmed':
-        await changeLine(trx, {
-          bookingId,
-          lineId,
-          to: 'confirmed',
-          patch: { provider_reference: outcome.providerReference, confirmed_at: trx.fn.now() },
-          actor: SYSTEM,
-          action: 'line.confirmed',
-          detail: { providerReference: outcome.providerReference, attemptId },
-        });
+        await changeLine(
+          trx,
+          {
+            bookingId,
+            lineId,
+            to: 'confirmed',
+            patch: { provider_reference: outcome.providerReference, confirmed_at: trx.fn.now() },
+            actor: SYSTEM,
+            action: 'line.confirmed',
+            detail: { providerReference: outcome.providerReference, attemptId },
+          },
+          locked,
+        );
         return 'confirmed';
       case 'rejected':
-        await changeLine(trx, {
-          bookingId,
-          lineId,
-          to: 'rejected',
-          patch: { evidence: outcome.reason },
-          actor: SYSTEM,
-          action: 'line.rejected',
-          detail: { reason: outcome.reason, attemptId },
-        });
+        await changeLine(
+          trx,
+          {
+            bookingId,
+            lineId,
+            to: 'rejected',
+            patch: { evidence: outcome.reason },
+            actor: SYSTEM,
+            action: 'line.rejected',
+            detail: { reason: outcome.reason, attemptId },
+          },
+          locked,
+        );
         return 'rejected';
       case 'staged': {
         const staged = await trx('booking_lines').where({ id: lineId }).first('adapter_key', 'creatives');
         const enableable = await lineEnableable(trx, staged);
-        await changeLine(trx, {
-          bookingId,
-          lineId,
-          to: 'stopped',
-          patch: { provider_reference: outcome.providerReference, enableable },
-          actor: SYSTEM,
-          action: 'line.staged',
-          detail: { providerReference: outcome.providerReference, attemptId, enableable },
-        });
+        await changeLine(
+          trx,
+          {
+            bookingId,
+            lineId,
+            to: 'stopped',
+            patch: { provider_reference: outcome.providerReference, enableable },
+            actor: SYSTEM,
+            action: 'line.staged',
+            detail: { providerReference: outcome.providerReference, attemptId, enableable },
+          },
+          locked,
+        );
         return 'stopped';
       }
     }

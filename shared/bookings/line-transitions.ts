@@ -44,8 +44,14 @@ export async function lockLine(
  * expected version and the transition, write the line, append the event and recompute the
  * booking's status, all in the caller's transaction.
  */
-export async function changeLine(trx: Knex, c: LineChange): Promise<LineRow> {
-  const locked = await lockLine(trx, c.bookingId, c.lineId);
+export type LockedLine = NonNullable<Awaited<ReturnType<typeof lockLine>>>;
+
+/**
+ * `held`: the locks the caller already took in this transaction, with the line as read then
+ * and not changed since; saves taking them again.
+ */
+export async function changeLine(trx: Knex, c: LineChange, held?: LockedLine): Promise<LineRow> {
+  const locked = held ?? (await lockLine(trx, c.bookingId, c.lineId));
   if (!locked) throw notFound();
   const { booking, line } = locked;
   if (c.expectedVersion !== undefined && c.expectedVersion !== line.version) {
@@ -71,12 +77,16 @@ export async function changeLine(trx: Knex, c: LineChange): Promise<LineRow> {
     detail: { from: line.status, to: updated.status, ...(c.detail && typeof c.detail === 'object' ? c.detail : {}) },
   });
 
-  const statuses = (await trx('booking_lines').where({ booking_id: c.bookingId }).pluck('status')) as LineStatus[];
-  const status = bookingStatusOf(statuses);
-  await trx('bookings')
-    .where({ id: c.bookingId })
-    .update({ status, version: trx.raw('version + 1') });
+  // One round trip bumps the booking's version and reads its lines' statuses as this transaction
+  // sees them; the status itself is written only when it changes.
+  const bumped = await trx.raw<{ rows: Array<{ statuses: LineStatus[] }> }>(
+    `update bookings set version = version + 1 where id = ?
+     returning (select coalesce(array_agg(l.status::text), '{}') from booking_lines l where l.booking_id = bookings.id) as statuses`,
+    [c.bookingId],
+  );
+  const status = bookingStatusOf(bumped.rows[0]!.statuses);
   if (status !== booking.status) {
+    await trx('bookings').where({ id: c.bookingId }).update({ status });
     await appendEvent(trx, {
       bookingId: c.bookingId,
       action: 'booking.status-changed',

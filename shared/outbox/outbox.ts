@@ -55,9 +55,16 @@ export async function relayOutbox(db: Knex, queueFor: QueueFor, batch = 100): Pr
   for (;;) {
     const n = await db.transaction(async (trx) => {
       const rows = await trx('outbox').whereNull('relayed_at').orderBy('id').limit(batch).forUpdate().skipLocked();
-      for (const row of rows) {
-        await queueFor(row.queue).add(row.job_name, row.payload, { jobId: row.job_id, ...SUPPLIER_JOB_OPTIONS });
-      }
+      // One Redis round trip per queue; a job id already present is kept, as with add.
+      const byQueue = new Map<string, typeof rows>();
+      for (const row of rows) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
+      await Promise.all(
+        [...byQueue].map(([queue, queued]) =>
+          queueFor(queue).addBulk(
+            queued.map((row) => ({ name: row.job_name, data: row.payload, opts: { jobId: row.job_id, ...SUPPLIER_JOB_OPTIONS } })),
+          ),
+        ),
+      );
       if (rows.length) {
         await trx('outbox')
           .whereIn(

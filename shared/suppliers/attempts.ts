@@ -71,15 +71,20 @@ export async function openAttempt(trx: Knex, a: NewAttempt): Promise<string> {
   return id;
 }
 
+/** The open attempts of a subject, as a query to run or to embed in another. */
+export function openAttemptQuery(trx: Knex, kind: SubjectKind, subjectId: string, operation?: string) {
+  const q = trx<AttemptRow>('supplier_attempts').where({ subject_kind: kind, subject_id: subjectId, status: 'open' });
+  if (operation) q.andWhere({ operation });
+  return q;
+}
+
 export async function findOpenAttempt(
   trx: Knex,
   kind: SubjectKind,
   subjectId: string,
   operation?: string,
 ): Promise<AttemptRow | undefined> {
-  const q = trx<AttemptRow>('supplier_attempts').where({ subject_kind: kind, subject_id: subjectId, status: 'open' });
-  if (operation) q.andWhere({ operation });
-  return (await q.first()) as AttemptRow | undefined;
+  return (await openAttemptQuery(trx, kind, subjectId, operation).first()) as AttemptRow | undefined;
 }
 
 export interface AttemptClose {

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { notFound } from '../../shared/errors';
 import { PixelEventSchema, PixelIdempotencyKeySchema, recordPageview } from '../../shared/pixel/pixel-events';
-import { findWorkspaceByPixelKey } from '../../shared/workspaces/workspace-store';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { parsePart } from '../http/validate';
@@ -10,7 +9,7 @@ const Params = z.strictObject({ pixelKey: z.string().min(1).max(128) });
 const Headers = z.object({ 'idempotency-key': PixelIdempotencyKeySchema.optional() });
 const Accepted = z.object({ accepted: z.literal(true), replayed: z.boolean() }).meta({ id: 'PixelAccepted' });
 
-export function pixelRoutes({ db }: ApiDeps) {
+export function pixelRoutes({ db, workspaces }: ApiDeps) {
   return [
     defineRoute({
       method: 'post',
@@ -33,7 +32,7 @@ export function pixelRoutes({ db }: ApiDeps) {
       async handler({ params, body, headers, res }) {
         res.setHeader('access-control-allow-origin', '*');
         const { 'idempotency-key': idempotencyKey } = parsePart(Headers, headers, 'headers');
-        const workspace = await findWorkspaceByPixelKey(db, params.pixelKey);
+        const workspace = await workspaces.findByPixelKey(params.pixelKey);
         if (!workspace) throw notFound();
         const recorded = await recordPageview(db, {
           advertiserId: workspace.id,

@@ -10,6 +10,7 @@ import {
 } from 'jose';
 import { Problem, unauthenticated, unavailable } from '../errors';
 import { AccessClaimsSchema, principalFromClaims, type Principal } from './principal';
+import { VerifiedTokenCache } from './verified-token-cache';
 
 /** Asymmetric algorithms only: an HS256 token "signed" with a public key must never verify. */
 export const ALLOWED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -26,6 +27,8 @@ export interface VerifierOptions {
   cacheMaxAgeMs?: number;
   /** While the JWKS cannot be fetched, keys it last published are used for this long (default 24 hours). */
   maxStaleMs?: number;
+  /** How long a verified token is remembered, at most (never past its exp). Default 60 s; 0 turns the cache off. */
+  verifiedTokenMaxAgeMs?: number;
 }
 
 export type TokenVerifier = (token: string) => Promise<Principal>;
@@ -51,7 +54,12 @@ const keyUnknownWhileIdpDown = () =>
  * `maxStaleMs`, so an identity-provider outage does not sign everyone out. Within the cooldown
  * after a failure the provider is not asked again, so requests do not queue behind its timeout.
  */
-function staleIfErrorJwks(url: string, cooldownMs: number, cacheMaxAgeMs: number, maxStaleMs: number): JWTVerifyGetKey {
+function staleIfErrorJwks(
+  url: string,
+  cooldownMs: number,
+  cacheMaxAgeMs: number,
+  maxStaleMs: number,
+): { getKey: JWTVerifyGetKey; keySetVersion: () => number | undefined } {
   // jose records every successful fetch here ({ jwks, uat }); a failed one leaves it untouched.
   const cache = {} as Partial<ExportedJWKSCache>;
   const remote = createRemoteJWKSet(new URL(url), {
@@ -67,7 +75,7 @@ function staleIfErrorJwks(url: string, cooldownMs: number, cacheMaxAgeMs: number
     if (lastKnown?.uat !== cache.uat) lastKnown = { uat: cache.uat, getKey: createLocalJWKSet(cache.jwks) };
     return lastKnown.getKey;
   };
-  return async (header, token) => {
+  const getKey: JWTVerifyGetKey = async (header, token) => {
     if (!(knownKeys() && Date.now() - failedAt < cooldownMs)) {
       try {
         return await remote(header, token);
@@ -84,25 +92,37 @@ function staleIfErrorJwks(url: string, cooldownMs: number, cacheMaxAgeMs: number
       throw err;
     }
   };
+  // Changes whenever jose fetches the key set, e.g. after a rotation withdrew a key.
+  return { getKey, keySetVersion: () => cache.uat };
 }
 
 export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
   let getKey: JWTVerifyGetKey;
+  let keySetVersion: () => number | undefined = () => 0;
   if (opts.jwksUrl) {
-    getKey = staleIfErrorJwks(
+    ({ getKey, keySetVersion } = staleIfErrorJwks(
       opts.jwksUrl,
       opts.cooldownMs ?? 30_000,
       opts.cacheMaxAgeMs ?? 10 * 60_000,
       opts.maxStaleMs ?? 24 * 60 * 60_000,
-    );
+    ));
   } else if (opts.jwks) {
     getKey = createLocalJWKSet(opts.jwks);
   } else {
     throw new Error('a verifier needs jwksUrl or jwks');
   }
 
+  // A remembered verification never outlives the window in which the JWKS counts as fresh, so a key
+  // withdrawn by the identity provider stops verifying when it would without this cache.
+  const verifiedMaxAgeMs = Math.min(opts.verifiedTokenMaxAgeMs ?? 60_000, opts.jwksUrl ? (opts.cacheMaxAgeMs ?? 10 * 60_000) : Infinity);
+  const verified = new VerifiedTokenCache(verifiedMaxAgeMs);
   return async (token) => {
+    const cacheKey = VerifiedTokenCache.keyOf(token);
+    const cached = verified.get(cacheKey, keySetVersion());
+    if (cached) return cached;
     let payload: unknown;
+    // Read before verifying: if the key set is fetched meanwhile, the entry is already stale and the next request verifies again.
+    const verifiedWith = keySetVersion();
     try {
       ({ payload } = await jwtVerify(token, getKey, {
         issuer: opts.issuer,
@@ -135,6 +155,8 @@ export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
     }
     const claims = AccessClaimsSchema.safeParse(payload);
     if (!claims.success) throw unauthenticated('The access token lacks the claims this API needs (sub, org_id).');
-    return principalFromClaims(claims.data);
+    const principal = principalFromClaims(claims.data);
+    verified.set(cacheKey, principal, (payload as { exp: number }).exp, verifiedWith);
+    return principal;
   };
 }

@@ -27,16 +27,25 @@ end
 return {count, ttl}
 `;
 
-/** A fixed-window counter per bucket and client IP, kept in Redis. */
+type CountingRedis = Redis & { flightdeckRateLimitHit(key: string, windowMs: string): Promise<[number, number]> };
+
+/** A fixed-window counter per bucket and client IP, kept in Redis: one round trip per request. */
 export class RateLimiter {
+  private readonly redis: CountingRedis;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    // Registered once at start: ioredis then sends EVALSHA (the script's hash, not its text) and
+    // falls back to EVAL by itself when the server has not seen the script yet.
+    if (!('flightdeckRateLimitHit' in redis)) redis.defineCommand('flightdeckRateLimitHit', { numberOfKeys: 1, lua: SCRIPT });
+    this.redis = redis as CountingRedis;
+  }
 
   async hit(rule: RateLimitRule, clientKey: string): Promise<RateLimitResult> {
     const redisKey = `${this.prefix}:rl:${rule.bucket}:${clientKey}`;
-    const [count, ttlMs] = (await this.redis.eval(SCRIPT, 1, redisKey, String(rule.windowMs))) as [number, number];
+    const [count, ttlMs] = await this.redis.flightdeckRateLimitHit(redisKey, String(rule.windowMs));
     return {
       limit: rule.limit,
       remaining: Math.max(0, rule.limit - count),

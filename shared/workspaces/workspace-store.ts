@@ -42,12 +42,20 @@ export async function findWorkspaceByPixelKey(db: Knex, pixelKey: string): Promi
   return row ? toWorkspace(row) : null;
 }
 
+function remember(entries: Map<string, Workspace>, key: string, ws: Workspace, max: number): void {
+  if (entries.size >= max) entries.delete(entries.keys().next().value as string);
+  entries.set(key, ws);
+}
+
 /**
  * Remembers provisioned workspaces so that only the first request of an org pays for the
- * insert. Bounded: an evicted entry costs one more idempotent insert.
+ * insert, and which workspace a pixel key belongs to. Both are safe to keep in each process
+ * without invalidation: workspaces are never deleted and a pixel key never changes. Unknown
+ * pixel keys are not remembered. Bounded: an evicted entry costs one more query.
  */
 export class WorkspaceCache {
   private readonly entries = new Map<string, Workspace>();
+  private readonly byPixelKey = new Map<string, Workspace>();
   constructor(
     private readonly db: Knex,
     private readonly max = 10_000,
@@ -57,8 +65,15 @@ export class WorkspaceCache {
     const hit = this.entries.get(advertiserId);
     if (hit) return hit;
     const ws = await ensureWorkspace(this.db, advertiserId);
-    if (this.entries.size >= this.max) this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(advertiserId, ws);
+    remember(this.entries, advertiserId, ws, this.max);
+    return ws;
+  }
+
+  async findByPixelKey(pixelKey: string): Promise<Workspace | null> {
+    const hit = this.byPixelKey.get(pixelKey);
+    if (hit) return hit;
+    const ws = await findWorkspaceByPixelKey(this.db, pixelKey);
+    if (ws) remember(this.byPixelKey, pixelKey, ws, this.max);
     return ws;
   }
 }

@@ -14,6 +14,7 @@ import { benchHttp } from './http';
 import { benchLaunch } from './launch';
 import { benchOverview } from './overview';
 import { benchPersonas } from './personas';
+import { benchPersonaQueue } from './persona-queue';
 
 // The issue's targets for ratios to the same-run baseline, by figure name.
 const RATIO_TARGETS: Record<string, number> = {
@@ -21,7 +22,7 @@ const RATIO_TARGETS: Record<string, number> = {
   'POST /api/v1/t/{pixelKey}': 0.7,
 };
 
-const SECTIONS = ['personas', 'http', 'launch', 'overview'] as const;
+const SECTIONS = ['personas', 'persona-queue', 'http', 'launch', 'overview'] as const;
 
 function parseArgs(argv: string[]): { only: Set<string>; runs: number; json?: string } {
   const only = new Set<string>(SECTIONS);
@@ -43,9 +44,10 @@ function parseArgs(argv: string[]): { only: Set<string>; runs: number; json?: st
 
 async function runOnce(only: Set<string>): Promise<void> {
   if (only.has('personas')) benchPersonas();
-  if (!['http', 'launch', 'overview'].some((s) => only.has(s))) return;
+  if (!['persona-queue', 'http', 'launch', 'overview'].some((s) => only.has(s))) return;
   const service = await startBenchService();
   try {
+    if (only.has('persona-queue')) await benchPersonaQueue(service);
     if (only.has('http')) await benchHttp(service);
     if (only.has('launch')) await benchLaunch(service);
     if (only.has('overview')) await benchOverview(service);
@@ -71,9 +73,12 @@ async function main() {
       const target = RATIO_TARGETS[String(f.name)];
       return target === undefined ? f : { ...f, target: `ratio >= ${target}`, met: Number(f.ratio) >= target };
     });
-    for (const f of judged)
-      if ('met' in f)
-        console.log(`target ${String(f.name)}: ${String(f.target)}, ratio ${Number(f.ratio).toFixed(2)}: ${f.met ? 'met' : 'NOT met'}`);
+    for (const f of judged) {
+      if (!('met' in f)) continue;
+      const figure =
+        f.ratio === undefined ? `${Number(f.value).toFixed(1)} ${String(f.unit ?? '')}` : `ratio ${Number(f.ratio).toFixed(2)}`;
+      console.log(`target ${String(f.name)}: ${String(f.target)}, ${figure}: ${f.met ? 'met' : 'NOT met'}`);
+    }
     console.log('');
     results.push({ run, figures: judged });
   }

@@ -1,6 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BenchService } from './service';
+import { figures } from './support';
 
 const LAUNCHES = Number(process.env.BENCH_LAUNCHES ?? 40);
 const BARE_JOBS = Number(process.env.BENCH_BARE_JOBS ?? 2000);
@@ -118,4 +119,16 @@ export async function benchLaunch(service: BenchService): Promise<void> {
   console.log(`  bare BullMQ add + process per second           ${bare.toFixed(0)}`);
   console.log(`  ratio line operations / bare BullMQ jobs       ${(lineOps / bare).toFixed(2)}`);
   console.log('');
+  const p95 = pct(settled, 95);
+  figures.push(
+    {
+      name: 'supplier line operations per second',
+      value: lineOps,
+      baseline: bare,
+      ratio: lineOps / bare,
+      target: 'ratio >= 0.5',
+      met: lineOps / bare >= 0.5,
+    },
+    { name: 'seven-line launch to all lines definite, p95', value: p95, unit: 'ms', target: '< 250 ms', met: p95 < 250 },
+  );
 }

@@ -1,33 +1,104 @@
 /**
  * `npm run bench`: measures the service against baselines taken in the same run on the
  * same machine. Shared machines are noisy, so read the ratios, not the absolute figures.
+ *
+ * Options: `--only personas,persona-queue,http,launch,overview,scale-out` runs a subset; `--runs N` repeats the
+ * whole set; `--json [file]` writes every figure with the date and machine.
  */
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { Redis } from 'ioredis';
-import { BENCH_CONNECTIONS, BENCH_SECONDS } from './support';
+import { BENCH_CONNECTIONS, BENCH_SECONDS, LOAD_GENERATOR, figures } from './support';
 import { startBenchService } from './service';
 import { benchHttp } from './http';
 import { benchLaunch } from './launch';
 import { benchOverview } from './overview';
 import { benchPersonas } from './personas';
+import { benchPersonaQueue } from './persona-queue';
 import { benchScaleOut } from './scale-out';
 
-async function main() {
-  console.log(`Flightdeck benchmarks: ${BENCH_SECONDS}s per run, ${BENCH_CONNECTIONS} connections, node ${process.version}\n`);
-  benchPersonas();
+// The issue's targets for ratios to the same-run baseline, by figure name.
+const RATIO_TARGETS: Record<string, number> = {
+  'GET /api/v1/auth/context': 0.6,
+  'POST /api/v1/t/{pixelKey}': 0.7,
+};
+
+const SECTIONS = ['personas', 'persona-queue', 'http', 'launch', 'overview', 'scale-out'] as const;
+
+function parseArgs(argv: string[]): { only: Set<string>; runs: number; json?: string } {
+  const only = new Set<string>(SECTIONS);
+  let runs = 1;
+  let json: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--only') {
+      only.clear();
+      for (const s of (argv[++i] ?? '').split(',').filter(Boolean)) only.add(s);
+    } else if (arg === '--runs') runs = Math.max(1, Number(argv[++i] ?? 1));
+    else if (arg === '--json') {
+      const next = argv[i + 1];
+      json = next && !next.startsWith('--') ? (i++, next) : `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+    }
+  }
+  return { only, runs, json };
+}
+
+async function runOnce(only: Set<string>): Promise<void> {
+  if (only.has('personas')) benchPersonas();
+  // Scale-out starts its own worker processes on databases of its own.
+  if (only.has('scale-out')) {
+    const scale = await benchScaleOut();
+    figures.push({
+      name: 'line operations per second, two worker processes / one',
+      value: scale.twoProcessesOpsPerSecond,
+      baseline: scale.oneProcessOpsPerSecond,
+      ratio: scale.ratio,
+      target: 'ratio > 1',
+      met: scale.ratio > 1,
+    });
+  }
+  if (!['persona-queue', 'http', 'launch', 'overview'].some((s) => only.has(s))) return;
   const service = await startBenchService();
   try {
-    // BENCH_ONLY=launch runs one part alone, for work on that part.
-    const only = process.env.BENCH_ONLY;
-    if (!only || only === 'http') await benchHttp(service);
-    if (!only || only === 'launch') await benchLaunch(service);
-    if (!only || only === 'overview') await benchOverview(service);
-    if (!only || only === 'scale-out') await benchScaleOut();
+    if (only.has('persona-queue')) await benchPersonaQueue(service);
+    if (only.has('http')) await benchHttp(service);
+    if (only.has('launch')) await benchLaunch(service);
+    if (only.has('overview')) await benchOverview(service);
   } finally {
     const redis = new Redis(service.redisUrl);
     const keys = await redis.keys(`${service.prefix}:*`);
     if (keys.length) await redis.del(...keys);
     redis.disconnect();
     await service.close();
+  }
+}
+
+async function main() {
+  const { only, runs, json } = parseArgs(process.argv.slice(2));
+  console.log(`Flightdeck benchmarks: ${BENCH_SECONDS}s per run, ${BENCH_CONNECTIONS} connections, node ${process.version}`);
+  console.log(`Load generator: ${LOAD_GENERATOR}\n`);
+  const results: Array<{ run: number; figures: Array<Record<string, unknown>> }> = [];
+  for (let run = 1; run <= runs; run++) {
+    if (runs > 1) console.log(`=== run ${run} of ${runs} ===\n`);
+    figures.length = 0;
+    await runOnce(only);
+    const judged = figures.map((f) => {
+      const target = RATIO_TARGETS[String(f.name)];
+      return target === undefined ? f : { ...f, target: `ratio >= ${target}`, met: Number(f.ratio) >= target };
+    });
+    for (const f of judged) {
+      if (!('met' in f)) continue;
+      const figure =
+        f.ratio === undefined ? `${Number(f.value).toFixed(1)} ${String(f.unit ?? '')}` : `ratio ${Number(f.ratio).toFixed(2)}`;
+      console.log(`target ${String(f.name)}: ${String(f.target)}, ${figure}: ${f.met ? 'met' : 'NOT met'}`);
+    }
+    console.log('');
+    results.push({ run, figures: judged });
+  }
+  if (json) {
+    const machine = { cores: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadGenerator: LOAD_GENERATOR };
+    writeFileSync(json, JSON.stringify({ date: new Date().toISOString(), machine, sections: [...only], runs: results }, null, 2));
+    console.log(`Figures written to ${json}`);
   }
 }
 

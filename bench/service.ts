@@ -46,6 +46,7 @@ export async function startBenchService(): Promise<BenchService> {
     LOG_LEVEL: 'silent',
     DATA_DIR: dataDir,
     RATE_LIMIT_MAX: '100000000',
+    RATE_LIMIT_EXTRACT_MAX: '100000000',
   });
   const logger = createLogger('silent');
   const db = createDb(config.DATABASE_URL!, { max: 20 });

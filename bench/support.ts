@@ -1,4 +1,7 @@
-import autocannon from 'autocannon';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
 
 export interface Measurement {
   name: string;
@@ -11,20 +14,30 @@ export interface Measurement {
 export const BENCH_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 export const BENCH_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 
-/** One autocannon run against a URL on this machine. */
+const AUTOCANNON_CLI = path.resolve(__dirname, '..', 'node_modules', 'autocannon', 'autocannon.js');
+// The load generator gets the last core to itself where taskset exists, so it does not compete with the service.
+const LOAD_CPU = process.env.BENCH_LOAD_CPU ?? '1';
+const HAS_TASKSET = existsSync('/usr/bin/taskset');
+export const LOAD_GENERATOR = HAS_TASKSET
+  ? `autocannon CLI in its own process, taskset -c ${LOAD_CPU}`
+  : 'autocannon CLI in its own process';
+
+/** Figures collected during the run, for `--json`. */
+export const figures: Array<Record<string, unknown>> = [];
+
+/** One autocannon run against a URL, from a separate process so the load generator is not measured. */
 export async function measure(
   name: string,
   url: string,
   opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {},
 ): Promise<Measurement> {
-  const result = await autocannon({
-    url,
-    method: opts.method ?? 'GET',
-    headers: opts.headers ?? {},
-    ...(opts.body ? { body: opts.body } : {}),
-    connections: BENCH_CONNECTIONS,
-    duration: BENCH_SECONDS,
-  });
+  const args = [AUTOCANNON_CLI, '-j', '-c', String(BENCH_CONNECTIONS), '-d', String(BENCH_SECONDS), '-m', opts.method ?? 'GET'];
+  for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}=${v}`);
+  if (opts.body) args.push('-b', opts.body);
+  args.push(url);
+  const [cmd, cmdArgs] = HAS_TASKSET ? ['taskset', ['-c', LOAD_CPU, process.execPath, ...args]] : [process.execPath, args];
+  const { stdout } = await promisify(execFile)(cmd, cmdArgs, { maxBuffer: 64 * 1024 * 1024 });
+  const result = JSON.parse(stdout) as { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number };
   return {
     name,
     requestsPerSecond: Math.round(result.requests.average),
@@ -43,4 +56,13 @@ export function printPair(service: Measurement, baseline: Measurement): void {
   console.log(row(baseline));
   console.log(`  ${'ratio service / bare express'.padEnd(44)} ${ratio.toFixed(2)}`);
   console.log('');
+  figures.push({
+    name: service.name,
+    value: service.requestsPerSecond,
+    baseline: baseline.requestsPerSecond,
+    ratio,
+    p50Ms: service.p50Ms,
+    p99Ms: service.p99Ms,
+    non2xx: service.non2xx,
+  });
 }

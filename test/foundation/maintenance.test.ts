@@ -72,11 +72,13 @@ describe('maintenance worker', () => {
       payload: JSON.stringify({ kind: 'AuthorizationCode' }),
       expires_at: expiresAt,
     });
-    await env.db('oauth_artifacts').insert([
-      artifact('expired-code', new Date(Date.now() - 60_000)),
-      artifact('live-code', new Date(Date.now() + 60_000)),
-      artifact('no-expiry', null),
-    ]);
+    await env
+      .db('oauth_artifacts')
+      .insert([
+        artifact('expired-code', new Date(Date.now() - 60_000)),
+        artifact('live-code', new Date(Date.now() + 60_000)),
+        artifact('no-expiry', null),
+      ]);
     const workers = await env.workers();
     try {
       expect(await runMaintenanceJob(env, 'purge-oauth-artifacts')).toEqual({ purged: 1 });

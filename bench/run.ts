@@ -60,6 +60,12 @@ async function runOnce(only: Set<string>): Promise<void> {
   if (!['persona-queue', 'http', 'launch', 'overview'].some((s) => only.has(s))) return;
   const service = await startBenchService();
   try {
+    // Memory of the process that hosts the service (API and workers, as `npm start` runs
+    // them), settled and idle: an upper bound, as the bench's own code lives there too.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const idleMb = process.memoryUsage().rss / 2 ** 20;
+    console.log(`RSS of the process hosting the service, idle: ${idleMb.toFixed(0)} MB\n`);
+    figures.push({ name: 'RSS idle', value: idleMb, unit: 'MB', target: '< 250 MB', met: idleMb < 250 });
     if (only.has('persona-queue')) await benchPersonaQueue(service);
     if (only.has('http')) await benchHttp(service);
     if (only.has('launch')) await benchLaunch(service);

@@ -2,7 +2,7 @@
  * `npm run bench`: measures the service against baselines taken in the same run on the
  * same machine. Shared machines are noisy, so read the ratios, not the absolute figures.
  *
- * Options: `--only personas,persona-queue,http,launch,overview,scale-out` runs a subset; `--runs N` repeats the
+ * Options: `--only personas,rss,persona-queue,http,launch,overview,scale-out` runs a subset; `--runs N` repeats the
  * whole set; `--json [file]` writes every figure with the date and machine.
  */
 import { writeFileSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { benchOverview } from './overview';
 import { benchPersonas } from './personas';
 import { benchPersonaQueue } from './persona-queue';
 import { benchScaleOut } from './scale-out';
+import { benchIdleRss } from './rss';
 
 // The issue's targets for ratios to the same-run baseline, by figure name.
 const RATIO_TARGETS: Record<string, number> = {
@@ -23,7 +24,7 @@ const RATIO_TARGETS: Record<string, number> = {
   'POST /api/v1/t/{pixelKey}': 0.7,
 };
 
-const SECTIONS = ['personas', 'persona-queue', 'http', 'launch', 'overview', 'scale-out'] as const;
+const SECTIONS = ['personas', 'rss', 'persona-queue', 'http', 'launch', 'overview', 'scale-out'] as const;
 
 function parseArgs(argv: string[]): { only: Set<string>; runs: number; json?: string } {
   const only = new Set<string>(SECTIONS);
@@ -45,6 +46,7 @@ function parseArgs(argv: string[]): { only: Set<string>; runs: number; json?: st
 
 async function runOnce(only: Set<string>): Promise<void> {
   if (only.has('personas')) benchPersonas();
+  if (only.has('rss')) await benchIdleRss();
   // Scale-out starts its own worker processes on databases of its own.
   if (only.has('scale-out')) {
     const scale = await benchScaleOut();
@@ -60,12 +62,6 @@ async function runOnce(only: Set<string>): Promise<void> {
   if (!['persona-queue', 'http', 'launch', 'overview'].some((s) => only.has(s))) return;
   const service = await startBenchService();
   try {
-    // Memory of the process that hosts the service (API and workers, as `npm start` runs
-    // them), settled and idle: an upper bound, as the bench's own code lives there too.
-    await new Promise((r) => setTimeout(r, 2_000));
-    const idleMb = process.memoryUsage().rss / 2 ** 20;
-    console.log(`RSS of the process hosting the service, idle: ${idleMb.toFixed(0)} MB\n`);
-    figures.push({ name: 'RSS idle', value: idleMb, unit: 'MB', target: '< 250 MB', met: idleMb < 250 });
     if (only.has('persona-queue')) await benchPersonaQueue(service);
     if (only.has('http')) await benchHttp(service);
     if (only.has('launch')) await benchLaunch(service);

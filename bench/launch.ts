@@ -2,37 +2,12 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BenchService } from './service';
 import { figures } from './support';
+import { approvedSevenLineCampaign, callApi } from './campaigns';
 
 const LAUNCHES = Number(process.env.BENCH_LAUNCHES ?? 40);
 const BARE_JOBS = Number(process.env.BENCH_BARE_JOBS ?? 2000);
-const SEVEN = ['ctv', 'audio', 'tv', 'cinema', 'dooh', 'search', 'social'];
-
-async function api(service: BenchService, path: string, method: string, body?: unknown) {
-  const res = await fetch(`${service.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-/** An approved seven-line sandbox campaign, ready to launch. */
-async function approvedCampaign(service: BenchService, i: number): Promise<string> {
-  const lines = SEVEN.map((channel) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 1_000 }));
-  const { campaign } = await api(service, '/api/v1/campaigns', 'POST', {
-    name: `Bench ${i}`,
-    clientName: 'Bench',
-    startDate: '2027-01-01',
-    endDate: '2027-01-31',
-    budgetMinor: 7_000,
-    maximumCommitmentMinor: 7_000,
-    channels: SEVEN,
-  });
-  await api(service, `/api/v1/campaigns/${campaign.id}/plan`, 'PUT', { lines });
-  await api(service, `/api/v1/campaigns/${campaign.id}/plan/approve`, 'POST', { expectedVersion: 1 });
-  return campaign.id as string;
-}
+const api = (service: BenchService, path: string, method: string, body?: unknown) =>
+  callApi(service.url, service.token, path, method, body);
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
@@ -65,7 +40,7 @@ async function bareBullmq(redisUrl: string, prefix: string): Promise<number> {
 export async function benchLaunch(service: BenchService): Promise<void> {
   console.log(`Launch pipeline (${LAUNCHES} seven-line sandbox launches, 10 at a time)`);
   const campaigns: string[] = [];
-  for (let i = 0; i < LAUNCHES; i++) campaigns.push(await approvedCampaign(service, i));
+  for (let i = 0; i < LAUNCHES; i++) campaigns.push(await approvedSevenLineCampaign(service.url, service.token, `Bench ${i}`));
 
   // Database round trips and transactions of the service (the bench's own status polls are subtracted).
   let queries = 0;

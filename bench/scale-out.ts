@@ -20,12 +20,12 @@ import { freshHeartbeats } from '../shared/heartbeat';
 import { queuePrefix, supplierQueueName } from '../shared/queues/names';
 import { resolveAuth } from '../shared/runtime/infrastructure';
 import { createApiDeps, startApi } from '../api/server';
+import { SEVEN, approvedSevenLineCampaign, callApi } from './campaigns';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const LAUNCHES = Number(process.env.BENCH_SCALE_LAUNCHES ?? 100);
 const ADVERTISERS = 25;
-const SEVEN = ['ctv', 'audio', 'tv', 'cinema', 'dooh', 'search', 'social'];
 const QUEUES = SEVEN.map((channel) => supplierQueueName(`sandbox-${channel}`));
 const DEFINITE = ['confirmed', 'rejected', 'reconciliation-required'];
 const ROOT = path.resolve(__dirname, '..');
@@ -77,31 +77,11 @@ async function enqueueBacklog(round: Round): Promise<Queue[]> {
       auth.devIssuer!.sign({ org: `scale-${i}`, user: 'bench-user', permissions: ['agent:approve'] }),
     ),
   );
-  const call = async (token: string, p: string, method: string, body?: unknown) => {
-    const res = await fetch(`${api.url}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as { campaign: { id: string } };
-  };
   try {
     for (let i = 0; i < LAUNCHES; i++) {
       const token = tokens[i % ADVERTISERS]!;
-      const { campaign } = await call(token, '/api/v1/campaigns', 'POST', {
-        name: `Scale ${i}`,
-        clientName: 'Bench',
-        startDate: '2027-01-01',
-        endDate: '2027-01-31',
-        budgetMinor: 7_000,
-        maximumCommitmentMinor: 7_000,
-        channels: SEVEN,
-      });
-      const lines = SEVEN.map((channel) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 1_000 }));
-      await call(token, `/api/v1/campaigns/${campaign.id}/plan`, 'PUT', { lines });
-      await call(token, `/api/v1/campaigns/${campaign.id}/plan/approve`, 'POST', { expectedVersion: 1 });
-      await call(token, `/api/v1/campaigns/${campaign.id}/launch`, 'POST');
+      const campaignId = await approvedSevenLineCampaign(api.url, token, `Scale ${i}`);
+      await callApi(api.url, token, `/api/v1/campaigns/${campaignId}/launch`, 'POST');
     }
   } finally {
     await api.close();

@@ -1,8 +1,5 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { approve, draftCampaign, sevenSandboxLines } from '../support/bookings';
-import { TEST_REDIS_URL } from '../support/env';
-import { TEST_AUDIENCE, TEST_ISSUER } from '../support/issuer';
-import { cleanEnv } from '../support/processes';
 import { until } from '../support/wait';
 import { mapLimit, startApiProcess } from './support/fleet';
 import { figure } from './support/input-report';
@@ -31,16 +28,7 @@ test('an API process killed between commit and enqueue loses no job and sends no
     await approve(setup, token, campaignId, planVersion);
     return campaignId;
   });
-  const apiEnv = cleanEnv({
-    DATABASE_URL: env.database.url,
-    REDIS_URL: TEST_REDIS_URL,
-    REDIS_PREFIX: env.prefix,
-    DATA_DIR: env.dataDir,
-    AUTH_ISSUER: TEST_ISSUER,
-    AUTH_AUDIENCE: TEST_AUDIENCE,
-    AUTH_JWKS_URL: env.issuer.url,
-    RATE_LIMIT_MAX: '100000',
-  });
+  const apiEnv = env.processEnv({ RATE_LIMIT_MAX: '100000' });
   const launch = async (url: string, campaignId: string) =>
     fetch(`${url}/api/v1/campaigns/${campaignId}/launch`, { method: 'POST', headers: { authorization: `Bearer ${token}` } })
       .then((r) => r.status)

@@ -1,10 +1,8 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { createTestEnv, type TestEnv } from '../support/api';
-import { TEST_REDIS_URL } from '../support/env';
-import { TEST_AUDIENCE, TEST_ISSUER } from '../support/issuer';
 import { freePort } from '../support/ports';
-import { cleanEnv, startScript, type Started } from '../support/processes';
+import { startScript, type Started } from '../support/processes';
 import { until } from '../support/wait';
 
 /**
@@ -21,17 +19,10 @@ beforeAll(async () => {
   port = await freePort();
   web = startScript(
     'bin/web.ts',
-    cleanEnv({
+    env.processEnv({
       API_PROCESSES: '2',
       PORT: String(port),
       HOST: '127.0.0.1',
-      DATABASE_URL: env.database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: env.prefix,
-      DATA_DIR: env.dataDir,
-      AUTH_ISSUER: TEST_ISSUER,
-      AUTH_AUDIENCE: TEST_AUDIENCE,
-      AUTH_JWKS_URL: env.issuer.url,
       RATE_LIMIT_EXTRACT_MAX: '4',
       LOG_LEVEL: 'info',
     }),

@@ -18,6 +18,7 @@ import { createTestDatabase, type TestDatabase } from './database';
 import { TEST_REDIS_URL } from './env';
 import { TEST_AUDIENCE, TEST_ISSUER, TestIssuer } from './issuer';
 import { ResponseChecker, type OpenApiDoc } from './openapi-check';
+import { cleanEnv } from './processes';
 
 export interface TestEnv {
   database: TestDatabase;
@@ -27,6 +28,8 @@ export interface TestEnv {
   dataDir: string;
   redis: Redis;
   config(overrides?: Record<string, string>): Config;
+  /** The environment for a service process (bin/*.ts) on this file's database, prefix, data folder and issuer. */
+  processEnv(overrides?: Record<string, string>): NodeJS.ProcessEnv;
   /** Starts an API on port 0 against this file's database and prefix. */
   api(overrides?: Record<string, string>, extra?: { db?: Knex; redisUrl?: string; auth?: ResolvedAuth }): Promise<TestApi>;
   workers(overrides?: Record<string, string>): Promise<RunningWorkers>;
@@ -114,6 +117,17 @@ export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' }
     dataDir,
     redis,
     config,
+    processEnv: (overrides = {}) =>
+      cleanEnv({
+        DATABASE_URL: database.url,
+        REDIS_URL: TEST_REDIS_URL,
+        REDIS_PREFIX: prefix,
+        DATA_DIR: dataDir,
+        AUTH_ISSUER: TEST_ISSUER,
+        AUTH_AUDIENCE: TEST_AUDIENCE,
+        AUTH_JWKS_URL: issuer.url,
+        ...overrides,
+      }),
     async api(overrides = {}, extra = {}) {
       const cfg = config(overrides);
       const { logger, lines } = captureLogs(cfg.LOG_LEVEL);

@@ -100,6 +100,7 @@ export function buildApp(deps: ApiDeps): Express {
         default: { bucket: 'default', limit: config.RATE_LIMIT_MAX, windowMs: window },
         routes: { 'POST /api/v1/personas/extract': { bucket: 'persona-extract', limit: config.RATE_LIMIT_EXTRACT_MAX, windowMs: window } },
       },
+      deps.staff,
       logger,
     ),
   );

@@ -6,6 +6,7 @@ import type { TokenVerifier } from '../shared/auth/verifier';
 import type { DevIssuer } from '../shared/auth/dev-issuer';
 import type { AssetStore } from '../shared/assets/asset-store';
 import type { WorkspaceCache } from '../shared/workspaces/workspace-store';
+import type { StaffCache } from '../shared/staff/staff-cache';
 import type { QueueProducers } from '../shared/queues/producers';
 import type { ExtractionClient } from '../shared/personas/extraction-client';
 import type { Payments } from '../shared/billing/payments';
@@ -20,6 +21,8 @@ export interface ApiDeps {
   logger: Logger;
   verifier: TokenVerifier;
   workspaces: WorkspaceCache;
+  /** Staff lookups, dropped whenever a request's rate-limit round trip reports a staff change. */
+  staff: StaffCache;
   assets: AssetStore;
   devIssuer?: DevIssuer;
   /** Queue producers: the outbox relay after a commit, and the queue dashboard. */

@@ -7,6 +7,7 @@ import { assetDirOf, type Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
 import { AssetStore } from '../shared/assets/asset-store';
 import { WorkspaceCache } from '../shared/workspaces/workspace-store';
+import { StaffCache } from '../shared/staff/staff-cache';
 import { createApiRedis } from '../shared/redis';
 import { QueueProducers } from '../shared/queues/producers';
 import { ExtractionClient } from '../shared/personas/extraction-client';
@@ -41,6 +42,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   const urls = { base: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
   await recordBillingTerms(db, config, logger);
   const workspaces = new WorkspaceCache(db);
+  const staff = new StaffCache(db);
   // Created once here, so that readiness only has to look at it.
   const assetDir = assetDirOf(config);
   await fs.promises
@@ -54,6 +56,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     logger,
     verifier: auth.verifier,
     workspaces,
+    staff,
     assets: new AssetStore(db, assetDir),
     producers,
     extractions: new ExtractionClient(
@@ -64,7 +67,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     ),
     payments: createPayments(db, config, logger, () => urls.base),
     urls,
-    agentEndpoint: await createAgentEndpoint({ config, logger, db, auth, workspaces }),
+    agentEndpoint: await createAgentEndpoint({ config, logger, db, auth, workspaces, staff }),
     ...(auth.devIssuer ? { devIssuer: auth.devIssuer } : {}),
     runtime: { authMode: auth.mode, database: inputs.database },
   };

@@ -1,12 +1,17 @@
 /**
  * `npm run admin -- staff grant|revoke|assign|unassign|list ...` and `ops grant|revoke|list`:
  * server-owned staff and ops rows. Neither is ever decided by a token; this is the one way to change them.
+ * A staff change is announced on Redis after it commits, so running APIs drop what they cached; if
+ * Redis cannot be reached the change stays saved, the command exits 3 and says so, and the APIs see
+ * it within STAFF_CACHE_MAX_AGE_MS at most (running the command again retries the announcement).
  */
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
 import { createLogger } from '../shared/logger';
 import { createDb, dbOptionsOf } from '../shared/db/knex';
 import { migrateLatest } from '../shared/db/migrations';
-import { resolveDatabase } from '../shared/runtime/infrastructure';
+import { DEFAULT_REDIS_URL, resolveDatabase } from '../shared/runtime/infrastructure';
+import { STAFF_CACHE_MAX_AGE_MS, staffWriter, type StaffWriter } from '../shared/staff/staff-version';
 import { assignClient, grantStaff, revokeStaff, unassignClient } from '../shared/staff/staff-store';
 import { grantOps, listOps, revokeOps } from '../shared/staff/ops-store';
 import { configOrExit } from './boot';
@@ -21,6 +26,35 @@ const USAGE = `usage:
   npm run admin -- ops grant  USER
   npm run admin -- ops revoke USER
   npm run admin -- ops list`;
+
+class AnnouncementFailed extends Error {}
+
+/** Staff changes on the database, announced to the APIs sharing REDIS_URL and REDIS_PREFIX; a few quick retries, then give up loudly. */
+function announcingWriter(db: Knex, redisUrl: string, prefix: string): { writer: StaffWriter; close(): void } {
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    commandTimeout: 2000,
+    maxRetriesPerRequest: 2,
+    retryStrategy: (attempt) => (attempt > 3 ? null : attempt * 200),
+  });
+  redis.on('error', () => undefined); // reported once, below, as the command's outcome
+  const plain = staffWriter(db, redis, prefix);
+  const writer: StaffWriter = {
+    db,
+    async announce() {
+      try {
+        await plain.announce();
+      } catch (err) {
+        throw new AnnouncementFailed(
+          `the change is saved, but running APIs could not be told (Redis: ${err instanceof Error ? err.message : String(err)}); ` +
+            `they see it within ${STAFF_CACHE_MAX_AGE_MS / 1000} s. Run the same command again to retry the announcement.`,
+        );
+      }
+    },
+  };
+  return { writer, close: () => redis.disconnect() };
+}
 
 /** Ops: who may inspect the queues (every tenant's job ids) on /admin/queues. */
 async function ops(db: Knex, action: string, user: string | undefined): Promise<void> {
@@ -53,25 +87,29 @@ async function main() {
   const logger = createLogger('warn');
   const database = await resolveDatabase(config, logger);
   const db = createDb(database.url, dbOptionsOf(config), logger);
+  let announcer: ReturnType<typeof announcingWriter> | undefined;
   try {
     await migrateLatest(db);
     if (area === 'ops') return await ops(db, action, values.user ?? userArg);
     const user = action === 'list' ? '' : need(values.user, '--user');
+    // Connects to Redis only when a change is announced: listing needs none.
+    announcer = announcingWriter(db, config.REDIS_URL ?? DEFAULT_REDIS_URL, config.REDIS_PREFIX);
+    const staff = announcer.writer;
     switch (action) {
       case 'grant':
-        process.stdout.write(`staff ${user}: ${await grantStaff(db, user, values.name)}\n`);
+        process.stdout.write(`staff ${user}: ${await grantStaff(staff, user, values.name)}\n`);
         break;
       case 'revoke':
-        process.stdout.write(`staff ${user}: ${await revokeStaff(db, user)}\n`);
+        process.stdout.write(`staff ${user}: ${await revokeStaff(staff, user)}\n`);
         break;
       case 'assign': {
         const org = need(values.org, '--org');
-        process.stdout.write(`staff ${user} → client ${org}: ${await assignClient(db, user, org)}\n`);
+        process.stdout.write(`staff ${user} → client ${org}: ${await assignClient(staff, user, org)}\n`);
         break;
       }
       case 'unassign': {
         const org = need(values.org, '--org');
-        process.stdout.write(`staff ${user} → client ${org}: ${await unassignClient(db, user, org)}\n`);
+        process.stdout.write(`staff ${user} → client ${org}: ${await unassignClient(staff, user, org)}\n`);
         break;
       }
       case 'list': {
@@ -88,6 +126,7 @@ async function main() {
         throw new Error(USAGE);
     }
   } finally {
+    announcer?.close();
     await db.destroy();
     await database.embedded?.stop();
   }
@@ -95,5 +134,5 @@ async function main() {
 
 main().catch((err) => {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(2);
+  process.exit(err instanceof AnnouncementFailed ? 3 : 2);
 });

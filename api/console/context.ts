@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import { Problem } from '../../shared/errors';
 import { hasPermission, isHuman, type Principal } from '../../shared/auth/principal';
-import { isActiveStaff } from '../../shared/staff/staff-store';
 import type { Logger } from '../../shared/logger';
 import type { ApiDeps } from '../deps';
 import type { RouteDef } from '../http/route';
@@ -59,7 +58,7 @@ export async function consoleRequest(c: ConsoleDeps, req: Request, res: Response
     userId: principal.userId,
     workspace: principal.advertiserId,
     csrf: session.csrf,
-    staff: human && (await isActiveStaff(api.db, principal.userId)),
+    staff: human && (await api.staff.isActive(principal.userId)),
     reconciler: human && hasPermission(principal, 'operator:reconcile'),
     approver: human && hasPermission(principal, 'agent:approve'),
   };

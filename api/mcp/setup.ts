@@ -9,6 +9,7 @@ import { AuthorizationServer } from '../../shared/mcp/authorization-server';
 import { createGrantVerifier, type McpGrantVerifier } from '../../shared/mcp/grant';
 import type { ResolvedAuth } from '../../shared/runtime/infrastructure';
 import type { WorkspaceCache } from '../../shared/workspaces/workspace-store';
+import type { StaffCache } from '../../shared/staff/staff-cache';
 import { loadDevAuthorizationKeys } from '../oauth/dev-keys';
 
 /** Everything the agent endpoint needs, built once by the composition root. */
@@ -37,6 +38,7 @@ export async function createAgentEndpoint(i: {
   db: Knex;
   auth: ResolvedAuth;
   workspaces: WorkspaceCache;
+  staff: StaffCache;
 }): Promise<AgentEndpoint | null> {
   const { config, auth } = i;
   const resourceUrl = mcpResourceUrlOf(config);
@@ -84,7 +86,7 @@ export async function createAgentEndpoint(i: {
     credentials: new AgentCredentials({
       exchange: (grantToken) => authorizationServer.exchange(grantToken, config.AUTH_AUDIENCE),
       verifyApiToken: auth.verifier,
-      describe: (p) => describeCaller(i.db, i.workspaces, p),
+      describe: (p) => describeCaller(i.staff, i.workspaces, p),
     }),
     devServer,
     devConsoleClientId: devServer && !config.CONSOLE_ISSUER ? config.CONSOLE_CLIENT_ID : null,

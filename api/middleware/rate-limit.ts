@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { rateLimited, unavailable } from '../../shared/errors';
 import type { RateLimiter, RateLimitRule } from '../../shared/ratelimit/rate-limiter';
 import type { Logger } from '../../shared/logger';
+import type { StaffCache } from '../../shared/staff/staff-cache';
 
 const LIMITER_RETRY_AFTER_SECONDS = 5;
 
@@ -14,19 +15,23 @@ export interface RateLimitRules {
 /**
  * Runs before anything else so that every response, errors and unknown routes
  * included, carries the headers. Keyed by client IP (express resolves it through
- * the configured trusted proxies).
+ * the configured trusted proxies). Each round trip also tells the staff cache the staff version,
+ * before any route can look staff up.
  */
-export function rateLimit(limiter: RateLimiter, rules: RateLimitRules, logger: Logger) {
+export function rateLimit(limiter: RateLimiter, rules: RateLimitRules, staff: StaffCache, logger: Logger) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const rule = rules.routes[`${req.method} ${req.path}`] ?? rules.default;
     try {
       const r = await limiter.hit(rule, req.ip ?? 'unknown');
+      staff.observe(r.staffVersion);
       res.setHeader('x-ratelimit-limit', String(r.limit));
       res.setHeader('x-ratelimit-remaining', String(r.remaining));
       res.setHeader('x-ratelimit-reset', String(r.resetSeconds));
       if (!r.allowed) return next(rateLimited(r.resetSeconds));
       return next();
     } catch (err) {
+      // Changes announced meanwhile could not be seen: trust nothing cached until Redis answers again.
+      staff.observe(null);
       // Nothing was counted: every response still tells the client the limit, that it has nothing to spend now, and when to come back.
       res.setHeader('x-ratelimit-limit', String(rule.limit));
       res.setHeader('x-ratelimit-remaining', '0');

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { AuthContextSchema, describeCaller } from '../../shared/auth/auth-context';
 import { isHuman } from '../../shared/auth/principal';
-import { findActiveStaff } from '../../shared/staff/staff-store';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 
@@ -17,7 +16,7 @@ export const StaffSessionSchema = z
   ])
   .meta({ id: 'StaffSession' });
 
-export function authRoutes({ db, workspaces }: ApiDeps) {
+export function authRoutes({ staff, workspaces }: ApiDeps) {
   return [
     defineRoute({
       method: 'get',
@@ -29,7 +28,7 @@ export function authRoutes({ db, workspaces }: ApiDeps) {
       scope: 'caller',
       responses: { 200: { description: 'The verified caller.', schema: AuthContextSchema } },
       async handler({ principal }) {
-        return { status: 200, body: await describeCaller(db, workspaces, principal) };
+        return { status: 200, body: await describeCaller(staff, workspaces, principal) };
       },
     }),
     defineRoute({
@@ -42,7 +41,7 @@ export function authRoutes({ db, workspaces }: ApiDeps) {
       scope: 'caller',
       responses: { 200: { description: 'Whether the caller has staff access, and to which clients.', schema: StaffSessionSchema } },
       async handler({ principal }) {
-        const member = isHuman(principal) ? await findActiveStaff(db, principal.userId) : null;
+        const member = isHuman(principal) ? await staff.find(principal.userId) : null;
         if (!member) return { status: 200, body: { access: false } };
         return {
           status: 200,

@@ -66,10 +66,10 @@ function lineOperation<S extends z.ZodType>(
 }
 
 /** Runs before parsing: a non-staff caller learns nothing, not even that its request was malformed. */
-const staffOnly = (deps: ApiDeps) => async (principal: Principal) => void (await requireStaff(deps.db, principal));
+const staffOnly = (deps: ApiDeps) => async (principal: Principal) => void (await requireStaff(deps.staff, principal));
 
 async function staffLine(deps: ApiDeps, principal: Principal, params: { bookingId: string; lineId: string }) {
-  const staff = await requireStaff(deps.db, principal);
+  const staff = await requireStaff(deps.staff, principal);
   const ref = { bookingId: uuidOr404(params.bookingId), lineId: uuidOr404(params.lineId) };
   const booking = await deps.db('bookings').where({ id: ref.bookingId }).first('advertiser_id');
   if (!booking) throw notFound();
@@ -98,7 +98,7 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
         404: { description: 'Not staff.' },
       },
       async handler({ principal, query }) {
-        const staff = await requireStaff(db, principal);
+        const staff = await requireStaff(deps.staff, principal);
         return { status: 200, body: await listFulfilmentQueue(db, staff, query) };
       },
     }),
@@ -156,7 +156,7 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
         422: { description: 'Not an official source, or automation not permitted.' },
       },
       async handler({ principal, params, body }) {
-        const staff = await requireStaff(db, principal);
+        const staff = await requireStaff(deps.staff, principal);
         requireAssigned(staff, params.advertiserId);
         const browserJob = await recordBrowserJob(db, staff, params.advertiserId, params.campaignId, body);
         return { status: 201, body: { browserJob } };

@@ -1,9 +1,8 @@
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import { CHANNELS, ChannelSchema, ProductSchema } from './products';
 import { DateTimeSchema } from '../wire';
 import { isHuman, type Principal } from './principal';
-import { isActiveStaff } from '../staff/staff-store';
+import type { StaffCache } from '../staff/staff-cache';
 import type { WorkspaceCache } from '../workspaces/workspace-store';
 
 export const AuthContextSchema = z
@@ -23,10 +22,10 @@ export const AuthContextSchema = z
 export type AuthContext = z.infer<typeof AuthContextSchema>;
 
 /** Who a verified caller is, as GET /api/v1/auth/context reports it and the agent endpoint checks it. */
-export async function describeCaller(db: Knex, workspaces: WorkspaceCache, principal: Principal): Promise<AuthContext> {
+export async function describeCaller(staffCache: StaffCache, workspaces: WorkspaceCache, principal: Principal): Promise<AuthContext> {
   const workspace = await workspaces.get(principal.advertiserId);
   // Staff access needs a human session and a server-owned membership; a token cannot claim it.
-  const staff = isHuman(principal) ? await isActiveStaff(db, principal.userId) : false;
+  const staff = isHuman(principal) ? await staffCache.isActive(principal.userId) : false;
   return {
     user: { id: principal.userId },
     advertiser: { id: workspace.id, name: workspace.name },

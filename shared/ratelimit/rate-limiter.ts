@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { staffVersionKey } from '../staff/staff-version';
 
 export interface RateLimitRule {
   bucket: string;
@@ -12,6 +13,8 @@ export interface RateLimitResult {
   /** Seconds until the window resets. */
   resetSeconds: number;
   allowed: boolean;
+  /** The staff version (staff-version.ts), read in the same round trip so staff caches cost no extra one. */
+  staffVersion: string;
 }
 
 // Count and window start are one atomic step, so concurrent requests on any number of
@@ -24,14 +27,20 @@ if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
   ttl = tonumber(ARGV[1])
 end
-return {count, ttl}
+return {count, ttl, redis.call('GET', KEYS[2]) or '0'}
 `;
 
-type CountingRedis = Redis & { flightdeckRateLimitHit(key: string, windowMs: string): Promise<[number, number]> };
+type CountingRedis = Redis & {
+  flightdeckRateLimitHit(key: string, versionKey: string, windowMs: string): Promise<[number, number, string]>;
+};
 
-/** A fixed-window counter per bucket and client IP, kept in Redis: one round trip per request. */
+/**
+ * A fixed-window counter per bucket and client IP, kept in Redis: one round trip per request,
+ * which also brings back the staff version.
+ */
 export class RateLimiter {
   private readonly redis: CountingRedis;
+  private readonly versionKey: string;
 
   constructor(
     redis: Redis,
@@ -39,18 +48,20 @@ export class RateLimiter {
   ) {
     // Registered once at start: ioredis then sends EVALSHA (the script's hash, not its text) and
     // falls back to EVAL by itself when the server has not seen the script yet.
-    if (!('flightdeckRateLimitHit' in redis)) redis.defineCommand('flightdeckRateLimitHit', { numberOfKeys: 1, lua: SCRIPT });
+    if (!('flightdeckRateLimitHit' in redis)) redis.defineCommand('flightdeckRateLimitHit', { numberOfKeys: 2, lua: SCRIPT });
     this.redis = redis as CountingRedis;
+    this.versionKey = staffVersionKey(prefix);
   }
 
   async hit(rule: RateLimitRule, clientKey: string): Promise<RateLimitResult> {
     const redisKey = `${this.prefix}:rl:${rule.bucket}:${clientKey}`;
-    const [count, ttlMs] = await this.redis.flightdeckRateLimitHit(redisKey, String(rule.windowMs));
+    const [count, ttlMs, staffVersion] = await this.redis.flightdeckRateLimitHit(redisKey, this.versionKey, String(rule.windowMs));
     return {
       limit: rule.limit,
       remaining: Math.max(0, rule.limit - count),
       resetSeconds: Math.max(1, Math.ceil(ttlMs / 1000)),
       allowed: count <= rule.limit,
+      staffVersion: String(staffVersion),
     };
   }
 }

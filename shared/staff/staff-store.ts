@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { ensureWorkspace } from '../workspaces/workspace-store';
+import type { StaffWriter } from './staff-version';
 
 /**
  * Staff membership and client assignments are server-owned rows: no token claim,
@@ -14,11 +15,6 @@ export interface StaffMember {
   assignedAdvertiserIds: string[];
 }
 
-/** Whether the user is active staff: one indexed lookup, for the auth context's hot path. */
-export async function isActiveStaff(db: Knex, userId: string): Promise<boolean> {
-  return Boolean(await db('staff_members').where({ user_id: userId, active: true }).first('user_id'));
-}
-
 export async function findActiveStaff(db: Knex, userId: string): Promise<StaffMember | null> {
   const member = await db('staff_members').where({ user_id: userId, active: true }).first();
   if (!member) return null;
@@ -26,7 +22,17 @@ export async function findActiveStaff(db: Knex, userId: string): Promise<StaffMe
   return { id: member.id, userId, displayName: member.display_name ?? null, active: true, assignedAdvertiserIds: assignments as string[] };
 }
 
-export async function grantStaff(db: Knex, userId: string, displayName?: string): Promise<'granted' | 'reactivated' | 'unchanged'> {
+/**
+ * The changes below each announce themselves after they commit (staff-version.ts), so that no
+ * API process keeps serving what it cached before; the announcement failing fails the call.
+ */
+export async function grantStaff(w: StaffWriter, userId: string, displayName?: string): Promise<'granted' | 'reactivated' | 'unchanged'> {
+  const outcome = await grant(w.db, userId, displayName);
+  await w.announce();
+  return outcome;
+}
+
+async function grant(db: Knex, userId: string, displayName?: string): Promise<'granted' | 'reactivated' | 'unchanged'> {
   const existing = await db('staff_members').where({ user_id: userId }).first();
   if (!existing) {
     await db('staff_members').insert({ user_id: userId, display_name: displayName ?? null });
@@ -39,12 +45,16 @@ export async function grantStaff(db: Knex, userId: string, displayName?: string)
   return 'reactivated';
 }
 
-export async function revokeStaff(db: Knex, userId: string): Promise<'revoked' | 'not-staff'> {
+export async function revokeStaff(w: StaffWriter, userId: string): Promise<'revoked' | 'not-staff'> {
+  const { db } = w;
   const n = await db('staff_members').where({ user_id: userId, active: true }).update({ active: false, revoked_at: db.fn.now() });
+  // Announced even when nothing changed here: a retry after a failed announcement must reach the APIs.
+  await w.announce();
   return n > 0 ? 'revoked' : 'not-staff';
 }
 
-export async function assignClient(db: Knex, userId: string, advertiserId: string): Promise<'assigned' | 'unchanged' | 'not-staff'> {
+export async function assignClient(w: StaffWriter, userId: string, advertiserId: string): Promise<'assigned' | 'unchanged' | 'not-staff'> {
+  const { db } = w;
   const member = await db('staff_members').where({ user_id: userId }).first();
   if (!member) return 'not-staff';
   await ensureWorkspace(db, advertiserId);
@@ -53,10 +63,12 @@ export async function assignClient(db: Knex, userId: string, advertiserId: strin
     .onConflict(['staff_user_id', 'advertiser_id'])
     .ignore()
     .returning('advertiser_id');
+  await w.announce();
   return rows.length ? 'assigned' : 'unchanged';
 }
 
-export async function unassignClient(db: Knex, userId: string, advertiserId: string): Promise<'unassigned' | 'not-assigned'> {
-  const n = await db('staff_assignments').where({ staff_user_id: userId, advertiser_id: advertiserId }).delete();
+export async function unassignClient(w: StaffWriter, userId: string, advertiserId: string): Promise<'unassigned' | 'not-assigned'> {
+  const n = await w.db('staff_assignments').where({ staff_user_id: userId, advertiser_id: advertiserId }).delete();
+  await w.announce();
   return n > 0 ? 'unassigned' : 'not-assigned';
 }

@@ -20,11 +20,11 @@ beforeAll(async () => {
     ['bj-revoked', 'org-a'],
     ['bj-other', 'org-b'],
   ] as const) {
-    await grantStaff(env.db, user);
-    await assignClient(env.db, user, org);
+    await grantStaff(env.staff, user);
+    await assignClient(env.staff, user, org);
     t[user] = await env.issuer.token({ org: 'staff-org', user });
   }
-  await revokeStaff(env.db, 'bj-revoked');
+  await revokeStaff(env.staff, 'bj-revoked');
   t.agent = await env.issuer.token({ org: 'staff-org', user: 'bj-staff', agent: 'bot' });
   t.customer = await env.issuer.token({ org: 'org-a', user: 'org-a-buyer', permissions: ['operator:reconcile'] });
   cu = await launchComputerUse();

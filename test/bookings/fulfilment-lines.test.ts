@@ -20,12 +20,12 @@ beforeAll(async () => {
   const queues = requiredQueues().filter((q) => !WORKFLOW_QUEUES.includes(q));
   await env.workers({ WORKER_QUEUES: queues.join(','), OUTBOX_RELAY_INTERVAL_MS: '50', SANDBOX_SLOW_MS: '8000' });
   for (const user of ['staff-1', 'staff-2', 'staff-revoked']) {
-    await grantStaff(env.db, user);
-    await assignClient(env.db, user, 'org-a');
+    await grantStaff(env.staff, user);
+    await assignClient(env.staff, user, 'org-a');
   }
-  await grantStaff(env.db, 'staff-other');
-  await assignClient(env.db, 'staff-other', 'org-b');
-  await revokeStaff(env.db, 'staff-revoked');
+  await grantStaff(env.staff, 'staff-other');
+  await assignClient(env.staff, 'staff-other', 'org-b');
+  await revokeStaff(env.staff, 'staff-revoked');
   const tok = (user: string, extra: Record<string, unknown> = {}) => env.issuer.token({ org: 'staff-org', user, ...extra });
   const customerTok = (org: string, user: string, extra: Record<string, unknown> = {}) =>
     env.issuer.token({ org, user, permissions: ['operator:reconcile'], ...extra });

@@ -27,11 +27,11 @@ beforeAll(async () => {
     ['q-bulk', ['org-bulk']],
   ];
   for (const [user, orgs] of staff) {
-    await grantStaff(env.db, user);
-    for (const org of orgs) await assignClient(env.db, user, org);
+    await grantStaff(env.staff, user);
+    for (const org of orgs) await assignClient(env.staff, user, org);
     t[user] = await env.issuer.token({ org: 'staff-org', user });
   }
-  await revokeStaff(env.db, 'q-revoked');
+  await revokeStaff(env.staff, 'q-revoked');
   t.agent = await env.issuer.token({ org: 'staff-org', user: 'q-staff', agent: 'bot' });
   t.customer = await env.issuer.token({ org: 'org-a', user: 'org-a-buyer', permissions: ['operator:reconcile'] });
 });
@@ -351,8 +351,8 @@ describe('cursor paging', () => {
 
 describe('what needs a person now, across every page', () => {
   test('lists assigned bookings with a line to reconcile or overdue, most overdue first, and nothing of other clients', async () => {
-    await grantStaff(env.db, 'q-attention');
-    await assignClient(env.db, 'q-attention', 'org-att');
+    await grantStaff(env.staff, 'q-attention');
+    await assignClient(env.staff, 'q-attention', 'org-att');
     const staff = (await findActiveStaff(env.db, 'q-attention'))!;
     const calm = await launch('org-att');
     const toReconcile = await launch('org-att');
@@ -364,7 +364,7 @@ describe('what needs a person now, across every page', () => {
     expect(listed.map((b) => b.id)).toEqual([overdue.id, toReconcile.id]);
     expect(listed.map((b) => b.id)).not.toContain(calm.id);
     // Nothing for someone who serves no client.
-    await grantStaff(env.db, 'q-attention-none');
+    await grantStaff(env.staff, 'q-attention-none');
     expect(await listNeedingAttention(env.db, (await findActiveStaff(env.db, 'q-attention-none'))!)).toEqual([]);
   });
 });

@@ -20,8 +20,8 @@ beforeAll(async () => {
   for (const user of ['ops-1', 'ops-revoked', 'ops-later-revoked']) await grantOps(env.db, user);
   await revokeOps(env.db, 'ops-revoked');
   // Staff membership, even with a client assigned, is not queue inspection.
-  await grantStaff(env.db, 'staff-only');
-  await assignClient(env.db, 'staff-only', 'org-a');
+  await grantStaff(env.staff, 'staff-only');
+  await assignClient(env.staff, 'staff-only', 'org-a');
   t.staff = await env.issuer.token({ org: 'staff-org', user: 'ops-1' });
   t.staffOnly = await env.issuer.token({ org: 'staff-org', user: 'staff-only' });
   t.laterRevoked = await env.issuer.token({ org: 'staff-org', user: 'ops-later-revoked' });

@@ -72,8 +72,8 @@ describe('live reservations settle with the booking', () => {
     // The manual line's worker has handed it to staff too (it changes the line's version).
     await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'rejected' && b.lines[1]!.workflowSteps != null);
     // Staff book the manual line by hand.
-    await grantStaff(env.db, 'stan');
-    await assignClient(env.db, 'stan', 'org-r2');
+    await grantStaff(env.staff, 'stan');
+    await assignClient(env.staff, 'stan', 'org-r2');
     const staff = await env.issuer.token({ org: 'staff', user: 'stan' });
     const line = booking.lines[1]!;
     const base = `/api/v1/internal/fulfilment/bookings/${booking.id}/lines/${line.id}`;

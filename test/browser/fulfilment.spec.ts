@@ -10,8 +10,8 @@ test.beforeAll(async () => {
   // A slow sandbox supplier (budget …93) answers after 10 s: late, once staff have marked the line uncertain.
   world = await startConsoleWorld({ SANDBOX_SLOW_MS: '10000' });
   for (const user of ['staff-1', 'staff-2']) {
-    await grantStaff(world.env.db, user);
-    await assignClient(world.env.db, user, 'org-a');
+    await grantStaff(world.env.staff, user);
+    await assignClient(world.env.staff, user, 'org-a');
   }
 });
 test.afterAll(() => world?.close());

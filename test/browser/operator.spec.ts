@@ -89,15 +89,15 @@ test('a person without operator:reconcile gets no operator pages, even with a re
 });
 
 test('staff see supplier queue counts; only the ops role gets the queue dashboard', async ({ page, browser }) => {
-  await grantStaff(world.env.db, 'staff-d');
-  await assignClient(world.env.db, 'staff-d', ORG);
+  await grantStaff(world.env.staff, 'staff-d');
+  await assignClient(world.env.staff, 'staff-d', ORG);
   await signIn(page, world, { user: 'staff-d', workspace: 'staff-org' }, '/console/queues');
   await expect(page.getByRole('table')).toContainText('supplier.sandbox-ctv');
   await expect(page.getByRole('button', { name: /queue dashboard/ })).toHaveCount(0);
   await accessible(page);
 
   await grantOps(world.env.db, 'ops-d');
-  await grantStaff(world.env.db, 'ops-d');
+  await grantStaff(world.env.staff, 'ops-d');
   const context = await browser.newContext();
   const ops = await context.newPage();
   await signIn(ops, world, { user: 'ops-d', workspace: 'staff-org' }, '/console/queues');

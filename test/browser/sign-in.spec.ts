@@ -5,8 +5,8 @@ import { signIn, startConsoleWorld, type ConsoleWorld } from './support/world';
 let world: ConsoleWorld;
 test.beforeAll(async () => {
   world = await startConsoleWorld();
-  await grantStaff(world.env.db, 'staff-s');
-  await assignClient(world.env.db, 'staff-s', 'org-s');
+  await grantStaff(world.env.staff, 'staff-s');
+  await assignClient(world.env.staff, 'staff-s', 'org-s');
 });
 test.afterAll(() => world?.close());
 

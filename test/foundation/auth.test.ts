@@ -181,8 +181,8 @@ describe('staff session', () => {
   });
 
   test('active staff see their assigned clients; a delegated agent of the same user does not get staff access', async () => {
-    await grantStaff(env.db, 'stan', 'Stan');
-    await assignClient(env.db, 'stan', 'client-1');
+    await grantStaff(env.staff, 'stan', 'Stan');
+    await assignClient(env.staff, 'stan', 'client-1');
     expect(await session(await env.issuer.token({ user: 'stan' }))).toEqual({
       access: true,
       userId: 'stan',
@@ -194,9 +194,9 @@ describe('staff session', () => {
   });
 
   test('revoked staff lose access at once', async () => {
-    await grantStaff(env.db, 'rita');
+    await grantStaff(env.staff, 'rita');
     expect((await session(await env.issuer.token({ user: 'rita' }))).access).toBe(true);
-    await revokeStaff(env.db, 'rita');
+    await revokeStaff(env.staff, 'rita');
     expect(await session(await env.issuer.token({ user: 'rita' }))).toEqual({ access: false });
   });
 });

@@ -4,6 +4,7 @@ import { createTokenVerifier } from '../../shared/auth/verifier';
 import { AgentCredentials } from '../../shared/mcp/agent-credentials';
 import type { McpGrant } from '../../shared/mcp/grant';
 import { WorkspaceCache } from '../../shared/workspaces/workspace-store';
+import { StaffCache } from '../../shared/staff/staff-cache';
 import { createTestEnv, type TestEnv } from '../support/api';
 import { TEST_AUDIENCE, TEST_ISSUER } from '../support/issuer';
 
@@ -37,7 +38,7 @@ async function credentialsIssuing(claims: DevTokenClaims) {
       return { accessToken: await issuer.sign({ ...claims, ttlSeconds: 300 }), expiresIn: 300 };
     },
     verifyApiToken: createTokenVerifier({ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks }),
-    describe: (p) => describeCaller(env.db, new WorkspaceCache(env.db), p),
+    describe: (p) => describeCaller(new StaffCache(env.db), new WorkspaceCache(env.db), p),
   });
   return { credentials, exchanges: () => exchanges };
 }

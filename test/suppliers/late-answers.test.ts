@@ -21,8 +21,8 @@ beforeAll(async () => {
   // No workers: every supplier call in this file is driven by hand, so its timing is the test's.
   api = await env.api();
   operator = await env.issuer.token({ org: 'org-a', user: 'op-a', permissions: ['operator:reconcile'] });
-  await grantStaff(env.db, 'staff-1');
-  await assignClient(env.db, 'staff-1', 'org-a');
+  await grantStaff(env.staff, 'staff-1');
+  await assignClient(env.staff, 'staff-1', 'org-a');
   staff = await env.issuer.token({ org: 'staff-org', user: 'staff-1' });
 });
 afterAll(() => env.close());

@@ -130,8 +130,8 @@ describe('what the sweep leaves alone', () => {
       (b) => b.lines[0]!.status === 'in-progress' && Boolean(b.lines[1]!.workflowSteps),
     );
 
-    await grantStaff(env.db, 'staff-alone');
-    await assignClient(env.db, 'staff-alone', 'org-alone');
+    await grantStaff(env.staff, 'staff-alone');
+    await assignClient(env.staff, 'staff-alone', 'org-alone');
     const staff = await env.issuer.token({ org: 'staff-org', user: 'staff-alone' });
     const base = `/api/v1/internal/fulfilment/bookings/${booking.id}/lines/${manual.id}`;
     const claimed = await json<{ booking: BookingBody }>(

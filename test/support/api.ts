@@ -14,6 +14,7 @@ import { buildOpenApiDocument } from '../../api/http/openapi';
 import type { ApiDeps } from '../../api/deps';
 import type { ResolvedAuth } from '../../shared/runtime/infrastructure';
 import { startWorkers, type RunningWorkers } from '../../workers/main';
+import { staffWriter, type StaffWriter } from '../../shared/staff/staff-version';
 import { createTestDatabase, type TestDatabase } from './database';
 import { TEST_REDIS_URL } from './env';
 import { TEST_AUDIENCE, TEST_ISSUER, TestIssuer } from './issuer';
@@ -27,6 +28,8 @@ export interface TestEnv {
   issuer: TestIssuer;
   dataDir: string;
   redis: Redis;
+  /** Staff changes on this file's database, announced on its Redis prefix as bin/admin.ts does. */
+  staff: StaffWriter;
   config(overrides?: Record<string, string>): Config;
   /** The environment for a service process (bin/*.ts) on this file's database, prefix, data folder and issuer. */
   processEnv(overrides?: Record<string, string>): NodeJS.ProcessEnv;
@@ -116,6 +119,7 @@ export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' }
     issuer,
     dataDir,
     redis,
+    staff: staffWriter(database.db, redis, prefix),
     config,
     processEnv: (overrides = {}) =>
       cleanEnv({

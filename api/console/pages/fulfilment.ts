@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import { notFound } from '../../../shared/errors';
 import { requireAssigned, requireStaff } from '../../../shared/staff/staff-access';
+import type { StaffCache } from '../../../shared/staff/staff-cache';
 import { findBookingById } from '../../../shared/bookings/booking-store';
 import { listNeedingAttention } from '../../../shared/bookings/fulfilment-queue';
 import type { Booking } from '../../../shared/bookings/booking-schemas';
@@ -174,8 +175,8 @@ ${postForm(
 }
 
 /** Staff see a booking as the staff routes decide: active staff, assigned to its client; anything else is not found. */
-async function staffBooking(r: ConsoleRequest, db: import('knex').Knex, id: string): Promise<Booking> {
-  const staff = await requireStaff(db, r.principal);
+async function staffBooking(r: ConsoleRequest, db: import('knex').Knex, staffCache: StaffCache, id: string): Promise<Booking> {
+  const staff = await requireStaff(staffCache, r.principal);
   const booking = await findBookingById(db, uuidOr404(id));
   if (!booking) throw notFound();
   requireAssigned(staff, booking.advertiserId);
@@ -192,7 +193,7 @@ const LINE_OPS: Record<string, { operationId: string; fields: string[] }> = {
 };
 
 export const fulfilmentPages: PageRegistrar = (_router: Router, { get, post }, c) => {
-  const { db } = c.api;
+  const { db, staff: staffCache } = c.api;
   get('/console/fulfilment', async (r, req, res) => {
     const query = Object.fromEntries(
       FILTERS.flatMap((k) => (typeof req.query[k] === 'string' && req.query[k] !== '' ? [[k, req.query[k] as string]] : [])),
@@ -201,12 +202,12 @@ export const fulfilmentPages: PageRegistrar = (_router: Router, { get, post }, c
     if (query.limit) args.limit = formInt(query.limit);
     const page = await r.call('listFulfilmentBookings', args);
     // The queue call above has already refused anyone who is not staff.
-    const attention = await listNeedingAttention(db, await requireStaff(db, r.principal));
+    const attention = await listNeedingAttention(db, await requireStaff(staffCache, r.principal));
     res.type('html').send(queuePage(r, query, page as unknown as { bookings: Booking[]; nextCursor: string | null }, attention));
   });
 
   get('/console/fulfilment/bookings/:id', async (r, req, res) => {
-    const booking = await staffBooking(r, db, String(req.params.id));
+    const booking = await staffBooking(r, db, staffCache, String(req.params.id));
     const jobs = await db('browser_jobs').where({ booking_id: booking.id }).orderBy('created_at', 'desc').limit(20);
     res.type('html').send(bookingPage(r, booking, jobs));
   });
@@ -226,7 +227,7 @@ export const fulfilmentPages: PageRegistrar = (_router: Router, { get, post }, c
   });
 
   post('/console/fulfilment/bookings/:id/browser-jobs', async (r, req) => {
-    const booking = await staffBooking(r, db, String(req.params.id));
+    const booking = await staffBooking(r, db, staffCache, String(req.params.id));
     const form = req.body as Record<string, string>;
     const { browserJob } = (await r.call('recordBrowserJob', {
       advertiserId: booking.advertiserId,

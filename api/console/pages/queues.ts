@@ -8,9 +8,9 @@ const STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
 
 /** Counts only (no job data: queues hold every tenant's work); the dashboard itself is for the ops role. */
 export const queuePages: PageRegistrar = (_router, { get }, c) => {
-  const { db, producers } = c.api;
+  const { db, producers, staff } = c.api;
   get('/console/queues', async (r, _req, res) => {
-    await requireStaff(db, r.principal);
+    await requireStaff(staff, r.principal);
     const counts = await Promise.all(
       SUPPLIER_QUEUES.map(async (name) => ({ name, counts: await producers.get(name).getJobCounts(...STATES) })),
     );

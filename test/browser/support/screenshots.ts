@@ -19,9 +19,9 @@ async function main() {
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: true });
   try {
     const { db } = world.env;
-    await grantStaff(db, 'sam');
+    await grantStaff(world.env.staff, 'sam');
     await grantOps(db, 'sam');
-    await assignClient(db, 'sam', 'acme');
+    await assignClient(world.env.staff, 'sam', 'acme');
     await fundWallet(world.env, 'acme', 250_000);
     await world.launch('acme', [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_092 }], (b) =>
       b.lines.every((l) => l.status === 'reconciliation-required'),

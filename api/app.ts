@@ -1,5 +1,4 @@
 import express, { type Express } from 'express';
-import { pinoHttp } from 'pino-http';
 import { RateLimiter } from '../shared/ratelimit/rate-limiter';
 import type { ApiDeps } from './deps';
 import type { RouteDef } from './http/route';
@@ -7,7 +6,7 @@ import { mountRoutes } from './http/mount';
 import { authenticator } from './middleware/authenticate';
 import { errorHandler, unknownRoute } from './middleware/errors';
 import { rateLimit } from './middleware/rate-limit';
-import { requestId, requestIdOf } from './middleware/request-id';
+import { requestLogging } from './middleware/request-log';
 import { assetFileRoutes } from './routes/asset-files';
 import { authRoutes } from './routes/auth-context';
 import { discoveryRoutes } from './routes/discovery';
@@ -71,25 +70,7 @@ export function buildApp(deps: ApiDeps): Express {
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
 
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (req) => requestIdOf(req as express.Request),
-      // Only what we need: never headers (tokens) or bodies (assets, personal data).
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      customProps: (_req, res) => ({
-        route: (res as express.Response).locals?.route,
-        requestId: (res as express.Response).locals?.requestId,
-      }),
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'info'),
-      customSuccessMessage: (req, res) => `${req.method} ${res.statusCode}`,
-      customErrorMessage: (req, res) => `${req.method} ${res.statusCode}`,
-    }),
-  );
-  app.use(requestId);
+  app.use(requestLogging(logger));
 
   const limiter = new RateLimiter(deps.redis, deps.redisPrefix);
   const window = config.RATE_LIMIT_WINDOW_MS;

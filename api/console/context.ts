@@ -1,12 +1,12 @@
 import type { Request, Response } from 'express';
 import { Problem } from '../../shared/errors';
 import { hasPermission, isHuman, type Principal } from '../../shared/auth/principal';
-import type { Logger } from '../../shared/logger';
 import type { ApiDeps } from '../deps';
 import type { RouteDef } from '../http/route';
 import { callRoute } from '../mcp/route-tools';
 import { layout, type Flash, type Viewer } from './html';
 import { sameSecret, type ConsoleSession, type ConsoleSessions } from './session';
+import { requestLog } from '../middleware/request-log';
 
 export interface ConsoleDeps {
   api: ApiDeps;
@@ -62,7 +62,7 @@ export async function consoleRequest(c: ConsoleDeps, req: Request, res: Response
     reconciler: human && hasPermission(principal, 'operator:reconcile'),
     approver: human && hasPermission(principal, 'agent:approve'),
   };
-  const log = (req as Request & { log?: Logger }).log ?? api.logger;
+  const log = requestLog(req, api.logger);
   return {
     principal,
     viewer,

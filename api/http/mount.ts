@@ -8,6 +8,7 @@ import { requireGovernedRoutes } from './governed-routes';
 import type { RouteDef } from './route';
 import { runGoverned, runIdempotent } from './execution-policies';
 import { MAX_JSON_DEPTH, nestsDeeperThan, parsePart } from './validate';
+import { requestLog } from '../middleware/request-log';
 
 export interface MountOptions {
   db: Knex;
@@ -31,11 +32,12 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
     if (route.access === 'bearer' && !route.scope) throw new Error(`${route.operationId} declares no product scope`);
     const jsonTypes = ['application/json', 'application/*+json', ...(route.extraBodyTypes ?? [])];
     const limit = route.bodyLimitBytes ?? opts.defaultBodyLimitBytes;
+    const routeKey = `${route.method.toUpperCase()} ${route.path}`;
     const bodyParser = route.rawBody ? express.raw({ limit, type: () => true }) : express.json({ limit, type: jsonTypes, strict: false });
 
     const handle = async (req: Request, res: Response, next: NextFunction) => {
       try {
-        res.locals.route = `${route.method.toUpperCase()} ${route.path}`;
+        res.locals.route = routeKey;
         const principal = route.access === 'bearer' ? await opts.authenticate(req) : null;
         if (principal) res.locals.principal = principal;
         if (route.authorize) await route.authorize(principal as never);
@@ -64,7 +66,9 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
             principal,
             headers: req.headers,
             requestId: String(res.locals.requestId),
-            log: (req as Request & { log?: Logger }).log ?? opts.logger,
+            get log() {
+              return requestLog(req, opts.logger);
+            },
             req,
             res,
           } as never);
@@ -74,15 +78,7 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
           governed ? runGoverned(opts, route.governedAction!, principal, { params, body }, req.headers, requestId, run) : run();
         const result =
           route.idempotency === 'required' && principal
-            ? await runIdempotent(
-                opts,
-                `${route.method.toUpperCase()} ${route.path}`,
-                principal,
-                { params, query, body },
-                req,
-                requestId,
-                invoke,
-              )
+            ? await runIdempotent(opts, routeKey, principal, { params, query, body }, req, requestId, invoke)
             : await invoke();
         if (!result) return;
         if (result.contentType) res.type(result.contentType);

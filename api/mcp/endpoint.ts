@@ -12,6 +12,7 @@ import type { ApiDeps } from '../deps';
 import type { RouteDef } from '../http/route';
 import { PUBLIC_TOOL, buildMcpServer } from './tools';
 import type { AgentEndpoint } from './setup';
+import { requestLog } from '../middleware/request-log';
 
 /** What may be asked without a grant: the handshake, the tool list, and get_platform_info. */
 const PUBLIC_METHODS = new Set(['initialize', 'notifications/initialized', 'notifications/cancelled', 'ping', 'tools/list']);
@@ -91,7 +92,7 @@ export function mountAgentEndpoint(app: Express, deps: ApiDeps, endpoint: AgentE
 
   const serve = async (req: Request, res: Response, principal: Principal | null) => {
     const requestId = String(res.locals.requestId);
-    const log: Logger = (req as Request & { log?: Logger }).log ?? logger;
+    const log: Logger = requestLog(req, logger);
     const server = buildMcpServer({ deps, endpoint, routes, principal, requestId, log });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {

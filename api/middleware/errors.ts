@@ -3,6 +3,7 @@ import { Problem, badRequest, internal, notFound, payloadTooLarge } from '../../
 import type { Logger } from '../../shared/logger';
 import { databaseProblem } from '../../shared/db/db-errors';
 import { sendProblem } from '../http/problem';
+import { requestLog } from './request-log';
 
 interface BodyParserError {
   type?: string;
@@ -64,7 +65,7 @@ export function errorHandler(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     void _next;
     const problem = problemOf(err);
-    const log = (req as Request & { log?: Logger }).log ?? logger;
+    const log = requestLog(req, logger);
     if (problem.status >= 500) {
       const fields = { err: err instanceof Problem ? undefined : err, code: problem.code, requestId: res.locals.requestId };
       if (problem.recovery === 'transient') log.warn(fields, problem.detail);

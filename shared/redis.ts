@@ -21,6 +21,12 @@ export function createWorkerRedis(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true });
 }
 
+/**
+ * Keys the per-request rate-limit script touches together (counters and the staff version): the
+ * hash tag keeps them in one Redis Cluster slot, as a multi-key script requires.
+ */
+export const edgeKeyPrefix = (prefix: string): string => `${prefix}:{edge}`;
+
 export function key(prefix: string, ...parts: string[]): string {
   return [prefix, ...parts].join(':');
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { staffVersionKey } from '../staff/staff-version';
+import { edgeKeyPrefix } from '../redis';
 
 export interface RateLimitRule {
   bucket: string;
@@ -41,20 +42,19 @@ type CountingRedis = Redis & {
 export class RateLimiter {
   private readonly redis: CountingRedis;
   private readonly versionKey: string;
+  private readonly counterPrefix: string;
 
-  constructor(
-    redis: Redis,
-    private readonly prefix: string,
-  ) {
+  constructor(redis: Redis, prefix: string) {
     // Registered once at start: ioredis then sends EVALSHA (the script's hash, not its text) and
     // falls back to EVAL by itself when the server has not seen the script yet.
     if (!('flightdeckRateLimitHit' in redis)) redis.defineCommand('flightdeckRateLimitHit', { numberOfKeys: 2, lua: SCRIPT });
     this.redis = redis as CountingRedis;
     this.versionKey = staffVersionKey(prefix);
+    this.counterPrefix = `${edgeKeyPrefix(prefix)}:rl`;
   }
 
   async hit(rule: RateLimitRule, clientKey: string): Promise<RateLimitResult> {
-    const redisKey = `${this.prefix}:rl:${rule.bucket}:${clientKey}`;
+    const redisKey = `${this.counterPrefix}:${rule.bucket}:${clientKey}`;
     const [count, ttlMs, staffVersion] = await this.redis.flightdeckRateLimitHit(redisKey, this.versionKey, String(rule.windowMs));
     return {
       limit: rule.limit,

@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
 import type { Redis } from 'ioredis';
+import { edgeKeyPrefix } from '../redis';
 
 /**
  * Staff membership and assignments are cached in each API process (see staff-cache.ts). Every
  * change bumps this counter after it commits; the rate limiter reads it in the round trip it
  * already makes for each request, and a process whose cache was filled at another value drops it.
  */
-export const staffVersionKey = (prefix: string): string => `${prefix}:staff-version`;
+export const staffVersionKey = (prefix: string): string => `${edgeKeyPrefix(prefix)}:staff-version`;
 
 /**
  * How long a cached staff lookup is used at most, whatever the counter says: the bound on how long

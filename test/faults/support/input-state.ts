@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Knex } from 'knex';
+import { edgeKeyPrefix } from '../../../shared/redis';
 
 /**
  * Everything a request could have changed, as one comparable value: for every table of the
@@ -29,7 +30,7 @@ export async function fingerprint(db: Knex, redis: Redis, prefix: string): Promi
   let cursor = '0';
   do {
     const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    keys.push(...batch.filter((k) => !k.startsWith(`${prefix}:rl:`)));
+    keys.push(...batch.filter((k) => !k.startsWith(`${edgeKeyPrefix(prefix)}:rl:`)));
     cursor = next;
   } while (cursor !== '0');
   const described: StateFingerprint['redis'] = {};

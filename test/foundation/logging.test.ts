@@ -19,6 +19,8 @@ describe('request logging', () => {
       req: { method: 'GET', path: '/api/v1/auth/context' },
     });
     expect(typeof line!.responseTime).toBe('number');
+    expect(line).not.toHaveProperty('aborted');
+    expect(api.logs.filter((l) => (l.req as { id?: string } | undefined)?.id === 'log-check-0001' && l.res)).toHaveLength(1);
     const all = api.rawLogs.join('\n');
     expect(all).not.toContain(token);
     expect(all).not.toContain(token.split('.')[2]!);

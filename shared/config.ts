@@ -63,7 +63,7 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
    * Comma-separated queues or roles (suppliers, creative-reviews, audiences, personas,
-   * housekeeping) this worker process consumes, expanded to queue names; empty means all.
+   * housekeeping, pixel) this worker process consumes, expanded to queue names; empty means all.
    */
   WORKER_QUEUES: z
     .string()

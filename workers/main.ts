@@ -4,7 +4,14 @@ import type { Config } from '../shared/config';
 import type { Logger } from '../shared/logger';
 import { createWorkerRedis } from '../shared/redis';
 import { startHeartbeat } from '../shared/heartbeat';
-import { AUDIENCE_SYNC_QUEUE, MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, adapterKeyOfQueue, requiredQueues } from '../shared/queues/names';
+import {
+  AUDIENCE_SYNC_QUEUE,
+  MAINTENANCE_QUEUE,
+  PERSONA_EXTRACT_QUEUE,
+  PIXEL_EVENTS_QUEUE,
+  adapterKeyOfQueue,
+  requiredQueues,
+} from '../shared/queues/names';
 import { QueueProducers } from '../shared/queues/producers';
 import { relayOutbox } from '../shared/outbox/outbox';
 import { ADAPTER_IMPLEMENTATIONS } from './adapters/registry';
@@ -14,6 +21,7 @@ import { supplierWorker } from './supplier-worker';
 import { personaWorker } from './persona-worker';
 import { audienceWorker } from './audience-worker';
 import { creativeReviewWorker } from './creative-review-worker';
+import { startPixelWriter, type PixelWriter } from './pixel-writer';
 
 export interface WorkerInputs {
   config: Config;
@@ -66,8 +74,17 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   const prefix = config.REDIS_PREFIX;
   const workers: Worker[] = [];
   const producers = new QueueProducers(connection, prefix);
+  let pixelWriter: PixelWriter | null = null;
+  let pixelRedis: ReturnType<typeof createWorkerRedis> | null = null;
 
   for (const queue of queues) {
+    if (queue === PIXEL_EVENTS_QUEUE) {
+      // Its reads block, so it has a connection of its own.
+      pixelRedis = createWorkerRedis(redisUrl);
+      pixelRedis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'pixel writer redis connection error'));
+      pixelWriter = await startPixelWriter({ redis: pixelRedis, prefix, db, logger });
+      continue;
+    }
     if (queue === MAINTENANCE_QUEUE) {
       workers.push(maintenanceWorker(connection, prefix, db, logger, producers.get, config));
       continue;
@@ -111,7 +128,8 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
       // Stop announcing and relaying first, then let in-flight jobs finish before the connection goes.
       await Promise.all(beats.map((b) => b.stop()));
       await relay.stop();
-      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all([...workers.map((w) => w.close()), pixelWriter?.close()]);
+      pixelRedis?.disconnect();
       await producers.close();
       connection.disconnect();
     },

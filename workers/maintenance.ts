@@ -10,6 +10,7 @@ import { retryUnsent } from './retry-unsent';
 import { requeueVanished } from './requeue-vanished';
 import { sweepStuck } from './sweep-stuck-attempts';
 import { rollUpPageviews } from '../shared/pixel/pageview-rollup';
+import { oldestUnstoredPageviewAt } from '../shared/pixel/pixel-stream';
 import type { Config } from '../shared/config';
 import { runExclusively } from '../shared/runtime/exclusive-run';
 import { ArtifactStore, artifactDirOf, sweepExpiredArtifacts } from '../shared/studies/artifact-store';
@@ -65,7 +66,10 @@ export function maintenanceWorker(
         return { swept };
       }
       case 'rollup-pageviews': {
-        const rolled = await rollUpPageviews(db);
+        // A day is finished only once every pageview accepted on it is stored.
+        const now = new Date();
+        const waiting = await oldestUnstoredPageviewAt(connection, prefix);
+        const rolled = await rollUpPageviews(db, waiting && waiting < now ? waiting : now);
         return { rolled };
       }
       case 'prune-relayed-outbox': {

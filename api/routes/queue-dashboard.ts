@@ -5,7 +5,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { notFound } from '../../shared/errors';
 import { requireOps } from '../../shared/staff/ops-store';
-import { MAINTENANCE_QUEUE, requiredQueues } from '../../shared/queues/names';
+import { MAINTENANCE_QUEUE, jobQueues } from '../../shared/queues/names';
 import type { ApiDeps } from '../deps';
 
 export const DASHBOARD_PATH = '/admin/queues';
@@ -39,7 +39,7 @@ export function mountQueueDashboard(app: Express, deps: ApiDeps): void {
   serverAdapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({
     // Supplier queues are read-only here: re-running a supplier mutation is reconciliation's job, not a button's.
-    queues: requiredQueues().map((name) => new BullMQAdapter(deps.producers.get(name), { readOnlyMode: name !== MAINTENANCE_QUEUE })),
+    queues: jobQueues().map((name) => new BullMQAdapter(deps.producers.get(name), { readOnlyMode: name !== MAINTENANCE_QUEUE })),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Flightdeck queues' } },
   });

@@ -54,12 +54,14 @@ const DETAIL: Record<DatabaseOutage, string> = {
   unreachable: 'The database is unreachable. Retry shortly.',
 };
 
+/** Text PostgreSQL cannot store (a NUL character, say) is the client's mistake, not ours. */
+export const invalidText = () =>
+  badRequest('A text field contains a character that cannot be stored (such as \\u0000).', undefined, 'invalid_text');
+
 /** A problem for a database failure we understand, or null for anything else (a bug: 500). */
 export function databaseProblem(err: unknown): Problem | null {
   const code = codeOf(err);
-  // Text PostgreSQL cannot store (a NUL character, say) is the client's mistake, not ours.
-  if (code === '22021' || code === '22P05')
-    return badRequest('A text field contains a character that cannot be stored (such as \\u0000).', undefined, 'invalid_text');
+  if (code === '22021' || code === '22P05') return invalidText();
   const outage = databaseOutageOf(err);
   return outage ? unavailable(DETAIL[outage], 'database_unavailable', RETRY_AFTER_SECONDS[outage]) : null;
 }

@@ -1,9 +1,11 @@
 import type { Knex } from 'knex';
 
 /**
- * Pageviews per workspace and UTC day. A pageview is stamped when it is received, so once a
- * day is over its count can no longer change: a maintenance job rolls finished days up once,
- * and readers count raw events only for the days after the rollup (usually just today).
+ * Pageviews per workspace and UTC day. A pageview is stamped when it is accepted, so once a
+ * day is over and every pageview accepted on it is stored (they wait in a Redis stream for a
+ * few seconds; see pixel-stream.ts), its count can no longer change: a maintenance job rolls
+ * finished days up once, and readers count raw events only for the days after the rollup
+ * (usually just today).
  */
 const DAY_MS = 86_400_000;
 const dayOf = (d: Date) => d.toISOString().slice(0, 10);
@@ -13,7 +15,7 @@ async function rolledThrough(db: Knex): Promise<string | null> {
   return row ? String(row.day) : null;
 }
 
-/** Rolls up every finished day not yet rolled up. Safe to run twice, or concurrently. */
+/** Rolls up every day finished by `now` not yet rolled up. Safe to run twice, or concurrently. */
 export async function rollUpPageviews(db: Knex, now = new Date()): Promise<number> {
   const yesterday = dayOf(new Date(now.getTime() - DAY_MS));
   return db.transaction(async (trx) => {

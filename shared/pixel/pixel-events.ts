@@ -15,41 +15,45 @@ export type PixelEvent = z.infer<typeof PixelEventSchema>;
 
 export const PixelIdempotencyKeySchema = z.string().min(8).max(200);
 
-export interface RecordedPageview {
-  id: string;
-  replayed: boolean;
+/** A pageview as accepted: which workspace and pixel, the key it came with, what it said. */
+export interface AcceptedPageview {
+  advertiserId: string;
+  pixelKey: string;
+  idempotencyKey?: string;
+  event: PixelEvent;
 }
 
+/** A text field PostgreSQL could not store; refused when accepted, since the write comes later. */
+export const hasUnstorableText = (event: PixelEvent): boolean =>
+  [event.kind, event.event, event.promoCode].some((s) => s !== undefined && s.includes('\u0000'));
+
+/** An accepted pageview with the stream entry it was accepted as, and when. */
+export interface StreamedPageview extends AcceptedPageview {
+  streamId: string;
+  receivedAt: Date;
+}
+
+const rowOf = (p: StreamedPageview) => ({
+  stream_id: p.streamId,
+  advertiser_id: p.advertiserId,
+  pixel_key: p.pixelKey,
+  idempotency_key: p.idempotencyKey ?? null,
+  kind: p.event.kind ?? null,
+  event: p.event.event ?? null,
+  value: p.event.value ?? null,
+  value_minor: p.event.valueMinor ?? null,
+  promo_code: p.event.promoCode ?? null,
+  received_at: p.receivedAt,
+});
+
 /**
- * Records an anonymous pageview. With an idempotency key, the first event for the pixel
- * and key is kept: a replay, even with a changed body, returns it and changes nothing.
+ * Stores pageviews in one statement, in stream order. Conflicts are skipped, whichever unique
+ * index they meet: a stream entry already written (a batch written again after a crash before
+ * its acknowledgement) or a pixel and idempotency key already used (the first event is kept).
+ * Returns how many rows were added.
  */
-export async function recordPageview(
-  db: Knex,
-  input: { advertiserId: string; pixelKey: string; idempotencyKey?: string; event: PixelEvent },
-): Promise<RecordedPageview> {
-  const row = {
-    advertiser_id: input.advertiserId,
-    pixel_key: input.pixelKey,
-    idempotency_key: input.idempotencyKey ?? null,
-    kind: input.event.kind ?? null,
-    event: input.event.event ?? null,
-    value: input.event.value ?? null,
-    value_minor: input.event.valueMinor ?? null,
-    promo_code: input.event.promoCode ?? null,
-  };
-  if (!input.idempotencyKey) {
-    const [created] = await db('pixel_events').insert(row).returning('id');
-    return { id: String(created.id), replayed: false };
-  }
-  const inserted = await db.raw(
-    `insert into pixel_events (advertiser_id, pixel_key, idempotency_key, kind, event, value, value_minor, promo_code)
-     values (:advertiser_id, :pixel_key, :idempotency_key, :kind, :event, :value, :value_minor, :promo_code)
-     on conflict (pixel_key, idempotency_key) where idempotency_key is not null do nothing
-     returning id`,
-    row,
-  );
-  if (inserted.rows[0]) return { id: String(inserted.rows[0].id), replayed: false };
-  const first = await db('pixel_events').where({ pixel_key: input.pixelKey, idempotency_key: input.idempotencyKey }).first('id');
-  return { id: String(first.id), replayed: true };
+export async function storePageviews(db: Knex, pageviews: StreamedPageview[]): Promise<number> {
+  if (!pageviews.length) return 0;
+  const inserted = await db('pixel_events').insert(pageviews.map(rowOf)).onConflict().ignore().returning('id');
+  return inserted.length;
 }

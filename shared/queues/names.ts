@@ -7,6 +7,8 @@ import { ADAPTERS } from '../adapters/catalogue';
 export const MAINTENANCE_QUEUE = 'maintenance';
 export const PERSONA_EXTRACT_QUEUE = 'persona-extract';
 export const AUDIENCE_SYNC_QUEUE = 'audience-sync';
+/** Not a BullMQ queue: the Redis stream of accepted pageviews, written to PostgreSQL in batches. */
+export const PIXEL_EVENTS_QUEUE = 'pixel-events';
 
 /**
  * BullMQ's key prefix for a deployment's REDIS_PREFIX. The hash tag `{queues}` puts every
@@ -23,9 +25,14 @@ export const SUPPLIER_QUEUES = ADAPTERS.map((a) => supplierQueueName(a.key));
 export const creativeReviewQueueName = (adapterKey: string) => `creative-review.${adapterKey}`;
 export const CREATIVE_REVIEW_QUEUES = ADAPTERS.filter((a) => a.kind !== 'workflow').map((a) => creativeReviewQueueName(a.key));
 
-/** Every queue a deployment must have consumers for. */
-export function requiredQueues(): string[] {
+/** The BullMQ queues, each with jobs to show on the dashboard. */
+export function jobQueues(): string[] {
   return [MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, AUDIENCE_SYNC_QUEUE, ...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES];
+}
+
+/** Every queue a deployment must have consumers for: the job queues and the pageview stream. */
+export function requiredQueues(): string[] {
+  return [...jobQueues(), PIXEL_EVENTS_QUEUE];
 }
 
 export function adapterKeyOfQueue(queue: string): string | null {
@@ -41,6 +48,7 @@ export const QUEUE_GROUPS: Readonly<Record<string, readonly string[]>> = {
   audiences: [AUDIENCE_SYNC_QUEUE],
   personas: [PERSONA_EXTRACT_QUEUE],
   housekeeping: [MAINTENANCE_QUEUE],
+  pixel: [PIXEL_EVENTS_QUEUE],
 };
 
 /** Queue and group names to the queues they mean, in order, each once; unknown names are returned apart. */

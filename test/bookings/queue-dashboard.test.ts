@@ -5,7 +5,7 @@ import { grantOps, revokeOps } from '../../shared/staff/ops-store';
 import { post } from '../support/bookings';
 import * as jobs from '../../shared/queues/jobs';
 import { z } from 'zod';
-import { requiredQueues } from '../../shared/queues/names';
+import { jobQueues } from '../../shared/queues/names';
 import { ADAPTERS } from '../../shared/adapters/catalogue';
 
 const DASHBOARD = '/admin/queues';
@@ -53,7 +53,7 @@ describe('ops with a bearer token', () => {
     expect(res.status).toBe(200);
     const { queues } = await json<{ queues: QueueView[] }>(res);
     const names = queues.map((q) => q.name).sort();
-    expect(names).toEqual([...requiredQueues()].sort());
+    expect(names).toEqual([...jobQueues()].sort());
     expect(names).toEqual(
       expect.arrayContaining(['maintenance', 'persona-extract', 'audience-sync', ...ADAPTERS.map((a) => `supplier.${a.key}`)]),
     );

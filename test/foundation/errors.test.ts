@@ -77,20 +77,21 @@ describe('problem+json errors', () => {
   });
 
   test('a thrown error is a 500 that leaks no internals, and the cause is logged with the request id', async () => {
-    const broken = await env.database.db.schema.renameTable('pixel_events', 'pixel_events_away').then(() => true);
+    const token = await env.issuer.token();
+    const broken = await env.database.db.schema.renameTable('campaigns', 'campaigns_away').then(() => true);
     expect(broken).toBe(true);
     try {
-      const res = await api.fetch(`/api/v1/t/${pixelKey}`, { method: 'POST', headers: { 'x-request-id': 'trace-500-check' } });
+      const res = await api.fetch('/api/v1/campaigns', { token, headers: { 'x-request-id': 'trace-500-check' } });
       expect(res.status).toBe(500);
       const text = await res.text();
       expect(JSON.parse(text)).toMatchObject({ code: 'internal_error', status: 500, requestId: 'trace-500-check' });
-      expect(text).not.toMatch(/pixel_events|relation|select|insert|stack|at /i);
+      expect(text).not.toMatch(/campaigns|relation|select|insert|stack|at /i);
       const logged = api.logs.find(
         (l) => l.level === 50 && (l.requestId === 'trace-500-check' || (l.req as { id?: string })?.id === 'trace-500-check'),
       );
-      expect(JSON.stringify(logged)).toMatch(/pixel_events/);
+      expect(JSON.stringify(logged)).toMatch(/campaigns/);
     } finally {
-      await env.database.db.schema.renameTable('pixel_events_away', 'pixel_events');
+      await env.database.db.schema.renameTable('campaigns_away', 'campaigns');
     }
   });
 });

@@ -148,7 +148,11 @@ export class PixelWriter {
   async ack(entries: PixelEntry[]): Promise<void> {
     if (!entries.length) return;
     const ids = entries.map((e) => e.id);
-    const results = await this.o.redis.multi().xack(this.stream, PIXEL_WRITER_GROUP, ...ids).xdel(this.stream, ...ids).exec();
+    const results = await this.o.redis
+      .multi()
+      .xack(this.stream, PIXEL_WRITER_GROUP, ...ids)
+      .xdel(this.stream, ...ids)
+      .exec();
     const failed = results?.find(([err]) => err)?.[0];
     if (!results || failed) throw failed ?? new Error('pixel stream acknowledgement aborted');
   }
@@ -198,10 +202,9 @@ export class PixelWriter {
   async close(): Promise<void> {
     this.stopping.abort();
     await this.loop;
-    const own = await this.o.redis
-      .xpending(this.stream, PIXEL_WRITER_GROUP, '-', '+', 1, this.consumer)
-      .catch(() => [1]);
-    if ((own as unknown[]).length === 0) await this.o.redis.xgroup('DELCONSUMER', this.stream, PIXEL_WRITER_GROUP, this.consumer).catch(() => 0);
+    const own = await this.o.redis.xpending(this.stream, PIXEL_WRITER_GROUP, '-', '+', 1, this.consumer).catch(() => [1]);
+    if ((own as unknown[]).length === 0)
+      await this.o.redis.xgroup('DELCONSUMER', this.stream, PIXEL_WRITER_GROUP, this.consumer).catch(() => 0);
   }
 }
 

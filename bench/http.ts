@@ -1,8 +1,29 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { Redis } from 'ioredis';
+import { pixelStreamKey } from '../shared/pixel/pixel-stream';
 import { measure, printPair } from './support';
 import type { BenchService } from './service';
+
+/** Pageviews of the bench's pixel key in PostgreSQL. */
+const storedPageviews = async (service: BenchService) =>
+  Number((await service.db('pixel_events').where({ pixel_key: service.pixelKey }).count({ n: '*' }))[0]!.n);
+
+/** Waits until the pixel writer has stored every accepted pageview; returns how long that took. */
+async function drainPixelStream(service: BenchService, timeoutMs = 120_000): Promise<number> {
+  const redis = new Redis(service.redisUrl);
+  const started = Date.now();
+  try {
+    while ((await redis.xlen(pixelStreamKey(service.prefix))) > 0) {
+      if (Date.now() - started > timeoutMs) throw new Error('pixel writer did not drain the stream in time');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return Date.now() - started;
+  } finally {
+    redis.disconnect();
+  }
+}
 
 /** A bare express app with the same response shapes: the floor our middleware stack is measured against. */
 async function startBareExpress(): Promise<{ url: string; close(): Promise<void> }> {
@@ -33,13 +54,22 @@ export async function benchHttp(service: BenchService): Promise<void> {
 
     const body = JSON.stringify({ kind: 'pageview', event: 'view', valueMinor: 100 });
     const headers = { 'content-type': 'application/json' };
+    const storedBefore = await storedPageviews(service);
     const pixelService = await measure('POST /api/v1/t/{pixelKey}', `${service.url}/api/v1/t/${service.pixelKey}`, {
       method: 'POST',
       headers,
       body,
     });
+    // Every acknowledged pageview must reach PostgreSQL: count them once the writer has caught up.
+    const drainMs = await drainPixelStream(service);
+    const stored = (await storedPageviews(service)) - storedBefore;
+    const accepted = pixelService.ok2xx;
+    // Requests still in flight when autocannon stops may be stored without being counted as answered.
+    const lost = Math.max(0, accepted - stored);
     const pixelBare = await measure('bare express POST (json)', `${bare.url}/t`, { method: 'POST', headers, body });
-    printPair(pixelService, pixelBare);
+    Object.assign(printPair(pixelService, pixelBare), { accepted, stored, lost, drainMs });
+    console.log(`  stored ${stored} of ${accepted} accepted (${lost} lost), stream drained ${drainMs} ms after the run`);
+    console.log('');
   } finally {
     await bare.close();
   }

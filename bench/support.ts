@@ -9,6 +9,10 @@ export interface Measurement {
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  /** Requests answered 2xx over the whole run: for the pixel, the pageviews acknowledged. */
+  ok2xx: number;
+  /** CPU time of this process (service or bare express, both run here) per request, in microseconds. */
+  cpuMicrosPerRequest: number;
 }
 
 export const BENCH_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -36,27 +40,36 @@ export async function measure(
   if (opts.body) args.push('-b', opts.body);
   args.push(url);
   const [cmd, cmdArgs] = HAS_TASKSET ? ['taskset', ['-c', LOAD_CPU, process.execPath, ...args]] : [process.execPath, args];
+  const cpuBefore = process.cpuUsage();
   const { stdout } = await promisify(execFile)(cmd, cmdArgs, { maxBuffer: 64 * 1024 * 1024 });
-  const result = JSON.parse(stdout) as { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number };
+  const cpu = process.cpuUsage(cpuBefore);
+  const result = JSON.parse(stdout) as {
+    requests: { average: number; total: number };
+    latency: { p50: number; p99: number };
+    non2xx: number;
+    '2xx': number;
+  };
   return {
     name,
     requestsPerSecond: Math.round(result.requests.average),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,
+    ok2xx: result['2xx'],
+    cpuMicrosPerRequest: Math.round((cpu.user + cpu.system) / Math.max(1, result.requests.total)),
   };
 }
 
-/** Prints a measured route beside its baseline from the same run; the ratio is the figure that matters. */
-export function printPair(service: Measurement, baseline: Measurement): void {
+/** Prints a measured route beside its baseline from the same run; the ratio is the figure that matters. Returns its figure. */
+export function printPair(service: Measurement, baseline: Measurement): Record<string, unknown> {
   const ratio = service.requestsPerSecond / baseline.requestsPerSecond;
   const row = (m: Measurement) =>
-    `  ${m.name.padEnd(44)} ${String(m.requestsPerSecond).padStart(8)} req/s   p50 ${String(m.p50Ms).padStart(4)} ms   p99 ${String(m.p99Ms).padStart(4)} ms${m.non2xx ? `   (${m.non2xx} non-2xx)` : ''}`;
+    `  ${m.name.padEnd(44)} ${String(m.requestsPerSecond).padStart(8)} req/s   p50 ${String(m.p50Ms).padStart(4)} ms   p99 ${String(m.p99Ms).padStart(4)} ms   ${String(m.cpuMicrosPerRequest).padStart(5)} µs CPU/req${m.non2xx ? `   (${m.non2xx} non-2xx)` : ''}`;
   console.log(row(service));
   console.log(row(baseline));
   console.log(`  ${'ratio service / bare express'.padEnd(44)} ${ratio.toFixed(2)}`);
   console.log('');
-  figures.push({
+  const figure = {
     name: service.name,
     value: service.requestsPerSecond,
     baseline: baseline.requestsPerSecond,
@@ -64,5 +77,9 @@ export function printPair(service: Measurement, baseline: Measurement): void {
     p50Ms: service.p50Ms,
     p99Ms: service.p99Ms,
     non2xx: service.non2xx,
-  });
+    cpuMicrosPerRequest: service.cpuMicrosPerRequest,
+    baselineCpuMicrosPerRequest: baseline.cpuMicrosPerRequest,
+  };
+  figures.push(figure);
+  return figure;
 }

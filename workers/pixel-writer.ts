@@ -198,13 +198,18 @@ export class PixelWriter {
     }
   }
 
-  /** Finishes the batch in hand, then leaves the group if it holds no entries. */
+  /**
+   * Finishes the batch in hand, then leaves the group if it holds no entries. Does not wait
+   * long for a Redis that is gone: unacknowledged entries stay pending for another writer.
+   */
   async close(): Promise<void> {
     this.stopping.abort();
-    await this.loop;
-    const own = await this.o.redis.xpending(this.stream, PIXEL_WRITER_GROUP, '-', '+', 1, this.consumer).catch(() => [1]);
-    if ((own as unknown[]).length === 0)
-      await this.o.redis.xgroup('DELCONSUMER', this.stream, PIXEL_WRITER_GROUP, this.consumer).catch(() => 0);
+    const leave = async () => {
+      await this.loop;
+      const own = await this.o.redis.xpending(this.stream, PIXEL_WRITER_GROUP, '-', '+', 1, this.consumer);
+      if ((own as unknown[]).length === 0) await this.o.redis.xgroup('DELCONSUMER', this.stream, PIXEL_WRITER_GROUP, this.consumer);
+    };
+    await Promise.race([leave().catch(() => undefined), new Promise<void>((r) => setTimeout(r, this.blockMs + 2000).unref())]);
   }
 }
 

@@ -31,6 +31,34 @@ import {
  */
 const OUTAGE_MS = 6_000;
 
+/** Pageviews posted one after another until stopped: when each was acknowledged, and what else came back. */
+function pixelLoad(url: string, pixelKey: string) {
+  const acceptedAt: number[] = [];
+  const other: number[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    for (let i = 0; !stopped; i++) {
+      const res = await fetch(`${url}/api/v1/t/${pixelKey}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ kind: 'outage', valueMinor: i }),
+      }).catch(() => null);
+      if (res?.status === 202) acceptedAt.push(Date.now());
+      else other.push(res?.status ?? 0);
+      await res?.arrayBuffer();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })();
+  return {
+    acceptedAt,
+    other,
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
 let dataDir: string;
 let postgres: Dedicated;
 let issuer: TestIssuer;
@@ -68,6 +96,8 @@ test('a PostgreSQL outage under load gives 503s with retry-after, recovers withi
   db = createDb(postgres.url);
   const token = await issuer.token({ org: 'org-pg-outage', user: 'buyer' });
   const load = steadyLoad(url, token, CAMPAIGN_TRAFFIC, 4);
+  const { workspace } = (await (await api.fetch('/api/v1/auth/context', { token })).json()) as { workspace: { pixelKey: string } };
+  const pixel = pixelLoad(url, workspace.pixelKey);
   // Bookings in flight when the database goes: slow supplier calls on every channel.
   const launched = await Promise.all(
     [0, 1, 2].map(() =>
@@ -90,6 +120,7 @@ test('a PostgreSQL outage under load gives 503s with retry-after, recovers withi
   const run = await takeAway(postgres, { url, api, token }, OUTAGE_MS);
   await new Promise((r) => setTimeout(r, 2000));
   await load.stop();
+  await pixel.stop();
 
   // Work the outage interrupted is settled by the workers, with their housekeeping's help.
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
@@ -103,12 +134,22 @@ test('a PostgreSQL outage under load gives 503s with retry-after, recovers withi
   const ledger = await db('sandbox_ledger').whereIn('line_id', lineIds).select('line_id');
   const doubled = lineIds.filter((id) => ledger.filter((r) => r.line_id === id).length > 1);
 
+  // Pageviews are accepted into Redis while PostgreSQL is away, and every one is stored once it is back.
+  await until(
+    'every acknowledged pageview stored',
+    async () => (await db!('pixel_events').where({ kind: 'outage' })).length >= pixel.acceptedAt.length,
+    60_000,
+  );
+  const pageviewsStored = (await db('pixel_events').where({ kind: 'outage' })).length;
+  const pageviewsDuring = pixel.acceptedAt.filter((at) => at > run.down + 500 && at < run.restoring).length;
+
   const verdict = judge(load.answers, run);
   const stored = Number((await db('campaigns').count({ n: '*' }))[0]!.n);
   figure(
     `PostgreSQL outage (${OUTAGE_MS / 1000} s under load): ${outageFigure(load.answers, run, verdict, 'PostgreSQL')}, ` +
       `${stored - 3} stored besides the 3 booked; ` +
-      `${lines.filter((l) => l.status === 'reconciliation-required').length} of ${lines.length} lines in flight at the stop to reconciliation, ${doubled.length} sent twice`,
+      `${lines.filter((l) => l.status === 'reconciliation-required').length} of ${lines.length} lines in flight at the stop to reconciliation, ${doubled.length} sent twice; ` +
+      `${pixel.acceptedAt.length} pageviews acknowledged (${pageviewsDuring} during the outage), ${pageviewsStored} stored, ${pixel.other.length} not acknowledged`,
   );
   expectOutageHandled(run, verdict, service!.output());
   // Every acknowledged campaign is stored (the three booked ones were created by launchPlan).
@@ -116,4 +157,7 @@ test('a PostgreSQL outage under load gives 503s with retry-after, recovers withi
   // Every answer the suppliers gave during the outage waited it out: nothing left to a person.
   expect(lines.filter((l) => l.status !== 'confirmed')).toEqual([]);
   expect(doubled).toEqual([]);
+  expect(pageviewsDuring).toBeGreaterThan(0);
+  expect(pixel.other).toEqual([]);
+  expect(pageviewsStored).toBe(pixel.acceptedAt.length);
 }, 300_000);

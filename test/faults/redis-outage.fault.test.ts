@@ -5,6 +5,7 @@ import type { Started } from '../support/processes';
 import { until } from '../support/wait';
 import { runHousekeepingNow } from './support/fleet';
 import { figure } from './support/input-report';
+import { pixelLoad } from './support/pixel-load';
 import {
   CAMPAIGN_TRAFFIC,
   dedicatedRedis,
@@ -48,6 +49,8 @@ test('a Redis outage under load gives 503s with retry-after, recovers within 5 s
   const api = remoteApi(url);
   const token = await env.issuer.token({ org: 'org-redis-outage', user: 'buyer' });
   const load = steadyLoad(url, token, CAMPAIGN_TRAFFIC, 4);
+  const { workspace } = (await (await api.fetch('/api/v1/auth/context', { token })).json()) as { workspace: { pixelKey: string } };
+  const pixel = pixelLoad(url, workspace.pixelKey);
   // Enough slow supplier work that some is running and more is waiting when Redis goes.
   const launched = await Promise.all(
     Array.from({ length: BOOKINGS }, () =>
@@ -70,6 +73,7 @@ test('a Redis outage under load gives 503s with retry-after, recovers within 5 s
   });
   await new Promise((r) => setTimeout(r, 2000));
   await load.stop();
+  await pixel.stop();
 
   // Jobs whose worker lost Redis mid-job are re-delivered; what a double failure left open is
   // the housekeeping's to close.
@@ -86,13 +90,19 @@ test('a Redis outage under load gives 503s with retry-after, recovers within 5 s
   const ledger = await env.db('sandbox_ledger').whereIn('line_id', lineIds).select('line_id');
   const doubled = lineIds.filter((id) => ledger.filter((r) => r.line_id === id).length > 1);
 
+  // Every pageview acknowledged before the crash (append-only file, fsync always) or after it is stored.
+  const pageviews = () => env.db('pixel_events').where({ kind: 'outage' }).count({ n: '*' });
+  await until('every acknowledged pageview stored', async () => Number((await pageviews())[0]!.n) >= pixel.acceptedAt.length, 60_000);
+  const pageviewsStored = Number((await pageviews())[0]!.n);
+
   const verdict = judge(load.answers, run);
   const stored = Number((await env.db('campaigns').count({ n: '*' }))[0]!.n) - BOOKINGS;
   figure(
     `Redis outage (SIGKILL, ${OUTAGE_MS / 1000} s under load): ${outageFigure(load.answers, run, verdict, 'Redis')}, ${stored} stored; ` +
       `${settledAtCrash} of ${lineIds.length} lines settled at the crash, ` +
       `${lines.filter((l) => l.status === 'confirmed').length} confirmed and ${lines.filter((l) => l.status === 'reconciliation-required').length} ` +
-      `to reconciliation after it (${openBeforeHousekeeping} by housekeeping), ${doubled.length} sent twice`,
+      `to reconciliation after it (${openBeforeHousekeeping} by housekeeping), ${doubled.length} sent twice; ` +
+      `${pixel.acceptedAt.length} pageviews acknowledged, ${pageviewsStored} stored, ${pixel.other.filter((st) => st === 503).length} refused with 503`,
   );
   expectOutageHandled(run, verdict, service!.output());
   expect(stored).toBe(verdict.created);
@@ -100,4 +110,7 @@ test('a Redis outage under load gives 503s with retry-after, recovers within 5 s
   expect(settledAtCrash).toBeLessThan(lineIds.length);
   expect(lines.filter((l) => !['confirmed', 'reconciliation-required'].includes(l.status))).toEqual([]);
   expect(doubled).toEqual([]);
+  expect(pixel.other.filter((st) => st !== 503)).toEqual([]);
+  expect(pixel.other.length).toBeGreaterThan(0);
+  expect(pageviewsStored).toBe(pixel.acceptedAt.length);
 }, 300_000);

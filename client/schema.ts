@@ -2721,7 +2721,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Recorded (or, for a replayed Idempotency-Key, the first event kept). */
+      /** @description Accepted once durably queued (or, for a replayed Idempotency-Key, the first event kept). Readable within seconds; later while the database is unavailable, never lost. */
       202: {
         headers: {
           /** @description Requests allowed in the window. */

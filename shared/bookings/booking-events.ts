@@ -10,15 +10,29 @@ export interface EventInput {
   detail?: unknown;
 }
 
+const INTO = 'insert into booking_events (id, booking_id, line_id, action, actor_id, actor, source, detail) values ';
+const ROW = '(?, ?, ?, ?, ?, ?, ?, ?)';
+
+/** The event row as one INSERT with `?` placeholders for `eventValues`, to embed in a larger statement. */
+export const EVENT_INSERT = INTO + ROW;
+
+export const eventValues = (e: EventInput): Knex.Value[] => [
+  randomUUID(),
+  e.bookingId,
+  e.lineId ?? null,
+  e.action,
+  e.actor.actorId,
+  e.actor.actor,
+  e.actor.source,
+  e.detail === undefined ? null : JSON.stringify(e.detail),
+];
+
 export async function appendEvent(trx: Knex, e: EventInput): Promise<void> {
-  await trx('booking_events').insert({
-    id: randomUUID(),
-    booking_id: e.bookingId,
-    line_id: e.lineId ?? null,
-    action: e.action,
-    actor_id: e.actor.actorId,
-    actor: e.actor.actor,
-    source: e.actor.source,
-    detail: e.detail === undefined ? null : JSON.stringify(e.detail),
-  });
+  await trx.raw(EVENT_INSERT, eventValues(e));
+}
+
+/** Several events in one INSERT, in the order given. */
+export async function appendEvents(trx: Knex, events: readonly EventInput[]): Promise<void> {
+  if (!events.length) return;
+  await trx.raw(INTO + events.map(() => ROW).join(', '), events.flatMap(eventValues));
 }

@@ -12,7 +12,7 @@ import { checkCreativeEvidence } from '../creatives/creative-approvals';
 import { enqueueInTransaction } from '../outbox/outbox';
 import { bookLineMessage } from '../queues/jobs';
 import { reserveCommitment } from '../wallet/wallet';
-import { appendEvent } from './booking-events';
+import { appendEvents } from './booking-events';
 import type { Booking } from './booking-schemas';
 import { findBookingById } from './booking-store';
 import { refuseIfBooked } from './open-booking';
@@ -110,26 +110,26 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       creatives: JSON.stringify(approvedLines[position]?.creatives ?? []),
     }));
     await trx('booking_lines').insert(lines);
-    await appendEvent(trx, {
-      bookingId,
-      action: 'booking.launched',
-      actor,
-      detail: {
-        snapshotDigest: digest,
-        executionMode: mode,
-        lines: lines.length,
-        reservedMinor: mode === 'live' ? campaign.maximumCommitmentMinor : 0,
+    await appendEvents(trx, [
+      {
+        bookingId,
+        action: 'booking.launched',
+        actor,
+        detail: {
+          snapshotDigest: digest,
+          executionMode: mode,
+          lines: lines.length,
+          reservedMinor: mode === 'live' ? campaign.maximumCommitmentMinor : 0,
+        },
       },
-    });
-    for (const l of lines) {
-      await appendEvent(trx, {
+      ...lines.map((l) => ({
         bookingId,
         lineId: l.id,
         action: 'line.queued',
         actor,
         detail: { adapterKey: l.adapter_key, channel: l.channel },
-      });
-    }
+      })),
+    ]);
     await enqueueInTransaction(
       trx,
       lines.map((l) => bookLineMessage(l.adapter_key, { bookingId, lineId: l.id })),

@@ -10,7 +10,7 @@ import {
   openAttemptQuery,
   interrupted,
   isUnknown,
-  openAttempt,
+  attemptInsert,
   runSupplierCall,
   closeAttempt,
   type AttemptRow,
@@ -67,15 +67,16 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
   let held: LockedLine | null = null;
   const flow: SupplierCallFlow<LineStart, BookingOutcome, ExecutionResult> = {
     async begin(trx) {
-      const locked = await lockLine(trx, bookingId, lineId);
+      // The line, the campaign's flight and any open attempt, in one round trip. Only our own
+      // supplier attempts count: a managed-booking attempt belongs to the staff member working the line.
+      const open = openAttemptId(trx, lineId).toSQL();
+      const locked = await lockLine(trx, bookingId, lineId, {
+        sql: `select json_build_object('start_date', c.start_date, 'end_date', c.end_date, 'open_attempt_id', (${open.sql})) from campaigns c where c.id = b.campaign_id`,
+        bindings: open.bindings,
+      });
       if (!locked) return { kind: 'done', result: 'skipped' };
       const { line } = locked;
-      // The campaign's flight and any open attempt, in one round trip. Only our own supplier
-      // attempts count: a managed-booking attempt belongs to the staff member working the line.
-      const campaign = await trx('campaigns as c')
-        .join('bookings as b', 'b.campaign_id', 'c.id')
-        .where('b.id', bookingId)
-        .first('c.start_date', 'c.end_date', openAttemptId(trx, lineId).as('open_attempt_id'));
+      const campaign = locked.also as { start_date: string; end_date: string; open_attempt_id: string | null };
       const openId = campaign.open_attempt_id as string | null;
       if (openId) {
         // This job ran before and stopped without recording an outcome: the supplier may have
@@ -99,7 +100,8 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       };
       if (!adapter.callsSupplier) return { kind: 'call', start: { attemptId: null, request: { ...base, attemptId: '' } } };
 
-      const attemptId = await openAttempt(trx, {
+      // The attempt is opened by the same statement that moves the line to in-progress.
+      const { id: attemptId, sql: attempt } = attemptInsert(trx, {
         subjectKind: 'line',
         subjectId: lineId,
         lineId,
@@ -113,6 +115,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
           bookingId,
           lineId,
           to: 'in-progress',
+          alongside: attempt,
           patch: { provider_attempt_id: attemptId, started_at: trx.fn.now() },
           actor: SYSTEM,
           action: 'line.attempt-started',

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { conflict, notFound } from '../errors';
 import type { Actor } from '../actor';
-import { appendEvent } from './booking-events';
-import { bookingStatusOf } from './booking-status';
+import { EVENT_INSERT, eventValues } from './booking-events';
+import { bookingStatusOf, type BookingStatus } from './booking-status';
 import type { LineRow } from './booking-store';
 import { assertMove, type LineStatus } from './line-state';
 import { settleBooking, settleLine } from '../wallet/settlement';
@@ -19,24 +19,35 @@ export interface LineChange {
   actor: Actor;
   action: string;
   detail?: unknown;
+  /** Another write made in the same statement as the line's (e.g. opening the attempt it starts). */
+  alongside?: Knex.Sql;
   /** Extra checks on the locked line before it changes (e.g. "only workflow lines"). */
   guard?: (line: LineRow) => void;
 }
 
 /**
  * Locks a booking and then its line, the one lock order every path uses (booking, then lines
- * by id), so that deciding on a line always reads it as it is.
+ * by id), so that deciding on a line always reads it as it is. One round trip: the row marks
+ * lock in FROM order, booking first. `also` is one more value the caller wants read with it
+ * (an SQL expression over `b` and `l`), returned as `also`.
  */
 export async function lockLine(
   trx: Knex,
   bookingId: string,
   lineId: string,
-): Promise<{ booking: { id: string; status: string }; line: LineRow } | null> {
-  const booking = await trx('bookings').where({ id: bookingId }).forUpdate().first('id', 'status');
-  if (!booking) return null;
-  const line = (await trx<LineRow>('booking_lines').where({ id: lineId, booking_id: bookingId }).forUpdate().first()) as
-    LineRow | undefined;
-  return line ? { booking, line } : null;
+  also?: { sql: string; bindings: readonly Knex.Value[] },
+): Promise<{ booking: { id: string; status: BookingStatus }; line: LineRow; also: unknown } | null> {
+  const { rows } = await trx.raw<{ rows: Array<LineRow & { booking_status: BookingStatus; also_value?: unknown }> }>(
+    `select l.*, b.status as booking_status${also ? `, (${also.sql}) as also_value` : ''}
+       from bookings b join booking_lines l on l.booking_id = b.id
+      where b.id = ? and l.id = ?
+        for update of b, l`,
+    [...(also?.bindings ?? []), bookingId, lineId],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { booking_status: status, also_value: extra, ...line } = row;
+  return { booking: { id: bookingId, status }, line, also: extra };
 }
 
 /**
@@ -61,39 +72,41 @@ export async function changeLine(trx: Knex, c: LineChange, held?: LockedLine): P
   // A change to the status a line already has is not a transition either (a second start, a second uncertain).
   if (c.to) assertMove(line.status, c.to);
 
-  const [updated] = (await trx('booking_lines')
+  // One statement writes the line, appends its event and bumps the booking's version, returning
+  // the booking's other lines' statuses (stable: every line change holds the booking's lock).
+  const to = c.to ?? line.status;
+  const lineUpdate = trx('booking_lines')
     .where({ id: line.id, version: line.version })
     .update({ ...(c.patch ?? {}), ...(c.to ? { status: c.to } : {}), version: line.version + 1, updated_at: trx.fn.now() })
-    .returning('*')) as LineRow[];
-  if (!updated) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
-
-  if (c.to && c.to !== line.status) await settleLine(trx, updated, c.to, c.actor.actorId);
-
-  await appendEvent(trx, {
-    bookingId: c.bookingId,
-    lineId: c.lineId,
-    action: c.action,
-    actor: c.actor,
-    detail: { from: line.status, to: updated.status, ...(c.detail && typeof c.detail === 'object' ? c.detail : {}) },
-  });
-
-  // One round trip bumps the booking's version and reads its lines' statuses as this transaction
-  // sees them; the status itself is written only when it changes.
-  const bumped = await trx.raw<{ rows: Array<{ statuses: LineStatus[] }> }>(
-    `update bookings set version = version + 1 where id = ?
-     returning (select coalesce(array_agg(l.status::text), '{}') from booking_lines l where l.booking_id = bookings.id) as statuses`,
-    [c.bookingId],
+    .returning('*')
+    .toSQL();
+  const detail = { from: line.status, to, ...(c.detail && typeof c.detail === 'object' ? c.detail : {}) };
+  const { rows } = await trx.raw<{ rows: Array<LineRow & { other_statuses: LineStatus[] }> }>(
+    `with ${c.alongside ? `alongside as (${c.alongside.sql}),` : ''}
+     updated as (${lineUpdate.sql}),
+     event as (${EVENT_INSERT}),
+     bumped as (
+       update bookings set version = version + 1 where id = ?
+       returning (select coalesce(array_agg(o.status::text), '{}') from booking_lines o where o.booking_id = bookings.id and o.id <> ?) as other_statuses
+     )
+     select updated.*, bumped.other_statuses from updated, bumped`,
+    [...(c.alongside?.bindings ?? []), ...lineUpdate.bindings, ...eventValues({ ...c, detail }), c.bookingId, line.id],
   );
-  const status = bookingStatusOf(bumped.rows[0]!.statuses);
+  const { other_statuses: others, ...updated } = rows[0] ?? {};
+  if (!others) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
+
+  if (c.to && c.to !== line.status) await settleLine(trx, updated as LineRow, c.to, c.actor.actorId);
+
+  const status = bookingStatusOf([...others, to]);
   if (status !== booking.status) {
-    await trx('bookings').where({ id: c.bookingId }).update({ status });
-    await appendEvent(trx, {
+    const event = eventValues({
       bookingId: c.bookingId,
       action: 'booking.status-changed',
       actor: c.actor,
       detail: { from: booking.status, to: status },
     });
-    await settleBooking(trx, c.bookingId, status, c.actor.actorId);
+    await trx.raw(`with status as (update bookings set status = ? where id = ?) ${EVENT_INSERT}`, [status, c.bookingId, ...event]);
+    await settleBooking(trx, { id: c.bookingId, executionMode: line.execution_mode }, status, c.actor.actorId);
   }
-  return updated;
+  return updated as LineRow;
 }

@@ -55,19 +55,28 @@ export interface NewAttempt {
   bookingId?: string;
 }
 
-/** Commits the attempt as open: at most one per subject (a unique index says so). */
-export async function openAttempt(trx: Knex, a: NewAttempt): Promise<string> {
+/** The attempt's INSERT, to run alone or inside a larger statement; open, at most one per subject (a unique index says so). */
+export function attemptInsert(trx: Knex, a: NewAttempt): { id: string; sql: Knex.Sql } {
   const id = a.id ?? `att_${randomUUID()}`;
-  await trx('supplier_attempts').insert({
-    id,
-    subject_kind: a.subjectKind,
-    subject_id: a.subjectId,
-    adapter_key: a.adapterKey,
-    operation: a.operation,
-    line_id: a.lineId ?? null,
-    booking_id: a.bookingId ?? null,
-    status: 'open',
-  });
+  const sql = trx('supplier_attempts')
+    .insert({
+      id,
+      subject_kind: a.subjectKind,
+      subject_id: a.subjectId,
+      adapter_key: a.adapterKey,
+      operation: a.operation,
+      line_id: a.lineId ?? null,
+      booking_id: a.bookingId ?? null,
+      status: 'open',
+    })
+    .toSQL();
+  return { id, sql };
+}
+
+/** Commits the attempt as open. */
+export async function openAttempt(trx: Knex, a: NewAttempt): Promise<string> {
+  const { id, sql } = attemptInsert(trx, a);
+  await trx.raw(sql.sql, sql.bindings);
   return id;
 }
 

@@ -15,11 +15,11 @@ const DEFINITE: readonly BookingStatus[] = ['confirmed', 'partially-confirmed', 
  */
 export async function settleLine(
   trx: Knex,
-  line: { id: string; booking_id: string; budget_minor: string | number },
+  line: { id: string; booking_id: string; budget_minor: string | number; execution_mode: 'sandbox' | 'live' },
   to: LineStatus,
   actorId: string,
 ): Promise<void> {
-  if (to !== 'confirmed' && to !== 'rejected') return;
+  if (line.execution_mode === 'sandbox' || (to !== 'confirmed' && to !== 'rejected')) return;
   const reservation = await trx('wallet_reservations').where({ booking_id: line.booking_id }).first();
   const amount = toMinor(line.budget_minor);
   if (!reservation || amount === 0) return;
@@ -48,8 +48,14 @@ export async function settleLine(
  * to the wallet: the reservation less what was captured, released, and what stopped (staged,
  * may yet be enabled) lines still hold.
  */
-export async function settleBooking(trx: Knex, bookingId: string, status: BookingStatus, actorId: string): Promise<void> {
-  if (!DEFINITE.includes(status)) return;
+export async function settleBooking(
+  trx: Knex,
+  booking: { id: string; executionMode: 'sandbox' | 'live' },
+  status: BookingStatus,
+  actorId: string,
+): Promise<void> {
+  if (booking.executionMode === 'sandbox' || !DEFINITE.includes(status)) return;
+  const bookingId = booking.id;
   const reservation = await trx('wallet_reservations').where({ booking_id: bookingId }).first();
   if (!reservation) return;
   const advertiserId = String(reservation.advertiser_id);

@@ -26,45 +26,47 @@ export interface LineChange {
 }
 
 /**
- * Locks a booking and then its line, the one lock order every path uses (booking, then lines
- * by id), so that deciding on a line always reads it as it is. One round trip: the row marks
- * lock in FROM order, booking first. `also` is one more value the caller wants read with it
- * (an SQL expression over `b` and `l`), returned as `also`.
+ * Locks a line, the first lock of every path that changes lines: a line, then (by the change
+ * itself) its booking's row, held from there to the commit. Paths that change several lines lock
+ * them all first, by id. `also` is one more value the caller wants read with it (an SQL
+ * expression over `b`, the booking, and `l`, the line), returned as `also`.
  */
 export async function lockLine(
   trx: Knex,
   bookingId: string,
   lineId: string,
   also?: { sql: string; bindings: readonly Knex.Value[] },
-): Promise<{ booking: { id: string; status: BookingStatus }; line: LineRow; also: unknown } | null> {
-  const { rows } = await trx.raw<{ rows: Array<LineRow & { booking_status: BookingStatus; also_value?: unknown }> }>(
-    `select l.*, b.status as booking_status${also ? `, (${also.sql}) as also_value` : ''}
-       from bookings b join booking_lines l on l.booking_id = b.id
-      where b.id = ? and l.id = ?
-        for update of b, l`,
+): Promise<{ line: LineRow; also: unknown } | null> {
+  const { rows } = await trx.raw<{ rows: Array<LineRow & { also_value?: unknown }> }>(
+    `select l.*${also ? `, (${also.sql}) as also_value` : ''}
+       from booking_lines l join bookings b on b.id = l.booking_id
+      where l.booking_id = ? and l.id = ?
+        for update of l`,
     [...(also?.bindings ?? []), bookingId, lineId],
   );
   const row = rows[0];
   if (!row) return null;
-  const { booking_status: status, also_value: extra, ...line } = row;
-  return { booking: { id: bookingId, status }, line, also: extra };
+  const { also_value: extra, ...line } = row;
+  return { line, also: extra };
 }
 
-/**
- * The one way a line changes: under the booking's and the line's row locks, check the
- * expected version and the transition, write the line, append the event and recompute the
- * booking's status, all in the caller's transaction.
- */
 export type LockedLine = NonNullable<Awaited<ReturnType<typeof lockLine>>>;
 
 /**
- * `held`: the locks the caller already took in this transaction, with the line as read then
- * and not changed since; saves taking them again.
+ * The one way a line changes: under the line's row lock, check the expected version and the
+ * transition; then one statement writes the line, appends its event and bumps the booking's
+ * version, which takes the booking's row lock until commit. Only then are the booking's line
+ * statuses read (a fresh statement, so every committed line change is in it) and its status
+ * recomputed: no line change commits without this, and a change still uncommitted is counted
+ * by its own transaction, which waits for the lock behind this one.
+ *
+ * `held`: the line lock the caller already took in this transaction, with the line as read then
+ * and not changed since; saves taking it again.
  */
 export async function changeLine(trx: Knex, c: LineChange, held?: LockedLine): Promise<LineRow> {
   const locked = held ?? (await lockLine(trx, c.bookingId, c.lineId));
   if (!locked) throw notFound();
-  const { booking, line } = locked;
+  const { line } = locked;
   if (c.expectedVersion !== undefined && c.expectedVersion !== line.version) {
     throw conflict(`The line is at version ${line.version}, not ${c.expectedVersion}. Read it again before acting.`, 'version_conflict');
   }
@@ -72,38 +74,38 @@ export async function changeLine(trx: Knex, c: LineChange, held?: LockedLine): P
   // A change to the status a line already has is not a transition either (a second start, a second uncertain).
   if (c.to) assertMove(line.status, c.to);
 
-  // One statement writes the line, appends its event and bumps the booking's version, returning
-  // the booking's other lines' statuses (stable: every line change holds the booking's lock).
   const to = c.to ?? line.status;
+  const moves = to !== line.status;
   const lineUpdate = trx('booking_lines')
     .where({ id: line.id, version: line.version })
     .update({ ...(c.patch ?? {}), ...(c.to ? { status: c.to } : {}), version: line.version + 1, updated_at: trx.fn.now() })
     .returning('*')
     .toSQL();
   const detail = { from: line.status, to, ...(c.detail && typeof c.detail === 'object' ? c.detail : {}) };
-  const { rows } = await trx.raw<{ rows: Array<LineRow & { other_statuses: LineStatus[] }> }>(
+  const { rows } = await trx.raw<{ rows: Array<LineRow & { booking_status: BookingStatus }> }>(
     `with ${c.alongside ? `alongside as (${c.alongside.sql}),` : ''}
      updated as (${lineUpdate.sql}),
      event as (${EVENT_INSERT}),
-     bumped as (
-       update bookings set version = version + 1 where id = ?
-       returning (select coalesce(array_agg(o.status::text), '{}') from booking_lines o where o.booking_id = bookings.id and o.id <> ?) as other_statuses
-     )
-     select updated.*, bumped.other_statuses from updated, bumped`,
-    [...(c.alongside?.bindings ?? []), ...lineUpdate.bindings, ...eventValues({ ...c, detail }), c.bookingId, line.id],
+     bumped as (update bookings set version = version + 1 where id = ? returning status)
+     select updated.*, bumped.status as booking_status from updated, bumped`,
+    [...(c.alongside?.bindings ?? []), ...lineUpdate.bindings, ...eventValues({ ...c, detail }), c.bookingId],
   );
-  const { other_statuses: others, ...updated } = rows[0] ?? {};
-  if (!others) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
+  if (!rows[0]) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
+  // The status as it is now that the lock is ours (a waiting UPDATE returns the row as it then is).
+  const { booking_status: was, ...updated } = rows[0];
+  const { rows: all } = await trx.raw<{ rows: Array<{ status: LineStatus }> }>('select status from booking_lines where booking_id = ?', [
+    c.bookingId,
+  ]);
 
-  if (c.to && c.to !== line.status) await settleLine(trx, updated as LineRow, c.to, c.actor.actorId);
+  if (moves) await settleLine(trx, updated as LineRow, to, c.actor.actorId);
 
-  const status = bookingStatusOf([...others, to]);
-  if (status !== booking.status) {
+  const status = bookingStatusOf(all.map((l) => l.status));
+  if (status !== was) {
     const event = eventValues({
       bookingId: c.bookingId,
       action: 'booking.status-changed',
       actor: c.actor,
-      detail: { from: booking.status, to: status },
+      detail: { from: was, to: status },
     });
     await trx.raw(`with status as (update bookings set status = ? where id = ?) ${EVENT_INSERT}`, [status, c.bookingId, ...event]);
     await settleBooking(trx, { id: c.bookingId, executionMode: line.execution_mode }, status, c.actor.actorId);

@@ -2,6 +2,8 @@ import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, sevenSandboxLines, waitForBooking } from '../support/bookings';
 import { bookingStatusOf } from '../../shared/bookings/booking-status';
 import type { LineStatus } from '../../shared/bookings/line-state';
+import { changeLine } from '../../shared/bookings/line-transitions';
+import { SYSTEM } from '../../shared/actor';
 
 let env: TestEnv;
 let api: TestApi;
@@ -56,5 +58,54 @@ describe('booking status while many lines finish at once', () => {
       }
       expect(at).toBe(done.status);
     }
+  });
+});
+
+describe('a line change waiting on another line change of the same booking', () => {
+  // No workers here: the test moves the lines itself, in the order it needs.
+  let quiet: TestEnv;
+  let quietApi: TestApi;
+  beforeAll(async () => {
+    quiet = await createTestEnv();
+    quietApi = await quiet.api();
+  });
+  afterAll(() => quiet.close());
+
+  /** Resolves once some transaction of this database waits on a row lock. */
+  async function someoneWaitsOnALock(): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const { rows } = await quiet.db.raw(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      );
+      if (rows[0].n > 0) return;
+      if (Date.now() > deadline) throw new Error('no transaction ever waited on the booking lock');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  test('the later change counts the earlier one, committed while it waited, in the booking status', async () => {
+    const { booking } = await launchPlan(quiet, quietApi, sevenSandboxLines().slice(0, 2), 'org-status-race');
+    const [a, b] = (await quiet.db('booking_lines').where({ booking_id: booking.id }).orderBy('id').pluck('id')) as string[];
+    const move = (lineId: string, to: LineStatus) => ({ bookingId: booking.id, lineId: lineId, to, actor: SYSTEM, action: `test.${to}` });
+    for (const id of [a!, b!]) await quiet.db.transaction((trx) => changeLine(trx, move(id, 'in-progress')));
+
+    // A confirms and holds its transaction open; B's rejection then waits for the booking row.
+    const first = await quiet.db.transaction();
+    await changeLine(first, move(a!, 'confirmed'));
+    const second = quiet.db.transaction((trx) => changeLine(trx, move(b!, 'rejected')));
+    await someoneWaitsOnALock();
+    await first.commit();
+    await second;
+
+    // Seen from A's transaction, B was still in progress; B's must see A confirmed, or the booking stays in-progress forever.
+    const stored = await quiet.db('bookings').where({ id: booking.id }).first('status');
+    expect(stored.status).toBe('partially-confirmed');
+    const changes = (await quiet
+      .db('booking_events')
+      .where({ booking_id: booking.id, action: 'booking.status-changed' })
+      .orderBy('created_at')
+      .pluck('detail')) as Array<{ from: string; to: string }>;
+    expect(changes.map((c) => `${c.from}->${c.to}`)).toEqual(['queued->in-progress', 'in-progress->partially-confirmed']);
   });
 });

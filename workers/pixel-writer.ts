@@ -73,7 +73,17 @@ export class PixelWriter {
   }
 
   /** New entries, waiting up to blockMs for some. */
-  async readNew(): Promise<PixelEntry[]> {
+  readNew(): Promise<PixelEntry[]> {
+    return this.read('>');
+  }
+
+  /** Entries this consumer read but has not acknowledged: a batch whose write failed. */
+  readOwnPending(): Promise<PixelEntry[]> {
+    return this.read('0');
+  }
+
+  // Redis blocks only for new entries ('>'); reading this consumer's pending history returns at once.
+  private async read(from: '>' | '0'): Promise<PixelEntry[]> {
     const reply = (await this.o.redis.xreadgroup(
       'GROUP',
       PIXEL_WRITER_GROUP,
@@ -84,22 +94,7 @@ export class PixelWriter {
       this.blockMs,
       'STREAMS',
       this.stream,
-      '>',
-    )) as StreamReply;
-    return entriesOf(reply);
-  }
-
-  /** Entries this consumer read but has not acknowledged: a batch whose write failed. */
-  async readOwnPending(): Promise<PixelEntry[]> {
-    const reply = (await this.o.redis.xreadgroup(
-      'GROUP',
-      PIXEL_WRITER_GROUP,
-      this.consumer,
-      'COUNT',
-      this.batchSize,
-      'STREAMS',
-      this.stream,
-      '0',
+      from,
     )) as StreamReply;
     return entriesOf(reply);
   }

@@ -21,3 +21,19 @@ export async function runMaintenanceJob<T = unknown>(env: TestEnv, name: string)
     eventsConnection.disconnect();
   }
 }
+
+/**
+ * What every completed run of a housekeeping job returned, scheduled runs included: a scheduled
+ * run may take work before (or instead of) the run a test asked for.
+ */
+export async function completedRuns<T = unknown>(env: TestEnv, name: string): Promise<T[]> {
+  const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(env.prefix) });
+  try {
+    const jobs = await queue.getJobs(['completed']);
+    return jobs.filter((j) => j.name === name).map((j) => j.returnvalue as T);
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
+}

@@ -82,6 +82,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       campaign_id: campaign.id,
       plan_id: stored.plan.id,
       status: 'queued',
+      line_counts: JSON.stringify({ queued: stored.plan.lines.length }),
       execution_mode: mode,
       snapshot_digest: digest,
       approved_snapshot: JSON.stringify(stored.approvedSnapshot),

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { conflict, notFound } from '../errors';
 import type { Actor } from '../actor';
 import { EVENT_INSERT, eventValues } from './booking-events';
-import { bookingStatusOf, type BookingStatus } from './booking-status';
+import { bookingStatusOfCounts, type BookingStatus, type LineCounts } from './booking-status';
 import type { LineRow } from './booking-store';
 import { assertMove, type LineStatus } from './line-state';
 import { settleBooking, settleLine } from '../wallet/settlement';
@@ -52,12 +52,35 @@ export async function lockLine(
 
 export type LockedLine = NonNullable<Awaited<ReturnType<typeof lockLine>>>;
 
+/** The booking's line counts after one line moves `from` → `to`, as an SQL expression with its bindings. */
+function countsAfter(from: LineStatus, to: LineStatus): { sql: string; bindings: Knex.Value[] } {
+  if (from === to) return { sql: 'line_counts', bindings: [] };
+  return {
+    sql: `line_counts || jsonb_build_object(?::text, coalesce((line_counts->>?)::int, 0) - 1, ?::text, coalesce((line_counts->>?)::int, 0) + 1)`,
+    bindings: [from, from, to, to],
+  };
+}
+
+/** Counts a booking's lines again, for counts that cannot be right; stores and returns them. */
+async function recount(trx: Knex, bookingId: string): Promise<LineCounts> {
+  const { rows } = await trx.raw<{ rows: Array<{ counts: LineCounts }> }>(
+    `update bookings b
+        set line_counts = coalesce((select jsonb_object_agg(status, n)
+                                      from (select status, count(*)::int as n from booking_lines where booking_id = b.id group by status) s),
+                                   '{}'::jsonb)
+      where id = ? returning line_counts as counts`,
+    [bookingId],
+  );
+  return rows[0]!.counts;
+}
+
 /**
  * The one way a line changes: under the line's row lock, check the expected version and the
- * transition; then one statement writes the line, appends its event and bumps the booking's
- * version, which takes the booking's row lock until commit. Only then are the booking's line
- * statuses read (a fresh statement, so every committed line change is in it) and its status
- * recomputed: no line change commits without this, and a change still uncommitted is counted
+ * transition; then one statement writes the line, appends its event and moves the booking's
+ * version and line counts, which takes the booking's row lock until commit. A change that
+ * waited for that lock sees the counts as the change before it committed them (PostgreSQL
+ * applies a waiting UPDATE to the row as it then is), so the booking status computed from the
+ * counts it returns counts every committed line change; a change still uncommitted is counted
  * by its own transaction, which waits for the lock behind this one.
  *
  * `held`: the line lock the caller already took in this transaction, with the line as read then
@@ -81,25 +104,24 @@ export async function changeLine(trx: Knex, c: LineChange, held?: LockedLine): P
     .update({ ...(c.patch ?? {}), ...(c.to ? { status: c.to } : {}), version: line.version + 1, updated_at: trx.fn.now() })
     .returning('*')
     .toSQL();
+  const counts = countsAfter(line.status, to);
   const detail = { from: line.status, to, ...(c.detail && typeof c.detail === 'object' ? c.detail : {}) };
-  const { rows } = await trx.raw<{ rows: Array<LineRow & { booking_status: BookingStatus }> }>(
+  const { rows } = await trx.raw<{ rows: Array<LineRow & { booking_status: BookingStatus; line_counts: LineCounts }> }>(
     `with ${c.alongside ? `alongside as (${c.alongside.sql}),` : ''}
      updated as (${lineUpdate.sql}),
      event as (${EVENT_INSERT}),
-     bumped as (update bookings set version = version + 1 where id = ? returning status)
-     select updated.*, bumped.status as booking_status from updated, bumped`,
-    [...(c.alongside?.bindings ?? []), ...lineUpdate.bindings, ...eventValues({ ...c, detail }), c.bookingId],
+     bumped as (update bookings set version = version + 1, line_counts = ${counts.sql}
+                 where id = ? and exists (select 1 from updated) returning status, line_counts)
+     select updated.*, bumped.status as booking_status, bumped.line_counts from updated, bumped`,
+    [...(c.alongside?.bindings ?? []), ...lineUpdate.bindings, ...eventValues({ ...c, detail }), ...counts.bindings, c.bookingId],
   );
   if (!rows[0]) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
   // The status as it is now that the lock is ours (a waiting UPDATE returns the row as it then is).
-  const { booking_status: was, ...updated } = rows[0];
-  const { rows: all } = await trx.raw<{ rows: Array<{ status: LineStatus }> }>('select status from booking_lines where booking_id = ?', [
-    c.bookingId,
-  ]);
+  const { booking_status: was, line_counts: after, ...updated } = rows[0];
 
   if (moves) await settleLine(trx, updated as LineRow, to, c.actor.actorId);
 
-  const status = bookingStatusOf(all.map((l) => l.status));
+  const status = bookingStatusOfCounts(after) ?? bookingStatusOfCounts(await recount(trx, c.bookingId))!;
   if (status !== was) {
     const event = eventValues({
       bookingId: c.bookingId,

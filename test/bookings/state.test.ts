@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { bookingStatusOf } from '../../shared/bookings/booking-status';
+import { bookingStatusOf, bookingStatusOfCounts } from '../../shared/bookings/booking-status';
 import { LINE_STATUSES, canMove, isOpen, type LineStatus } from '../../shared/bookings/line-state';
 
 const anyLines = fc.array(fc.constantFrom(...LINE_STATUSES), { minLength: 1, maxLength: 12 });
@@ -58,5 +58,25 @@ describe('line transitions', () => {
 
   test('only an in-progress line can become uncertain', () => {
     expect(LINE_STATUSES.filter((from) => canMove(from, 'reconciliation-required'))).toEqual(['in-progress']);
+  });
+});
+
+describe('booking status from the line counts a booking keeps', () => {
+  test('the counts give the status the lines give', () => {
+    fc.assert(
+      fc.property(anyLines, (lines) => {
+        const counts: Record<string, number> = {};
+        for (const s of lines) counts[s] = (counts[s] ?? 0) + 1;
+        // A status whose count fell back to zero stays in the counts.
+        counts['stopping'] ??= 0;
+        expect(bookingStatusOfCounts(counts)).toBe(bookingStatusOf(lines));
+      }),
+    );
+  });
+
+  test('counts that cannot be right give no status, so the lines are counted again', () => {
+    expect(bookingStatusOfCounts({ queued: -1, 'in-progress': 2 })).toBeNull();
+    expect(bookingStatusOfCounts({ 'not-a-status': 1 })).toBeNull();
+    expect(bookingStatusOfCounts({ queued: 1.5 })).toBeNull();
   });
 });

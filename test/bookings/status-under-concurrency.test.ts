@@ -1,5 +1,5 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
-import { launchPlan, sevenSandboxLines, waitForBooking } from '../support/bookings';
+import { launchPlan, sameCounts, sevenSandboxLines, waitForBooking } from '../support/bookings';
 import { bookingStatusOf } from '../../shared/bookings/booking-status';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { changeLine } from '../../shared/bookings/line-transitions';
@@ -40,8 +40,14 @@ describe('booking status while many lines finish at once', () => {
       const done = await waitForBooking(api, token, booking.id, settled);
       expect(done.status).toBe(bookingStatusOf(done.lines.map((l) => l.status as LineStatus)));
       expect(done.status).toBe(expected[i]);
-      const stored = await env.db('bookings').where({ id: booking.id }).first('status');
+      const stored = await env.db('bookings').where({ id: booking.id }).first('status', 'line_counts');
       expect(stored.status).toBe(done.status);
+      expect(
+        sameCounts(
+          stored.line_counts,
+          done.lines.map((l) => l.status as LineStatus),
+        ),
+      ).toBe(true);
 
       const changes = (await env
         .db('booking_events')
@@ -107,5 +113,22 @@ describe('a line change waiting on another line change of the same booking', () 
       .orderBy('created_at')
       .pluck('detail')) as Array<{ from: string; to: string }>;
     expect(changes.map((c) => `${c.from}->${c.to}`)).toEqual(['queued->in-progress', 'in-progress->partially-confirmed']);
+  });
+
+  test('counts that cannot be right are counted again from the lines, and the status follows the lines', async () => {
+    const { booking } = await launchPlan(quiet, quietApi, sevenSandboxLines().slice(0, 3), 'org-status-recount');
+    const ids = (await quiet.db('booking_lines').where({ booking_id: booking.id }).orderBy('id').pluck('id')) as string[];
+    const move = (lineId: string, to: LineStatus) => ({ bookingId: booking.id, lineId, to, actor: SYSTEM, action: `test.${to}` });
+    // Counts left behind by a write that bypassed line changes: one line short of queued.
+    await quiet
+      .db('bookings')
+      .where({ id: booking.id })
+      .update({ line_counts: JSON.stringify({ queued: 0 }) });
+    for (const id of ids) await quiet.db.transaction((trx) => changeLine(trx, move(id, 'in-progress')));
+    for (const id of ids) await quiet.db.transaction((trx) => changeLine(trx, move(id, 'confirmed')));
+
+    const stored = await quiet.db('bookings').where({ id: booking.id }).first('status', 'line_counts');
+    expect(stored.status).toBe('confirmed');
+    expect(sameCounts(stored.line_counts, ['confirmed', 'confirmed', 'confirmed'])).toBe(true);
   });
 });

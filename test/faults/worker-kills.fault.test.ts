@@ -4,6 +4,7 @@ import { TEST_REDIS_URL } from '../support/env';
 import { cleanEnv } from '../support/processes';
 import { until } from '../support/wait';
 import { bookingStatusOf } from '../../shared/bookings/booking-status';
+import { sameCounts } from '../support/bookings';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { SANDBOX_TRIGGERS } from '../../workers/adapters/sandbox';
 import { seeded } from '../support/random';
@@ -83,10 +84,13 @@ test('workers killed at random lose no line, send nothing twice and leave every 
       if (l.status === 'rejected') return !(outcomes.length === 1 && outcomes[0] === 'rejected');
       return l.status !== 'reconciliation-required';
     });
-    const bookings = await env.db('bookings').whereIn('id', launchedIds).select('id', 'status');
+    const bookings = await env.db('bookings').whereIn('id', launchedIds).select('id', 'status', 'line_counts');
     const byBooking = new Map<string, LineStatus[]>();
     for (const l of lines) byBooking.set(l.booking_id, [...(byBooking.get(l.booking_id) ?? []), l.status]);
-    const inconsistent = bookings.filter((b) => b.status !== bookingStatusOf(byBooking.get(b.id)!)).length;
+    // The status, and the line counts it is computed from, agree with the lines themselves.
+    const inconsistent = bookings.filter(
+      (b) => b.status !== bookingStatusOf(byBooking.get(b.id)!) || !sameCounts(b.line_counts, byBooking.get(b.id)!),
+    ).length;
     const count = (s: string) => lines.filter((l) => l.status === s).length;
     // Lines whose supplier answered but whose worker died before recording it.
     const interrupted = lines.filter((l) => l.status === 'reconciliation-required' && sent.get(l.id)?.[0] !== 'unknown').length;

@@ -139,3 +139,11 @@ export async function waitForBooking(
 
 export const allDefinite = (b: BookingBody) =>
   b.lines.every((l) => !['queued', 'in-progress'].includes(l.status) || (l.executionMethod !== null && l.status === 'queued'));
+
+/** Whether a booking's stored line counts say what its lines say (zero counts may be kept or left out). */
+export function sameCounts(stored: Record<string, number>, lines: readonly string[]): boolean {
+  const actual: Record<string, number> = {};
+  for (const s of lines) actual[s] = (actual[s] ?? 0) + 1;
+  const statuses = new Set([...Object.keys(stored), ...Object.keys(actual)]);
+  return [...statuses].every((s) => (stored[s] ?? 0) === (actual[s] ?? 0));
+}

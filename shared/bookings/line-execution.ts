@@ -13,6 +13,7 @@ import {
   attemptInsert,
   runSupplierCall,
   closeAttempt,
+  type AttemptCloser,
   type AttemptRow,
   type SupplierCallFlow,
   type Unknown,
@@ -43,6 +44,7 @@ async function lineInterrupted(
   attemptId: string,
   reason: string,
   held?: LockedLine | null,
+  closer?: AttemptCloser,
 ): Promise<boolean> {
   const locked = held ?? (await lockLine(trx, bookingId, lineId));
   if (!locked || locked.line.status !== 'in-progress' || locked.line.provider_attempt_id !== attemptId) return false;
@@ -55,6 +57,7 @@ async function lineInterrupted(
       actor: SYSTEM,
       action: 'line.reconciliation-required',
       detail: { reason, attemptId },
+      alongside: closer?.embed(),
     },
     locked,
   );
@@ -128,8 +131,15 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
 
     call: (start) => adapter.book(start.request, ctx),
 
-    async lock(trx) {
-      held = await lockLine(trx, bookingId, lineId);
+    async lock(trx, start) {
+      // Every path that closes a line's attempt holds the line's lock first, so the attempt's
+      // status read with that lock stays true until this transaction ends.
+      held = await lockLine(trx, bookingId, lineId, {
+        sql: `select status = 'open' from supplier_attempts where id = ?`,
+        bindings: [start.attemptId ?? ''],
+      });
+      // No line (never expected): the engine closes the attempt itself, as for any other flow.
+      return held ? { attemptOpen: held.also === true } : undefined;
     },
 
     closeWith(outcome) {
@@ -141,12 +151,12 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       };
     },
 
-    async apply(trx, start, outcome) {
-      // Closing the attempt changed no line, so the line as `lock` read it is still current.
+    async apply(trx, start, outcome, closer) {
+      // The line as `lock` read it is still current: nothing has changed it since.
       const locked = held;
       const expected = start.attemptId ? 'in-progress' : 'queued';
       if (!locked || locked.line.status !== expected) return flow.late(trx, start, outcome);
-      return applyOutcome(trx, start, outcome, locked);
+      return applyOutcome(trx, start, outcome, locked, closer);
     },
 
     async late(trx, start, outcome) {
@@ -167,10 +177,12 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
     start: LineStart,
     outcome: BookingOutcome | Unknown,
     locked: LockedLine,
+    closer?: AttemptCloser,
   ): Promise<ExecutionResult> {
     const { attemptId } = start;
     if (isUnknown(outcome)) {
-      if (attemptId && (await lineInterrupted(trx, bookingId, lineId, attemptId, outcome.cause, locked))) return 'reconciliation-required';
+      if (attemptId && (await lineInterrupted(trx, bookingId, lineId, attemptId, outcome.cause, locked, closer)))
+        return 'reconciliation-required';
       // A workflow adapter contacts nobody: its failure sent nothing, and the failed job is retried as unsent work.
       throw new Error(outcome.cause);
     }
@@ -184,6 +196,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
             patch: { workflow_steps: JSON.stringify(outcome.steps) },
             actor: SYSTEM,
             action: 'line.awaiting-staff',
+            alongside: closer?.embed(),
             detail: { steps: outcome.steps.length },
           },
           locked,
@@ -199,6 +212,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
             patch: { provider_reference: outcome.providerReference, confirmed_at: trx.fn.now() },
             actor: SYSTEM,
             action: 'line.confirmed',
+            alongside: closer?.embed(),
             detail: { providerReference: outcome.providerReference, attemptId },
           },
           locked,
@@ -214,6 +228,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
             patch: { evidence: outcome.reason },
             actor: SYSTEM,
             action: 'line.rejected',
+            alongside: closer?.embed(),
             detail: { reason: outcome.reason, attemptId },
           },
           locked,
@@ -231,6 +246,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
             patch: { provider_reference: outcome.providerReference, enableable },
             actor: SYSTEM,
             action: 'line.staged',
+            alongside: closer?.embed(),
             detail: { providerReference: outcome.providerReference, attemptId, enableable },
           },
           locked,

@@ -102,9 +102,9 @@ export interface AttemptClose {
   detail?: unknown;
 }
 
-/** Closes the attempt if it is still open; false when someone else already closed it. */
-export async function closeAttempt(trx: Knex, id: string, close: AttemptClose): Promise<boolean> {
-  const updated = await trx('supplier_attempts')
+/** The attempt's close, if it is still open, as an UPDATE to run alone or inside a larger statement. */
+function closeUpdate(trx: Knex, id: string, close: AttemptClose) {
+  return trx('supplier_attempts')
     .where({ id, status: 'open' })
     .update({
       status: close.status,
@@ -112,7 +112,20 @@ export async function closeAttempt(trx: Knex, id: string, close: AttemptClose): 
       detail: close.detail === undefined ? null : JSON.stringify(close.detail),
       finished_at: trx.fn.now(),
     });
-  return updated > 0;
+}
+
+/** Closes the attempt if it is still open; false when someone else already closed it. */
+export async function closeAttempt(trx: Knex, id: string, close: AttemptClose): Promise<boolean> {
+  return (await closeUpdate(trx, id, close)) > 0;
+}
+
+/**
+ * An open attempt's close that the outcome step writes together with its own change (one
+ * statement fewer); the engine writes it alone if the step did not take it.
+ */
+export interface AttemptCloser {
+  /** The close as SQL for the step's statement; from then on the step writes it. */
+  embed(): Knex.Sql;
 }
 
 /** Closes every open attempt of a subject (a person took it out of the worker's hands). */
@@ -166,12 +179,19 @@ export interface SupplierCallFlow<S extends Started, O extends { kind: string },
   begin(trx: Knex.Transaction): Promise<Begun<S, R>>;
   /** The supplier call itself (outside any transaction). */
   call(start: S): Promise<O>;
-  /** Takes the subject's locks, in the global order, before the attempt is closed. */
-  lock(trx: Knex.Transaction, start: S): Promise<void>;
+  /**
+   * Takes the subject's locks, in the global order, before the attempt is closed. A flow whose
+   * attempts are only ever closed under these same locks may read the attempt's status with
+   * them and say whether it is still open: the engine then leaves the close to `apply`.
+   */
+  lock(trx: Knex.Transaction, start: S): Promise<void | { attemptOpen: boolean }>;
   /** How the attempt closes for this outcome. */
   closeWith(outcome: O | Unknown): AttemptClose;
-  /** The attempt was still open and is now closed: move the subject. */
-  apply(trx: Knex.Transaction, start: S, outcome: O | Unknown): Promise<R>;
+  /**
+   * The attempt was still open and is now closed: move the subject. With `closer` (the flow's
+   * `lock` said the attempt is open), the close is the flow's to write with its change.
+   */
+  apply(trx: Knex.Transaction, start: S, outcome: O | Unknown, closer?: AttemptCloser): Promise<R>;
   /** Someone else closed the attempt first: the answer is on it as late evidence; say so, move nothing. */
   late(trx: Knex.Transaction, start: S, outcome: O | Unknown): Promise<R>;
 }
@@ -195,12 +215,21 @@ export async function runSupplierCall<S extends Started, O extends { kind: strin
   return throughOutages(
     () =>
       db.transaction(async (trx) => {
-        await flow.lock(trx, start);
-        if (start.attemptId && !(await closeAttempt(trx, start.attemptId, flow.closeWith(outcome)))) {
+        const held = await flow.lock(trx, start);
+        if (!start.attemptId) return flow.apply(trx, start, outcome);
+        const close = closeUpdate(trx, start.attemptId, flow.closeWith(outcome));
+        const open = held ? held.attemptOpen : (await close) > 0;
+        if (!open) {
           await recordLateOutcome(trx, start.attemptId, outcome);
           return flow.late(trx, start, outcome);
         }
-        return flow.apply(trx, start, outcome);
+        if (!held) return flow.apply(trx, start, outcome);
+        let embedded = false;
+        const result = await flow.apply(trx, start, outcome, {
+          embed: () => ((embedded = true), close.toSQL()),
+        });
+        if (!embedded) await close;
+        return result;
       }),
     opts,
   );

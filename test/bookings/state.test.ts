@@ -76,7 +76,7 @@ describe('booking status from the line counts a booking keeps', () => {
 
   test('counts that cannot be right give no status, so the lines are counted again', () => {
     expect(bookingStatusOfCounts({ queued: -1, 'in-progress': 2 })).toBeNull();
-    expect(bookingStatusOfCounts({ 'not-a-status': 1 })).toBeNull();
+    expect(bookingStatusOfCounts({ 'not-a-status': 1 } as Record<string, number>)).toBeNull();
     expect(bookingStatusOfCounts({ queued: 1.5 })).toBeNull();
   });
 });

@@ -31,8 +31,12 @@ export async function appendEvent(trx: Knex, e: EventInput): Promise<void> {
   await trx.raw(EVENT_INSERT, eventValues(e));
 }
 
-/** Several events in one INSERT, in the order given. */
-export async function appendEvents(trx: Knex, events: readonly EventInput[]): Promise<void> {
-  if (!events.length) return;
-  await trx.raw(INTO + events.map(() => ROW).join(', '), events.flatMap(eventValues));
+/** Several events in one INSERT, in the order given; returns the rows written. */
+export async function appendEvents(trx: Knex, events: readonly EventInput[]): Promise<Array<Record<string, unknown>>> {
+  if (!events.length) return [];
+  const { rows } = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
+    `${INTO}${events.map(() => ROW).join(', ')} returning *`,
+    events.flatMap(eventValues),
+  );
+  return rows;
 }

@@ -135,6 +135,18 @@ function toBooking(r: BookingRow, lines: LineRow[], attempts: AttemptRow[], even
   };
 }
 
+/** A booking from rows just written (a launch): the same view a read gives, without reading them back. */
+export function bookingFromRows(row: BookingRow, lines: LineRow[], events: Array<Record<string, unknown>>): Booking {
+  const bySeq = [...events].sort((a, b) => Number(a.seq) - Number(b.seq));
+  return toBooking(
+    row,
+    [...lines].sort((a, b) => a.position - b.position),
+    [],
+    bySeq,
+    new Date(),
+  );
+}
+
 export function bookingQuery(db: Knex) {
   return db('bookings as b')
     .join('campaigns as c', 'c.id', 'b.campaign_id')

@@ -14,8 +14,8 @@ import { bookLineMessage } from '../queues/jobs';
 import { reserveCommitment } from '../wallet/wallet';
 import { appendEvents } from './booking-events';
 import type { Booking } from './booking-schemas';
-import { findBookingById } from './booking-store';
-import { refuseIfBooked } from './open-booking';
+import { bookingFromRows, findBookingById, type BookingRow, type LineRow } from './booking-store';
+import { CLOSED_BOOKING_STATUSES, campaignBooked } from './open-booking';
 
 export interface LaunchOptions {
   confirmationSlaHours: number;
@@ -58,9 +58,13 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     }
 
     // A repeat launch of the same approved snapshot is the same booking; a different one cannot open a second.
-    const existing = await trx('bookings').where({ campaign_id: campaign.id, snapshot_digest: digest }).first('id');
+    const held = (await trx('bookings')
+      .where({ campaign_id: campaign.id })
+      .andWhere((q) => q.where({ snapshot_digest: digest }).orWhereNotIn('status', CLOSED_BOOKING_STATUSES))
+      .select('id', 'status', 'snapshot_digest')) as Array<{ id: string; status: string; snapshot_digest: string }>;
+    const existing = held.find((b) => b.snapshot_digest === digest);
     if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false };
-    await refuseIfBooked(trx, campaign.id);
+    if (held[0]) throw campaignBooked(held[0]);
 
     const mode = campaign.executionMode;
     await checkSupplierAccess(
@@ -76,22 +80,24 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
 
     const bookingId = randomUUID();
     const submittedAt = new Date();
-    await trx('bookings').insert({
-      id: bookingId,
-      advertiser_id: p.advertiserId,
-      campaign_id: campaign.id,
-      plan_id: stored.plan.id,
-      status: 'queued',
-      line_counts: JSON.stringify({ queued: stored.plan.lines.length }),
-      execution_mode: mode,
-      snapshot_digest: digest,
-      approved_snapshot: JSON.stringify(stored.approvedSnapshot),
-      media_budget_minor: campaign.budgetMinor,
-      maximum_commitment_minor: campaign.maximumCommitmentMinor,
-      submitted_at: submittedAt,
-      confirmation_due_at: new Date(submittedAt.getTime() + opts.confirmationSlaHours * 3600_000),
-      launched_by: actor.actorId,
-    });
+    const [bookingRow] = (await trx('bookings')
+      .insert({
+        id: bookingId,
+        advertiser_id: p.advertiserId,
+        campaign_id: campaign.id,
+        plan_id: stored.plan.id,
+        status: 'queued',
+        line_counts: JSON.stringify({ queued: stored.plan.lines.length }),
+        execution_mode: mode,
+        snapshot_digest: digest,
+        approved_snapshot: JSON.stringify(stored.approvedSnapshot),
+        media_budget_minor: campaign.budgetMinor,
+        maximum_commitment_minor: campaign.maximumCommitmentMinor,
+        submitted_at: submittedAt,
+        confirmation_due_at: new Date(submittedAt.getTime() + opts.confirmationSlaHours * 3600_000),
+        launched_by: actor.actorId,
+      })
+      .returning('*')) as BookingRow[];
     // Sandbox execution is funded by nobody; live execution reserves the whole commitment first.
     if (mode === 'live') await reserveCommitment(trx, p.advertiserId, bookingId, campaign.maximumCommitmentMinor, actor.actorId);
 
@@ -110,8 +116,8 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       execution_method: findAdapter(l.adapterKey)?.executionMethod ?? null,
       creatives: JSON.stringify(approvedLines[position]?.creatives ?? []),
     }));
-    await trx('booking_lines').insert(lines);
-    await appendEvents(trx, [
+    const lineRows = (await trx('booking_lines').insert(lines).returning('*')) as LineRow[];
+    const events = await appendEvents(trx, [
       {
         bookingId,
         action: 'booking.launched',
@@ -136,6 +142,14 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       lines.map((l) => bookLineMessage(l.adapter_key, { bookingId, lineId: l.id })),
     );
     await setCampaignStatus(trx, campaign.id, 'booked');
-    return { booking: (await findBookingById(trx, bookingId))!, created: true };
+    const joined = {
+      ...bookingRow!,
+      campaign_name: campaign.name,
+      client_name: campaign.clientName,
+      campaign_status: 'booked',
+      start_date: campaign.startDate,
+      end_date: campaign.endDate,
+    };
+    return { booking: bookingFromRows(joined, lineRows, events), created: true };
   });
 }

@@ -11,11 +11,14 @@ export const CLOSED_BOOKING_STATUSES = ['rejected', 'stopped'] as const;
  */
 export async function refuseIfBooked(trx: Knex, campaignId: string): Promise<void> {
   const open = await trx('bookings').where({ campaign_id: campaignId }).whereNotIn('status', CLOSED_BOOKING_STATUSES).first('id', 'status');
-  if (open) {
-    throw conflict(
-      `The campaign already has an open booking (${open.id}, ${open.status}). A changed plan cannot be approved or launched as a second booking while it is open; wait until it is rejected or stopped.`,
-      'campaign_booked',
-      'terminal',
-    );
-  }
+  if (open) throw campaignBooked(open);
+}
+
+/** The 409 for a campaign whose open booking stands in the way. */
+export function campaignBooked(open: { id: string; status: string }) {
+  return conflict(
+    `The campaign already has an open booking (${open.id}, ${open.status}). A changed plan cannot be approved or launched as a second booking while it is open; wait until it is rejected or stopped.`,
+    'campaign_booked',
+    'terminal',
+  );
 }

@@ -1,6 +1,15 @@
 import { fundWallet } from '../support/wallet';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { approve, draftCampaign, launchPlan, post, sevenSandboxLines, waitForBooking, type BookingBody } from '../support/bookings';
+import {
+  approve,
+  draftCampaign,
+  launchPlan,
+  post,
+  readBooking,
+  sevenSandboxLines,
+  waitForBooking,
+  type BookingBody,
+} from '../support/bookings';
 import { makeCreative } from '../support/creatives';
 
 let env: TestEnv;
@@ -101,6 +110,18 @@ describe('POST /api/v1/campaigns/{id}/launch', () => {
     expect(actions.at(-1)).toBe('booking.status-changed');
     expect(done.events.find((e) => e.action === 'line.confirmed')).toMatchObject({ actor: 'system', source: 'system' });
     await workers.close();
+  });
+
+  test('the launch answer is the booking exactly as a read of it gives, lines and events in order', async () => {
+    const { token, campaignId } = await approved('org-answer');
+    const res = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
+    expect(res.status).toBe(202);
+    const { booking } = await json<{ booking: BookingBody }>(res);
+    // No workers run in this file outside the first test: nothing moves between the answer and the read.
+    expect(await readBooking(api, token, booking.id)).toEqual(booking);
+    const again = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
+    expect(again.status).toBe(200);
+    expect((await json<{ booking: BookingBody }>(again)).booking).toEqual(booking);
   });
 
   test('launching the same approved snapshot again returns the first booking (200) and books nothing new, even when launches race', async () => {

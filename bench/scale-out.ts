@@ -21,9 +21,8 @@ import { queuePrefix, supplierQueueName } from '../shared/queues/names';
 import { resolveAuth } from '../shared/runtime/infrastructure';
 import { createApiDeps, startApi } from '../api/server';
 import { SEVEN, approvedSevenLineCampaign, callApi } from './campaigns';
+import { ADMIN_URL, REDIS_URL } from './service-process';
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const LAUNCHES = Number(process.env.BENCH_SCALE_LAUNCHES ?? 100);
 const ADVERTISERS = 25;
 const QUEUES = SEVEN.map((channel) => supplierQueueName(`sandbox-${channel}`));

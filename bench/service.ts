@@ -10,6 +10,7 @@ import { migrateLatest } from '../shared/db/migrations';
 import { resolveAuth } from '../shared/runtime/infrastructure';
 import { createApiDeps, startApi } from '../api/server';
 import { startWorkers } from '../workers/main';
+import { ADMIN_URL, RATE_LIMITS_LIFTED, REDIS_URL } from './service-process';
 
 export interface BenchService {
   url: string;
@@ -20,9 +21,6 @@ export interface BenchService {
   prefix: string;
   close(): Promise<void>;
 }
-
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** The real service (API and workers) on a throwaway database and Redis prefix, rate limits lifted. */
 export async function startBenchService(): Promise<BenchService> {
@@ -45,8 +43,7 @@ export async function startBenchService(): Promise<BenchService> {
     REDIS_PREFIX: prefix,
     LOG_LEVEL: 'silent',
     DATA_DIR: dataDir,
-    RATE_LIMIT_MAX: '100000000',
-    RATE_LIMIT_EXTRACT_MAX: '100000000',
+    ...RATE_LIMITS_LIFTED,
   });
   const logger = createLogger('silent');
   const db = createDb(config.DATABASE_URL!, { max: 20 });

@@ -92,7 +92,7 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
     const queue = [...campaigns];
     let launchSeconds = 0;
     try {
-      await Promise.all(
+      const all = Promise.all(
         Array.from({ length: 10 }, async () => {
           for (let id = queue.shift(); id; id = queue.shift()) {
             await launchOne(id);
@@ -100,6 +100,8 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
           }
         }),
       );
+      // Bookings a dead service never confirms must not keep the bench waiting.
+      await Promise.race([all, service.died]);
     } finally {
       watching = false;
       clearInterval(sampler);

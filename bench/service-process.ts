@@ -33,6 +33,8 @@ export interface ServiceProcess {
   prefix: string;
   /** The development issuer the child trusts: both read it from the shared DATA_DIR. */
   devIssuer: DevIssuer;
+  /** Rejects if the child exits before `stop`: a bench waiting on it races this rather than wait for ever. */
+  died: Promise<never>;
   /** The child's resident memory now (VmRSS), in MB. */
   rssMb(): number;
   /** One request to a preloaded module over the IPC channel (`preload` only), answered by a message of the same kind. */
@@ -127,6 +129,11 @@ export async function startServiceProcess(opts: { name: string; env?: Record<str
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stopped: Promise<void> | undefined;
+  const died = exited.then(() => {
+    if (!stopped) throw new Error(`npm start (${opts.name}) exited (${child.exitCode ?? child.signalCode})\n${stderr}`);
+    return new Promise<never>(() => {});
+  });
+  died.catch(() => {});
   const stop = () =>
     (stopped ??= (async () => {
       if (child.exitCode === null && child.signalCode === null) {
@@ -163,6 +170,7 @@ export async function startServiceProcess(opts: { name: string; env?: Record<str
     redisUrl: REDIS_URL,
     prefix,
     devIssuer,
+    died,
     rssMb: () => rssMbOf(child.pid!),
     ask<T>(kind: string) {
       return new Promise<T>((resolve, reject) => {

@@ -17,6 +17,8 @@ export interface PixelWriterOptions {
   blockMs?: number;
   /** A consumer's entries unacknowledged for this long are taken over (their writer died). */
   reclaimIdleMs?: number;
+  /** A consumer with nothing pending and silent for this long is removed from the group (its writer is gone). */
+  forgetIdleMs?: number;
 }
 
 /** One stream entry as read: its id and, unless the entry was deleted meanwhile, its pageview. */
@@ -32,6 +34,23 @@ const entriesOf = (reply: StreamReply): PixelEntry[] =>
 
 // Data PostgreSQL refuses whatever the moment (SQLSTATE classes 22 and 23); anything else is retried.
 const isRefusedData = (err: unknown) => /^2[23]/.test(String((err as { code?: unknown })?.code ?? ''));
+
+/**
+ * Removes the group's consumers that hold no entries and have not read for the given time:
+ * writers that died or were stopped without leaving. Atomic, so a consumer cannot read
+ * entries between the check and its removal (removing a consumer drops its pending entries).
+ */
+const FORGET_SILENT_CONSUMERS = `
+local removed = 0
+for _, c in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local info = {}
+  for i = 1, #c, 2 do info[c[i]] = c[i + 1] end
+  if info['name'] ~= ARGV[2] and tonumber(info['pending']) == 0 and tonumber(info['idle']) >= tonumber(ARGV[3]) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], info['name'])
+    removed = removed + 1
+  end
+end
+return removed`;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -52,6 +71,7 @@ export class PixelWriter {
   private readonly batchSize: number;
   private readonly blockMs: number;
   private readonly reclaimIdleMs: number;
+  private readonly forgetIdleMs: number;
   private retryOwn = true;
   private nextReclaimAt = 0;
   private reclaimCursor = '0-0';
@@ -64,6 +84,8 @@ export class PixelWriter {
     this.batchSize = o.batchSize ?? 500;
     this.blockMs = o.blockMs ?? 1000;
     this.reclaimIdleMs = o.reclaimIdleMs ?? 30_000;
+    // A live writer reads at least every blockMs; an hour of silence is a writer that is gone.
+    this.forgetIdleMs = o.forgetIdleMs ?? 3_600_000;
   }
 
   async ensureGroup(): Promise<void> {
@@ -114,6 +136,18 @@ export class PixelWriter {
     return [...entriesOf([['', claimed]]), ...(deleted ?? []).map((id) => ({ id, payload: null }))];
   }
 
+  /** Removes consumers that hold nothing and have been silent for forgetIdleMs; returns how many. */
+  async forgetSilentConsumers(): Promise<number> {
+    return (await this.o.redis.eval(
+      FORGET_SILENT_CONSUMERS,
+      1,
+      this.stream,
+      PIXEL_WRITER_GROUP,
+      this.consumer,
+      this.forgetIdleMs,
+    )) as number;
+  }
+
   /** Writes the entries' pageviews; an entry whose data PostgreSQL refuses is set aside, not retried forever. */
   async store(entries: PixelEntry[]): Promise<number> {
     const pageviews: StreamedPageview[] = [];
@@ -162,7 +196,11 @@ export class PixelWriter {
     const fromOwn = entries.length > 0;
     if (!entries.length && Date.now() >= this.nextReclaimAt) {
       entries = await this.reclaim();
-      if (this.reclaimCursor === '0-0') this.nextReclaimAt = Date.now() + Math.max(this.reclaimIdleMs / 2, 100);
+      if (this.reclaimCursor === '0-0') {
+        // A full pass over the stream: what dead writers left is taken over; now forget them.
+        this.nextReclaimAt = Date.now() + Math.max(this.reclaimIdleMs / 2, 100);
+        await this.forgetSilentConsumers();
+      }
     }
     if (!entries.length) entries = await this.readNew();
     if (!entries.length) return 0;

@@ -29,7 +29,9 @@ afterEach(async () => {
 afterAll(() => env.close());
 
 /** A writer on its own connection, as a worker process has; started only when a test says so. */
-async function writer(opts: { reclaimIdleMs?: number; batchSize?: number; db?: TestEnv['db'] } = {}): Promise<PixelWriter> {
+async function writer(
+  opts: { reclaimIdleMs?: number; forgetIdleMs?: number; batchSize?: number; db?: TestEnv['db'] } = {},
+): Promise<PixelWriter> {
   const redis = new Redis(env.config().REDIS_URL!, { maxRetriesPerRequest: null });
   connections.push(redis);
   const w = new PixelWriter({ redis, prefix: env.prefix, db: opts.db ?? env.db, logger: createLogger('silent'), blockMs: 100, ...opts });
@@ -119,6 +121,25 @@ describe('the pixel writer', () => {
     const other = await writer({ reclaimIdleMs: 60_000 });
     expect(await other.reclaim()).toEqual([]);
     expect(await other.readNew()).toEqual([]);
+  });
+
+  test('a writer gone without leaving is forgotten once silent; one still holding entries, and live ones, stay in the group', async () => {
+    const stream = pixelStreamKey(env.prefix);
+    const holder = await writer();
+    await env.redis.xgroup('CREATECONSUMER', stream, PIXEL_WRITER_GROUP, 'gone-writer');
+    await post(3);
+    expect(await holder.readNew()).toHaveLength(3);
+    await new Promise((r) => setTimeout(r, 120));
+    const live = await writer();
+    await post(1);
+    expect(await live.readNew()).toHaveLength(1);
+
+    const housekeeper = await writer({ forgetIdleMs: 100 });
+    expect(await housekeeper.forgetSilentConsumers()).toBe(1);
+    const names = ((await env.redis.xinfo('CONSUMERS', stream, PIXEL_WRITER_GROUP)) as unknown[][]).map((c) => c[1]);
+    expect(names.sort()).toEqual([holder.consumer, live.consumer].sort());
+    // The silent holder's entries are still pending: nothing it read was dropped.
+    expect(await pendingCount()).toBe(4);
   });
 
   test('while PostgreSQL refuses the writes, pageviews are still accepted; when it takes them again, none is lost', async () => {

@@ -102,16 +102,17 @@ export interface AttemptClose {
   detail?: unknown;
 }
 
+/** The columns a close writes. */
+const closedColumns = (trx: Knex, close: AttemptClose) => ({
+  status: close.status,
+  provider_reference: close.providerReference ?? null,
+  detail: close.detail === undefined ? null : JSON.stringify(close.detail),
+  finished_at: trx.fn.now(),
+});
+
 /** The attempt's close, if it is still open, as an UPDATE to run alone or inside a larger statement. */
 function closeUpdate(trx: Knex, id: string, close: AttemptClose) {
-  return trx('supplier_attempts')
-    .where({ id, status: 'open' })
-    .update({
-      status: close.status,
-      provider_reference: close.providerReference ?? null,
-      detail: close.detail === undefined ? null : JSON.stringify(close.detail),
-      finished_at: trx.fn.now(),
-    });
+  return trx('supplier_attempts').where({ id, status: 'open' }).update(closedColumns(trx, close));
 }
 
 /** Closes the attempt if it is still open; false when someone else already closed it. */
@@ -132,12 +133,7 @@ export interface AttemptCloser {
 export async function closeOpenAttempts(trx: Knex, kind: SubjectKind, subjectId: string, close: AttemptClose): Promise<string[]> {
   const rows = (await trx('supplier_attempts')
     .where({ subject_kind: kind, subject_id: subjectId, status: 'open' })
-    .update({
-      status: close.status,
-      provider_reference: close.providerReference ?? null,
-      detail: close.detail === undefined ? null : JSON.stringify(close.detail),
-      finished_at: trx.fn.now(),
-    })
+    .update(closedColumns(trx, close))
     .returning('id')) as Array<{ id: string }>;
   return rows.map((r) => r.id);
 }

@@ -50,8 +50,14 @@ export function audienceRoutes(deps: ApiDeps): RouteDef[] {
         422: { description: 'The adapter cannot sync audiences, serve the channel or mode, or live access is not approved.' },
       },
       async handler({ principal, params, body, log }) {
-        const result = await requestAudienceSync(db, principal, actorOf(principal, runtime.authMode).actorId, uuidOr404(params.id), body);
-        await relayAfterCommit(db, deps.producers.get, log ?? logger, { cohortId: result.cohort.id });
+        const { queued, ...result } = await requestAudienceSync(
+          db,
+          principal,
+          actorOf(principal, runtime.authMode).actorId,
+          uuidOr404(params.id),
+          body,
+        );
+        await relayAfterCommit(db, deps.producers.get, log ?? logger, { cohortId: result.cohort.id }, queued);
         return { status: 202, body: result };
       },
     }),

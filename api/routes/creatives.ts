@@ -90,7 +90,7 @@ export function creativeRoutes(deps: ApiDeps) {
         422: { description: 'The supplier does not review this channel, or needs approved access.' },
       },
       async handler({ principal, params, body, log }) {
-        const { review, created, creative } = await submitForReview(
+        const { review, queued, creative } = await submitForReview(
           db,
           principal,
           params.id,
@@ -98,9 +98,7 @@ export function creativeRoutes(deps: ApiDeps) {
           actorOf(principal, runtime.authMode).actorId,
         );
         const responseBody = { review: reviewView(review), creative };
-        if (created) {
-          await relayAfterCommit(db, deps.producers.get, log ?? logger, { reviewId: review.id });
-        }
+        await relayAfterCommit(db, deps.producers.get, log ?? logger, { reviewId: review.id }, queued);
         return { status: 202, body: responseBody };
       },
     }),

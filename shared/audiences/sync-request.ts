@@ -6,7 +6,7 @@ import { badRequest, conflict, notFound, unprocessable } from '../errors';
 import type { Principal } from '../auth/principal';
 import { findAdapter, type AdapterDescriptor } from '../adapters/catalogue';
 import { findCampaign } from '../campaigns/campaign-store';
-import { enqueueInTransaction } from '../outbox/outbox';
+import { enqueueInTransaction, type OutboxMessage } from '../outbox/outbox';
 import { audienceSyncMessage } from '../queues/jobs';
 import type { Cohort, CohortAttempt, CohortDefinition, SyncAudience } from './cohort-schemas';
 import { loadCohort } from './cohort-store';
@@ -15,6 +15,8 @@ import { campaignExposure, estimatedSize, isExposedOn } from './exposure';
 export interface SyncRequested {
   cohort: Cohort;
   attempt: CohortAttempt;
+  /** The sync job this request wrote to the outbox, for the request to relay after commit. */
+  queued: OutboxMessage[];
 }
 
 /** The adapter must exist, sync audiences at all, serve the channel and run in the mode asked for. */
@@ -121,9 +123,10 @@ export async function requestAudienceSync(
       created_by: actorId,
     });
     await trx('cohort_sync_attempts').insert({ id: ids.attemptId, cohort_id: ids.cohortId, revision: 1, status: 'queued' });
-    await enqueueInTransaction(trx, [audienceSyncMessage(ids)]);
+    const queued = [audienceSyncMessage(ids)];
+    await enqueueInTransaction(trx, queued);
     // The state as committed: the attempt is queued until a worker takes it up.
     const cohort = (await loadCohort(trx, ids.cohortId))!;
-    return { cohort, attempt: cohort.attempts.find((a) => a.id === ids.attemptId)! };
+    return { cohort, attempt: cohort.attempts.find((a) => a.id === ids.attemptId)!, queued };
   });
 }

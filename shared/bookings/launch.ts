@@ -9,7 +9,7 @@ import { digestOf } from '../digest';
 import { findCampaign, setCampaignStatus } from '../campaigns/campaign-store';
 import { currentSnapshot, findPlanForCampaign } from '../campaigns/plan-store';
 import { checkCreativeEvidence } from '../creatives/creative-approvals';
-import { enqueueInTransaction } from '../outbox/outbox';
+import { enqueueInTransaction, type OutboxMessage } from '../outbox/outbox';
 import { bookLineMessage } from '../queues/jobs';
 import { reserveCommitment } from '../wallet/wallet';
 import { appendEvents } from './booking-events';
@@ -25,6 +25,8 @@ export interface LaunchResult {
   booking: Booking;
   /** False when this approved snapshot was already launched: the first booking is returned. */
   created: boolean;
+  /** The supplier operations this launch wrote to the outbox, for the request to relay after commit. */
+  queued: OutboxMessage[];
 }
 
 /** Live lines need approved supplier access; sandbox lines need none. */
@@ -63,7 +65,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       .andWhere((q) => q.where({ snapshot_digest: digest }).orWhereNotIn('status', CLOSED_BOOKING_STATUSES))
       .select('id', 'status', 'snapshot_digest')) as Array<{ id: string; status: string; snapshot_digest: string }>;
     const existing = held.find((b) => b.snapshot_digest === digest);
-    if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false };
+    if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false, queued: [] };
     if (held[0]) throw campaignBooked(held[0]);
 
     const mode = campaign.executionMode;
@@ -137,10 +139,8 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
         detail: { adapterKey: l.adapter_key, channel: l.channel },
       })),
     ]);
-    await enqueueInTransaction(
-      trx,
-      lines.map((l) => bookLineMessage(l.adapter_key, { bookingId, lineId: l.id })),
-    );
+    const queued = lines.map((l) => bookLineMessage(l.adapter_key, { bookingId, lineId: l.id }));
+    await enqueueInTransaction(trx, queued);
     await setCampaignStatus(trx, campaign.id, 'booked');
     const joined = {
       ...bookingRow!,
@@ -150,6 +150,6 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       start_date: campaign.startDate,
       end_date: campaign.endDate,
     };
-    return { booking: bookingFromRows(joined, lineRows, events), created: true };
+    return { booking: bookingFromRows(joined, lineRows, events), created: true, queued };
   });
 }

@@ -55,7 +55,9 @@ export async function submitForReview(
       );
     }
     // The same version with the same supplier is reviewed once: a repeat submission finds it.
-    if (existing) return { review: existing as Record<string, unknown>, created: false, ...(await creativeView(trx, p, creativeId)) };
+    if (existing) {
+      return { review: existing as Record<string, unknown>, created: false, queued: [], ...(await creativeView(trx, p, creativeId)) };
+    }
     const reviewId = randomUUID();
     await trx('creative_reviews').insert({
       id: reviewId,
@@ -68,10 +70,11 @@ export async function submitForReview(
       metadata_digest: version.metadata_digest,
       requested_by: requestedBy,
     });
-    await enqueueInTransaction(trx, [creativeReviewMessage(adapter.key, { reviewId })]);
+    const queued = [creativeReviewMessage(adapter.key, { reviewId })];
+    await enqueueInTransaction(trx, queued);
     // Read as committed: the response says what this request did, however fast a worker is.
     const review: Record<string, unknown> = await trx('creative_reviews').where({ id: reviewId }).first();
-    return { review, created: true, ...(await creativeView(trx, p, creativeId)) };
+    return { review, created: true, queued, ...(await creativeView(trx, p, creativeId)) };
   });
 }
 

@@ -48,22 +48,16 @@ export type QueueFor = (name: string) => Queue;
 
 /**
  * Moves pending outbox rows to their queues, oldest first. Rows are claimed with
- * SKIP LOCKED so several relays (API processes, the scheduler) never block each other.
+ * SKIP LOCKED so several relays (every worker process's scheduler) never block each other.
  */
 export async function relayOutbox(db: Knex, queueFor: QueueFor, batch = 100): Promise<number> {
   let relayed = 0;
   for (;;) {
     const n = await db.transaction(async (trx) => {
       const rows = await trx('outbox').whereNull('relayed_at').orderBy('id').limit(batch).forUpdate().skipLocked();
-      // One Redis round trip per queue; a job id already present is kept, as with add.
-      const byQueue = new Map<string, typeof rows>();
-      for (const row of rows) byQueue.set(row.queue, [...(byQueue.get(row.queue) ?? []), row]);
-      await Promise.all(
-        [...byQueue].map(([queue, queued]) =>
-          queueFor(queue).addBulk(
-            queued.map((row) => ({ name: row.job_name, data: row.payload, opts: { jobId: row.job_id, ...SUPPLIER_JOB_OPTIONS } })),
-          ),
-        ),
+      await addJobs(
+        queueFor,
+        rows.map((r) => ({ queue: r.queue, jobName: r.job_name, jobId: r.job_id, payload: r.payload })),
       );
       if (rows.length) {
         await trx('outbox')
@@ -90,12 +84,41 @@ export async function pruneRelayedOutbox(db: Knex, now = new Date()): Promise<nu
     .delete();
 }
 
-/**
- * After a request's transaction has committed: hand its outbox rows to the queues now, so the
- * work starts at once. A failure only delays it: the workers' relay sends the rows later.
- */
-export async function relayAfterCommit(db: Knex, queueFor: QueueFor, log: Logger, context: Record<string, unknown>): Promise<void> {
-  await relayOutbox(db, queueFor).catch((err: Error) =>
-    log.warn({ err: { message: err.message }, ...context }, 'outbox relay deferred to the workers'),
+/** Adds messages to their queues: one Redis round trip per queue; a job id already present is kept, as with add. */
+async function addJobs(queueFor: QueueFor, messages: readonly OutboxMessage[]): Promise<void> {
+  const byQueue = new Map<string, OutboxMessage[]>();
+  for (const m of messages) byQueue.set(m.queue, [...(byQueue.get(m.queue) ?? []), m]);
+  await Promise.all(
+    [...byQueue].map(([queue, queued]) =>
+      queueFor(queue).addBulk(queued.map((m) => ({ name: m.jobName, data: m.payload, opts: { jobId: m.jobId, ...SUPPLIER_JOB_OPTIONS } }))),
+    ),
   );
+}
+
+/**
+ * After a request's transaction has committed: hands the messages it wrote to their queues
+ * now, so the work starts at once, and marks their rows relayed. A failure only delays them:
+ * the rows wait for the workers' relay. Should that relay send the same rows meanwhile, the job
+ * id keeps one job.
+ */
+export async function relayAfterCommit(
+  db: Knex,
+  queueFor: QueueFor,
+  log: Logger,
+  context: Record<string, unknown>,
+  messages: readonly OutboxMessage[],
+): Promise<void> {
+  if (!messages.length) return;
+  try {
+    await addJobs(queueFor, messages);
+    await db('outbox')
+      .whereIn(
+        'job_id',
+        messages.map((m) => m.jobId),
+      )
+      .whereNull('relayed_at')
+      .update({ relayed_at: db.fn.now() });
+  } catch (err) {
+    log.warn({ err: { message: (err as Error).message }, ...context }, 'outbox relay deferred to the workers');
+  }
 }

@@ -11,6 +11,7 @@ import {
   type BookingBody,
 } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
+import { bookLineJobId } from '../../shared/queues/jobs';
 
 let env: TestEnv;
 let api: TestApi;
@@ -103,6 +104,13 @@ describe('POST /api/v1/campaigns/{id}/launch', () => {
       done.lines.map((l) => l.id),
     );
     expect(ledger).toHaveLength(7);
+    // The request relayed its own outbox rows and marked them so: nothing is left for the workers' relay.
+    const rows = await env.db('outbox').whereIn(
+      'job_id',
+      done.lines.map((l) => bookLineJobId(l.id)),
+    );
+    expect(rows).toHaveLength(7);
+    expect(rows.every((r) => r.relayed_at !== null)).toBe(true);
     expect(ledger.map((r) => r.idempotency_key).sort()).toEqual(done.lines.map((l) => l.providerAttemptId).sort());
     const actions = done.events.map((e) => e.action);
     expect(actions.filter((a) => a === 'line.attempt-started')).toHaveLength(7);

@@ -7,7 +7,11 @@ const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call
 const EXTEND = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0`;
 
 export interface ExclusiveRunOptions {
-  /** How long the lock outlives a holder that died without releasing it. */
+  /**
+   * How long the lock outlives a holder that died without releasing it. Short, because a live
+   * holder extends it every third of it: a killed worker holds up the housekeeping of every
+   * other process for at most this long.
+   */
   ttlMs?: number;
   /** How often a waiting run asks again. */
   pollMs?: number;
@@ -20,7 +24,7 @@ export interface ExclusiveRunOptions {
  * extended while `fn` runs and expires after `ttlMs` if its holder dies.
  */
 export async function runExclusively<T>(redis: Redis, key: string, fn: () => Promise<T>, opts: ExclusiveRunOptions = {}): Promise<T> {
-  const ttlMs = opts.ttlMs ?? 60_000;
+  const ttlMs = opts.ttlMs ?? 15_000;
   const pollMs = opts.pollMs ?? 200;
   const token = randomUUID();
   while ((await redis.set(key, token, 'PX', ttlMs, 'NX')) !== 'OK') {

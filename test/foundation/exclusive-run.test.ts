@@ -46,6 +46,24 @@ describe('housekeeping across worker processes', () => {
     expect(await runExclusively(other, key, async () => 'ran', { pollMs: 20 })).toBe('ran');
   });
 
+  test('a run longer than the lock keeps it: the holder extends it while it runs', async () => {
+    const order: string[] = [];
+    const long = runExclusively(
+      redis,
+      key,
+      async () => {
+        order.push('long started');
+        await new Promise((r) => setTimeout(r, 700));
+        order.push('long finished');
+      },
+      { ttlMs: 200, pollMs: 10 },
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    const next = runExclusively(other, key, async () => void order.push('next ran'), { ttlMs: 200, pollMs: 10 });
+    await Promise.all([long, next]);
+    expect(order).toEqual(['long started', 'long finished', 'next ran']);
+  });
+
   test('a run that fails releases the lock for the next', async () => {
     await expect(runExclusively(redis, key, async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await redis.exists(key)).toBe(0);

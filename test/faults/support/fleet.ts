@@ -94,10 +94,15 @@ export async function runHousekeepingNow(redis: Redis, prefix: string): Promise<
   const queue = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: queuePrefix(prefix) });
   try {
     const jobs = await Promise.all([queue.add('sweep-stuck-attempts', {}), queue.add('retry-unsent', {})]);
-    await until('the housekeeping jobs to finish', async () => {
-      const states = await Promise.all(jobs.map((j) => queue.getJobState(j.id!)));
-      return states.every((s) => s === 'completed' || s === 'failed');
-    });
+    // A worker killed while it ran scheduled housekeeping leaves its lock to expire first.
+    await until(
+      'the housekeeping jobs to finish',
+      async () => {
+        const states = await Promise.all(jobs.map((j) => queue.getJobState(j.id!)));
+        return states.every((s) => s === 'completed' || s === 'failed');
+      },
+      60_000,
+    );
   } finally {
     await queue.close();
   }

@@ -30,7 +30,7 @@ afterAll(() => env.close());
 
 /** A writer on its own connection, as a worker process has; started only when a test says so. */
 async function writer(
-  opts: { reclaimIdleMs?: number; forgetIdleMs?: number; batchSize?: number; db?: TestEnv['db'] } = {},
+  opts: { reclaimIdleMs?: number; forgetIdleMs?: number; batchSize?: number; lingerMs?: number; db?: TestEnv['db'] } = {},
 ): Promise<PixelWriter> {
   const redis = new Redis(env.config().REDIS_URL!, { maxRetriesPerRequest: null });
   connections.push(redis);
@@ -64,6 +64,23 @@ describe('the pixel writer', () => {
     // Each row once: the values 0..299 each appear exactly once.
     const values = (await env.db('pixel_events').orderBy('value_minor').pluck('value_minor')).map(Number);
     expect(values).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    expect(await pendingCount()).toBe(0);
+  });
+
+  test('under a trickle of pageviews, a short batch lets the next ones gather into one insert', async () => {
+    const w = await writer({ lingerMs: 1000 });
+    w.start();
+    await post(1);
+    await until('the first stored', async () => (await count()) === 1);
+    // Ten more, one every 20 ms: read as they come, each would be a batch (an insert) of its own.
+    for (let i = 0; i < 10; i++) {
+      await post(1);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await until('all stored', async () => (await count()) === 11);
+    // Rows written by one insert share its transaction id.
+    const inserts = await env.db('pixel_events').countDistinct({ n: env.db.raw('xmin::text') });
+    expect(Number(inserts[0]!.n)).toBeLessThanOrEqual(3);
     expect(await pendingCount()).toBe(0);
   });
 

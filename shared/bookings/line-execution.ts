@@ -20,7 +20,8 @@ import {
 } from '../suppliers/attempts';
 import type { SubjectHandler } from '../suppliers/stuck-attempts';
 import { appendEvent } from './booking-events';
-import { changeLine, lockLine, type LockedLine } from './line-transitions';
+import { changeLine, isStepAborted, lockLine, stepLine, type LockedLine } from './line-transitions';
+import type { LineRow } from './booking-store';
 
 export type ExecutionResult =
   'skipped' | 'awaiting-staff' | 'reconciliation-required' | 'confirmed' | 'rejected' | 'stopped' | 'outcome-recorded-for-reconciliation';
@@ -35,6 +36,30 @@ interface LineStart {
 const openAttemptId = (trx: Knex, lineId: string) => openAttemptQuery(trx, 'line', lineId, 'book').select('id').limit(1);
 
 const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
+
+interface Flight {
+  start_date: string;
+  end_date: string;
+}
+
+/** What the supplier is asked to book for a line. */
+const requestOf = (line: LineRow, flight: Flight): Omit<BookingRequest, 'attemptId'> => ({
+  bookingId: line.booking_id,
+  lineId: line.id,
+  channel: line.channel,
+  budgetMinor: toMinor(line.budget_minor),
+  executionMode: line.execution_mode,
+  channelCampaignId: line.channel_campaign_id,
+  startDate: dateOnly(flight.start_date),
+  endDate: dateOnly(flight.end_date),
+});
+
+// The campaign's flight, read with the line a step changes (SQL over the CTE `updated`).
+const FLIGHT_OF_UPDATED = {
+  sql: `select json_build_object('start_date', c.start_date, 'end_date', c.end_date)
+          from bookings b join campaigns c on c.id = b.campaign_id where b.id = updated.booking_id`,
+  bindings: [],
+};
 
 /** An interrupted call's line goes to reconciliation, if it is still waiting on that attempt. */
 async function lineInterrupted(
@@ -91,27 +116,14 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       // Anything but a queued line has already been taken up (or finished): a duplicate delivery.
       if (line.status !== 'queued') return { kind: 'done', result: 'skipped' };
 
-      const base: Omit<BookingRequest, 'attemptId'> = {
-        bookingId,
-        lineId,
-        channel: line.channel,
-        budgetMinor: toMinor(line.budget_minor),
-        executionMode: line.execution_mode,
-        channelCampaignId: line.channel_campaign_id,
-        startDate: dateOnly(campaign.start_date),
-        endDate: dateOnly(campaign.end_date),
-      };
+      const base = requestOf(line, campaign);
       if (!adapter.callsSupplier) return { kind: 'call', start: { attemptId: null, request: { ...base, attemptId: '' } } };
 
       // The attempt is opened by the same statement that moves the line to in-progress.
-      const { id: attemptId, sql: attempt } = attemptInsert(trx, {
-        subjectKind: 'line',
-        subjectId: lineId,
-        lineId,
-        bookingId,
-        adapterKey: line.adapter_key,
-        operation: 'book',
-      });
+      const { id: attemptId, sql: attempt } = attemptInsert(
+        { subjectKind: 'line', subjectId: lineId, lineId, bookingId, adapterKey: line.adapter_key, operation: 'book' },
+        'updated',
+      );
       await changeLine(
         trx,
         {
@@ -129,7 +141,64 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       return { kind: 'call', start: { attemptId, request: { ...base, attemptId } } };
     },
 
+    async tryBegin(db) {
+      // The usual start: a queued line of this adapter's with no attempt open, moved to
+      // in-progress by the statement that opens its attempt. Anything else takes `begin`.
+      if (!adapter.callsSupplier) return null;
+      const adapterKey = adapter.descriptor.key;
+      const open = openAttemptQuery(db, 'line', lineId, 'book').select(db.raw('1')).toSQL();
+      const { id: attemptId, sql: attempt } = attemptInsert(
+        { subjectKind: 'line', subjectId: lineId, lineId, bookingId, adapterKey, operation: 'book' },
+        'updated',
+      );
+      const stepped = await stepLine(db, {
+        bookingId,
+        lineId,
+        from: 'queued',
+        to: 'in-progress',
+        where: { sql: `adapter_key = ? and not exists (${open.sql})`, bindings: [adapterKey, ...open.bindings] },
+        alongside: attempt,
+        alongsideMustWrite: true,
+        also: FLIGHT_OF_UPDATED,
+        patch: { provider_attempt_id: attemptId, started_at: db.fn.now() },
+        actor: SYSTEM,
+        action: 'line.attempt-started',
+        detail: { attemptId, adapterKey },
+      });
+      if (!stepped) return null;
+      return { kind: 'call', start: { attemptId, request: { ...requestOf(stepped.line, stepped.also as Flight), attemptId } } };
+    },
+
     call: (start) => adapter.book(start.request, ctx),
+
+    async tryApply(db, start, outcome, close) {
+      // The usual answer, confirmed or rejected, to the attempt the line still waits on.
+      if (isUnknown(outcome) || (outcome.kind !== 'confirmed' && outcome.kind !== 'rejected')) return null;
+      const { attemptId } = start;
+      const change = outcomeChange(db, attemptId, outcome);
+      const step = (q: Knex) =>
+        stepLine(q, {
+          bookingId,
+          lineId,
+          from: 'in-progress',
+          to: outcome.kind,
+          where: { sql: 'provider_attempt_id = ?', bindings: [attemptId!] },
+          alongside: close('updated'),
+          // Every path that closes a line's attempt moves the line off in-progress under its lock; if
+          // one ever did not, the attempt would be found closed here and the statement undone.
+          alongsideMustWrite: true,
+          ...change,
+          actor: SYSTEM,
+        });
+      try {
+        // A live line's money moves in the same transaction; a sandbox line moves none.
+        const stepped = start.request.executionMode === 'sandbox' ? await step(db) : await db.transaction((trx) => step(trx));
+        return stepped ? outcome.kind : null;
+      } catch (err) {
+        if (isStepAborted(err)) return null;
+        throw err;
+      }
+    },
 
     async lock(trx, start) {
       // Every path that closes a line's attempt holds the line's lock first, so the attempt's
@@ -203,37 +272,13 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
         );
         return 'awaiting-staff';
       case 'confirmed':
-        await changeLine(
-          trx,
-          {
-            bookingId,
-            lineId,
-            to: 'confirmed',
-            patch: { provider_reference: outcome.providerReference, confirmed_at: trx.fn.now() },
-            actor: SYSTEM,
-            action: 'line.confirmed',
-            alongside: closer?.embed(),
-            detail: { providerReference: outcome.providerReference, attemptId },
-          },
-          locked,
-        );
-        return 'confirmed';
       case 'rejected':
         await changeLine(
           trx,
-          {
-            bookingId,
-            lineId,
-            to: 'rejected',
-            patch: { evidence: outcome.reason },
-            actor: SYSTEM,
-            action: 'line.rejected',
-            alongside: closer?.embed(),
-            detail: { reason: outcome.reason, attemptId },
-          },
+          { bookingId, lineId, to: outcome.kind, ...outcomeChange(trx, attemptId, outcome), actor: SYSTEM, alongside: closer?.embed() },
           locked,
         );
-        return 'rejected';
+        return outcome.kind;
       case 'staged': {
         const staged = await trx('booking_lines').where({ id: lineId }).first('adapter_key', 'creatives');
         const enableable = await lineEnableable(trx, staged);
@@ -257,6 +302,17 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
   }
 
   return flow;
+}
+
+/** How a supplier's definite answer changes its line, whichever path records it. */
+function outcomeChange(q: Knex, attemptId: string | null, outcome: Extract<BookingOutcome, { kind: 'confirmed' | 'rejected' }>) {
+  return outcome.kind === 'confirmed'
+    ? {
+        patch: { provider_reference: outcome.providerReference, confirmed_at: q.fn.now() },
+        action: 'line.confirmed',
+        detail: { providerReference: outcome.providerReference, attemptId },
+      }
+    : { patch: { evidence: outcome.reason }, action: 'line.rejected', detail: { reason: outcome.reason, attemptId } };
 }
 
 export interface ExecutionOptions {

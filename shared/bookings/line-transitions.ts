@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { conflict, notFound } from '../errors';
 import type { Actor } from '../actor';
-import { EVENT_INSERT, eventValues } from './booking-events';
-import { bookingStatusOfCounts, type BookingStatus, type LineCounts } from './booking-status';
+import { prepared, type SqlPart } from '../db/knex';
+import { eventValues } from './booking-events';
+import type { BookingStatus } from './booking-status';
 import type { LineRow } from './booking-store';
 import { assertMove, type LineStatus } from './line-state';
 import { settleBooking, settleLine } from '../wallet/settlement';
@@ -20,7 +22,7 @@ export interface LineChange {
   action: string;
   detail?: unknown;
   /** Another write made in the same statement as the line's (e.g. opening the attempt it starts). */
-  alongside?: Knex.Sql;
+  alongside?: SqlPart;
   /** Extra checks on the locked line before it changes (e.g. "only workflow lines"). */
   guard?: (line: LineRow) => void;
 }
@@ -52,36 +54,165 @@ export async function lockLine(
 
 export type LockedLine = NonNullable<Awaited<ReturnType<typeof lockLine>>>;
 
-/** The booking's line counts after one line moves `from` → `to`, as an SQL expression with its bindings. */
+/** The booking's line counts after one line moves `from` → `to`, as an SQL expression over `b` with its bindings. */
 function countsAfter(from: LineStatus, to: LineStatus): { sql: string; bindings: Knex.Value[] } {
-  if (from === to) return { sql: 'line_counts', bindings: [] };
+  if (from === to) return { sql: 'b.line_counts', bindings: [] };
   return {
-    sql: `line_counts || jsonb_build_object(?::text, coalesce((line_counts->>?)::int, 0) - 1, ?::text, coalesce((line_counts->>?)::int, 0) + 1)`,
+    sql: `b.line_counts || jsonb_build_object(?::text, coalesce((b.line_counts->>?)::int, 0) - 1, ?::text, coalesce((b.line_counts->>?)::int, 0) + 1)`,
     bindings: [from, from, to, to],
   };
 }
 
-/** Counts a booking's lines again, for counts that cannot be right; stores and returns them. */
-async function recount(trx: Knex, bookingId: string): Promise<LineCounts> {
-  const { rows } = await trx.raw<{ rows: Array<{ counts: LineCounts }> }>(
-    `update bookings b
-        set line_counts = coalesce((select jsonb_object_agg(status, n)
-                                      from (select status, count(*)::int as n from booking_lines where booking_id = b.id group by status) s),
-                                   '{}'::jsonb)
-      where id = ? returning line_counts as counts`,
-    [bookingId],
+/**
+ * The booking's status-change event, as an INSERT … SELECT over a source with `was` and
+ * `status` columns (the caller adds `from` and the condition), with `statusEventValues`.
+ */
+const STATUS_EVENT = `insert into booking_events (id, booking_id, line_id, action, actor_id, actor, source, detail)
+  select ?, ?, null, 'booking.status-changed', ?, ?, ?, jsonb_build_object('from', was, 'to', status)`;
+const statusEventValues = (bookingId: string, actor: Actor): Knex.Value[] => [
+  randomUUID(),
+  bookingId,
+  actor.actorId,
+  actor.actor,
+  actor.source,
+];
+
+/** A line step: the status (and version) the line must be at, and what it becomes. */
+export interface LineStep {
+  bookingId: string;
+  lineId: string;
+  from: LineStatus;
+  to: LineStatus;
+  /** The version the line must be at, when known. */
+  version?: number;
+  /** More conditions on the line (SQL over `booking_lines`), e.g. the attempt it waits on. */
+  where?: SqlPart;
+  patch?: Record<string, unknown>;
+  actor: Actor;
+  action: string;
+  detail?: unknown;
+  /**
+   * Another write in the same statement, made only with the line's (it reads the changed line
+   * from `updated`). With `alongsideMustWrite` (the write then says `returning`), a line change
+   * whose alongside wrote nothing aborts the whole statement (error code FD001): e.g. closing an
+   * attempt that is no longer open.
+   */
+  alongside?: SqlPart;
+  alongsideMustWrite?: boolean;
+  /** One more value to read with the changed line (SQL over `updated`), returned as `also`. */
+  also?: SqlPart;
+}
+
+type StepRow = LineRow & { booking_status: BookingStatus; booking_was: BookingStatus; counted: boolean; also_value?: unknown };
+
+/** The error a statement raises when its `alongsideMustWrite` write did not happen. */
+export const isStepAborted = (err: unknown) => (err as { code?: unknown })?.code === 'FD001';
+
+/**
+ * One statement for the whole change: the line (only if it is at `from`, and `version` and
+ * `where` when given), its event, the booking's version, line counts and status
+ * (`booking_status_of`), and an event when that status changed; nothing at all if the line is
+ * not as expected. The booking row is locked after the line (the global order) and only
+ * until this statement's transaction ends: run alone, that is the statement itself.
+ */
+async function runStep(q: Knex, s: LineStep): Promise<StepRow | null> {
+  const lineUpdate = q('booking_lines')
+    .where({ id: s.lineId, booking_id: s.bookingId, status: s.from })
+    .modify((b) => {
+      if (s.version !== undefined) b.andWhere({ version: s.version });
+      if (s.where) b.andWhereRaw(s.where.sql, [...s.where.bindings]);
+    })
+    .update({ ...(s.patch ?? {}), status: s.to, version: q.raw('version + 1'), updated_at: q.fn.now() })
+    .returning('*')
+    .toSQL();
+  const counts = countsAfter(s.from, s.to);
+  const detail = { from: s.from, to: s.to, ...(s.detail && typeof s.detail === 'object' ? s.detail : {}) };
+  const alongsideCount = s.alongside && s.alongsideMustWrite;
+  const sql = `with updated as (${lineUpdate.sql}),
+     ${s.alongside ? `alongside as (${s.alongside.sql}),` : ''}
+     event as (insert into booking_events (id, booking_id, line_id, action, actor_id, actor, source, detail)
+               select ?, ?, ?, ?, ?, ?, ?, ? from updated returning 1),
+     locked as (select id, status, line_counts from bookings where id = ? and exists (select 1 from updated) for no key update),
+     counted as (select id, status as was, ${counts.sql} as counts from locked b),
+     next as (select *, booking_status_of(counts) as status from counted),
+     bumped as (update bookings b set version = b.version + 1, line_counts = next.counts, status = coalesce(next.status, b.status)
+                  from next where b.id = next.id
+              returning b.status, b.line_counts, next.was, next.status is not null as counted),
+     -- Reads \`event\` so the line's event is written first and the two keep that order.
+     status_event as (${STATUS_EVENT} from bumped, event where status <> was)
+     select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted
+            ${s.also ? `, (${s.also.sql}) as also_value` : ''}
+            ${alongsideCount ? `, assert_line_step((select count(*) from alongside) = 1, 'the write made with the line did not happen') as checked` : ''}
+       from updated, bumped`;
+  const { rows } = await q
+    .raw<{ rows: StepRow[] }>(sql, [
+      ...lineUpdate.bindings,
+      ...(s.alongside?.bindings ?? []),
+      ...eventValues({ ...s, detail }),
+      s.bookingId,
+      ...counts.bindings,
+      ...statusEventValues(s.bookingId, s.actor),
+      ...(s.also?.bindings ?? []),
+    ])
+    .options(prepared(q, sql));
+  return rows[0] ?? null;
+}
+
+/** Counts a booking's lines again, for counts that cannot be right; sets the status they give. */
+async function recountStatus(trx: Knex, bookingId: string, actor: Actor): Promise<{ was: BookingStatus; status: BookingStatus }> {
+  const { rows } = await trx.raw<{ rows: Array<{ was: BookingStatus; status: BookingStatus }> }>(
+    `with locked as (select id, status from bookings where id = ? for no key update),
+     counted as (select coalesce(jsonb_object_agg(status, n), '{}'::jsonb) as counts
+                   from (select status, count(*)::int as n from booking_lines where booking_id = ? group by status) s),
+     updated as (update bookings b set line_counts = counted.counts, status = coalesce(booking_status_of(counted.counts), b.status)
+                   from locked, counted where b.id = locked.id
+                 returning b.status, locked.status as was),
+     event as (${STATUS_EVENT} from updated where status <> was)
+     select was, status from updated`,
+    [bookingId, bookingId, ...statusEventValues(bookingId, actor)],
   );
-  return rows[0]!.counts;
+  return rows[0]!;
+}
+
+/** What follows a line's change in the same transaction: money for live lines, and a recount if the counts were wrong. */
+async function afterStep(q: Knex, s: LineStep, row: StepRow): Promise<LineRow> {
+  const { booking_status: status0, booking_was: was0, counted, also_value: also, ...line } = row;
+  void also;
+  let status = status0;
+  let was = was0;
+  if (!counted) ({ status, was } = await recountStatus(q, s.bookingId, s.actor));
+  if (s.from !== s.to) await settleLine(q, line as LineRow, s.to, s.actor.actorId);
+  if (status !== was) await settleBooking(q, { id: s.bookingId, executionMode: line.execution_mode }, status, s.actor.actorId);
+  return line as LineRow;
 }
 
 /**
- * The one way a line changes: under the line's row lock, check the expected version and the
- * transition; then one statement writes the line, appends its event and moves the booking's
- * version and line counts, which takes the booking's row lock until commit. A change that
- * waited for that lock sees the counts as the change before it committed them (PostgreSQL
- * applies a waiting UPDATE to the row as it then is), so the booking status computed from the
- * counts it returns counts every committed line change; a change still uncommitted is counted
- * by its own transaction, which waits for the lock behind this one.
+ * A line step without taking the line's lock first: the statement changes the line only if it
+ * is at `s.from` (and the rest of `s`'s conditions), which its own row lock decides. Null when
+ * it is not, and then nothing was written. On the database itself (not a transaction) the
+ * statement is its own transaction, so there it moves only lines whose step moves no money: a
+ * start, or a sandbox line's step; a live line's outcome is null there and must run in a
+ * transaction, with the money it moves.
+ */
+export async function stepLine(q: Knex, s: LineStep): Promise<{ line: LineRow; also: unknown } | null> {
+  assertMove(s.from, s.to);
+  const alone = !(q as Knex.Transaction).isTransaction;
+  const step: LineStep =
+    alone && s.to !== 'in-progress'
+      ? { ...s, where: { sql: `execution_mode = 'sandbox'${s.where ? ` and (${s.where.sql})` : ''}`, bindings: s.where?.bindings ?? [] } }
+      : s;
+  const row = await runStep(q, step);
+  if (!row) return null;
+  const also = row.also_value;
+  return { line: await afterStep(q, step, row), also };
+}
+
+/**
+ * The one way a line changes under its lock: check the expected version and the transition on
+ * the locked line, then one statement (see `runStep`) writes the line, its event and its
+ * booking's counts and status. A change that waited for the booking's lock sees the counts as
+ * the change before it committed them (PostgreSQL applies a waiting UPDATE to the row as it then
+ * is), so the status counts every committed line change.
  *
  * `held`: the line lock the caller already took in this transaction, with the line as read then
  * and not changed since; saves taking it again.
@@ -96,41 +227,8 @@ export async function changeLine(trx: Knex, c: LineChange, held?: LockedLine): P
   c.guard?.(line);
   // A change to the status a line already has is not a transition either (a second start, a second uncertain).
   if (c.to) assertMove(line.status, c.to);
-
-  const to = c.to ?? line.status;
-  const moves = to !== line.status;
-  const lineUpdate = trx('booking_lines')
-    .where({ id: line.id, version: line.version })
-    .update({ ...(c.patch ?? {}), ...(c.to ? { status: c.to } : {}), version: line.version + 1, updated_at: trx.fn.now() })
-    .returning('*')
-    .toSQL();
-  const counts = countsAfter(line.status, to);
-  const detail = { from: line.status, to, ...(c.detail && typeof c.detail === 'object' ? c.detail : {}) };
-  const { rows } = await trx.raw<{ rows: Array<LineRow & { booking_status: BookingStatus; line_counts: LineCounts }> }>(
-    `with ${c.alongside ? `alongside as (${c.alongside.sql}),` : ''}
-     updated as (${lineUpdate.sql}),
-     event as (${EVENT_INSERT}),
-     bumped as (update bookings set version = version + 1, line_counts = ${counts.sql}
-                 where id = ? and exists (select 1 from updated) returning status, line_counts)
-     select updated.*, bumped.status as booking_status, bumped.line_counts from updated, bumped`,
-    [...(c.alongside?.bindings ?? []), ...lineUpdate.bindings, ...eventValues({ ...c, detail }), ...counts.bindings, c.bookingId],
-  );
-  if (!rows[0]) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
-  // The status as it is now that the lock is ours (a waiting UPDATE returns the row as it then is).
-  const { booking_status: was, line_counts: after, ...updated } = rows[0];
-
-  if (moves) await settleLine(trx, updated as LineRow, to, c.actor.actorId);
-
-  const status = bookingStatusOfCounts(after) ?? bookingStatusOfCounts(await recount(trx, c.bookingId))!;
-  if (status !== was) {
-    const event = eventValues({
-      bookingId: c.bookingId,
-      action: 'booking.status-changed',
-      actor: c.actor,
-      detail: { from: was, to: status },
-    });
-    await trx.raw(`with status as (update bookings set status = ? where id = ?) ${EVENT_INSERT}`, [status, c.bookingId, ...event]);
-    await settleBooking(trx, { id: c.bookingId, executionMode: line.execution_mode }, status, c.actor.actorId);
-  }
-  return updated as LineRow;
+  const step: LineStep = { ...c, from: line.status, to: c.to ?? line.status, version: line.version };
+  const row = await runStep(trx, step);
+  if (!row) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
+  return afterStep(trx, step, row);
 }

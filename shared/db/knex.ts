@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import knex, { type Knex } from 'knex';
 import { types } from 'pg';
 
@@ -43,7 +44,7 @@ export function createDb(connectionString: string, opts: DbOptions = {}, logger?
   const asStartupParameters = opts.pooler !== 'transaction';
   const statementTimeout = asStartupParameters ? (opts.statementTimeoutMs ?? 30_000) : 0;
   const lockTimeout = asStartupParameters ? (opts.lockTimeoutMs ?? 5_000) : 0;
-  return knex({
+  const db = knex({
     log: { warn: log('warn'), error: log('warn'), deprecate: log('debug'), debug: log('debug') },
     client: 'pg',
     connection: {
@@ -57,9 +58,37 @@ export function createDb(connectionString: string, opts: DbOptions = {}, logger?
     pool: { min: opts.min ?? 0, max: opts.max ?? 10 },
     acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000,
   });
+  if (!asStartupParameters) behindPooler.add(db.client.config);
+  return db;
+}
+
+// Configurations of databases reached through a transaction-mode pooler (transactions share their database's).
+const behindPooler = new WeakSet<object>();
+const statementNames = new Map<string, string>();
+
+/**
+ * Query options that make a hot statement a named prepared statement, so each connection has
+ * PostgreSQL parse and plan it once rather than on every call. None behind a transaction-mode
+ * pooler, whose server connections do not stay with the client. For statements whose text
+ * takes only a few shapes: each shape is named once.
+ */
+export function prepared(q: Knex, sql: string): { name?: string } {
+  if (behindPooler.has(q.client.config)) return {};
+  let name = statementNames.get(sql);
+  if (!name && statementNames.size < 500) {
+    name = `fd_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    statementNames.set(sql, name);
+  }
+  return name ? { name } : {};
 }
 
 export type { Knex };
+
+/** A piece of SQL with its `?` bindings, to run alone or embed in a larger statement. */
+export interface SqlPart {
+  sql: string;
+  bindings: readonly Knex.Value[];
+}
 
 /** A setting in milliseconds as PostgreSQL shows it ('0', '30s', '5000ms', '1min'). */
 function showMs(value: string): number {

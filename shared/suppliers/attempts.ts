@@ -4,6 +4,7 @@ import { UnknownOutcome } from '../adapters/adapter';
 import type { Logger } from '../logger';
 import { withTimeout } from '../timeout';
 import { databaseOutageOf } from '../db/db-errors';
+import type { SqlPart } from '../db/knex';
 
 /**
  * The supplier-call engine. Every call that changes something at a supplier (a booking, a
@@ -55,27 +56,24 @@ export interface NewAttempt {
   bookingId?: string;
 }
 
-/** The attempt's INSERT, to run alone or inside a larger statement; open, at most one per subject (a unique index says so). */
-export function attemptInsert(trx: Knex, a: NewAttempt): { id: string; sql: Knex.Sql } {
+/**
+ * The attempt's INSERT, open, at most one per subject (a unique index says so): one row for
+ * each row of `source`, a statement's CTE holding the change it goes with (the attempt is then
+ * opened only with that change), or one row by default, to run alone.
+ */
+export function attemptInsert(a: NewAttempt, source = '(select 1) as one'): { id: string; sql: SqlPart } {
   const id = a.id ?? `att_${randomUUID()}`;
-  const sql = trx('supplier_attempts')
-    .insert({
-      id,
-      subject_kind: a.subjectKind,
-      subject_id: a.subjectId,
-      adapter_key: a.adapterKey,
-      operation: a.operation,
-      line_id: a.lineId ?? null,
-      booking_id: a.bookingId ?? null,
-      status: 'open',
-    })
-    .toSQL();
+  const sql = {
+    sql: `insert into supplier_attempts (id, subject_kind, subject_id, adapter_key, operation, line_id, booking_id, status)
+          select ?, ?, ?, ?, ?, ?, ?, 'open' from ${source} returning id`,
+    bindings: [id, a.subjectKind, a.subjectId, a.adapterKey, a.operation, a.lineId ?? null, a.bookingId ?? null],
+  };
   return { id, sql };
 }
 
 /** Commits the attempt as open. */
 export async function openAttempt(trx: Knex, a: NewAttempt): Promise<string> {
-  const { id, sql } = attemptInsert(trx, a);
+  const { id, sql } = attemptInsert(a);
   await trx.raw(sql.sql, sql.bindings);
   return id;
 }
@@ -173,6 +171,12 @@ export type Begun<S extends Started, R> = { kind: 'done'; result: R } | { kind: 
 export interface SupplierCallFlow<S extends Started, O extends { kind: string }, R> {
   /** Inside the first transaction: lock the subject, open the attempt, or decide there is nothing to do. */
   begin(trx: Knex.Transaction): Promise<Begun<S, R>>;
+  /**
+   * Optional: the usual start (the subject as the queue left it) as one statement that opens the
+   * attempt with the subject's change; null when the subject is not so, and then nothing was
+   * written and `begin` runs.
+   */
+  tryBegin?(db: Knex): Promise<Begun<S, R> | null>;
   /** The supplier call itself (outside any transaction). */
   call(start: S): Promise<O>;
   /**
@@ -188,6 +192,13 @@ export interface SupplierCallFlow<S extends Started, O extends { kind: string },
    * `lock` said the attempt is open), the close is the flow's to write with its change.
    */
   apply(trx: Knex.Transaction, start: S, outcome: O | Unknown, closer?: AttemptCloser): Promise<R>;
+  /**
+   * Optional: the usual outcome (the subject exactly as `begin` left it, the attempt still open)
+   * as one statement that closes the attempt with the subject's change. `close(source)` is the
+   * attempt's close, made only with the change held in the statement's CTE `source`. Null when
+   * the subject or the attempt is not so, and then nothing was written and the locked step runs.
+   */
+  tryApply?(db: Knex, start: S, outcome: O | Unknown, close: (source: string) => SqlPart): Promise<R | null>;
   /** Someone else closed the attempt first: the answer is on it as late evidence; say so, move nothing. */
   late(trx: Knex.Transaction, start: S, outcome: O | Unknown): Promise<R>;
 }
@@ -204,16 +215,21 @@ export async function runSupplierCall<S extends Started, O extends { kind: strin
   flow: SupplierCallFlow<S, O, R>,
   opts: CallOptions,
 ): Promise<R> {
-  const begun = await db.transaction((trx) => flow.begin(trx));
+  const begun = (await flow.tryBegin?.(db)) ?? (await db.transaction((trx) => flow.begin(trx)));
   if (begun.kind === 'done') return begun.result;
   const { start } = begun;
   const outcome = await callSupplier(() => flow.call(start), opts);
+  const { attemptId } = start;
+  const closeWith = flow.closeWith(outcome);
+  const closeFrom = (source: string) =>
+    closeUpdate(db, attemptId!, closeWith).whereRaw(`exists (select 1 from ${source})`).returning('id').toSQL();
   return throughOutages(
-    () =>
+    async () =>
+      (attemptId && flow.tryApply ? await flow.tryApply(db, start, outcome, closeFrom) : null) ??
       db.transaction(async (trx) => {
         const held = await flow.lock(trx, start);
         if (!start.attemptId) return flow.apply(trx, start, outcome);
-        const close = closeUpdate(trx, start.attemptId, flow.closeWith(outcome));
+        const close = closeUpdate(trx, start.attemptId, closeWith);
         const open = held ? held.attemptOpen : (await close) > 0;
         if (!open) {
           await recordLateOutcome(trx, start.attemptId, outcome);

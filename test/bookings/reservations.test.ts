@@ -3,6 +3,8 @@ import { approve, draftCampaign, post, waitForBooking, type BookingBody } from '
 import { approvedCreative, makeCreative } from '../support/creatives';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { fundWallet, walletAndLedger } from '../support/wallet';
+import { SYSTEM } from '../../shared/actor';
+import { stepLine } from '../../shared/bookings/line-transitions';
 
 let env: TestEnv;
 let api: TestApi;
@@ -31,15 +33,17 @@ async function liveLaunch(org: string, lines: Array<Record<string, unknown>>, co
   return { token, booking: (await json<{ booking: BookingBody }>(res)).booking };
 }
 
+/** A funded advertiser's booking of one live ctv line, launched with no worker running. */
+async function oneLiveLine(org: string, budgetMinor: number, commitment: number) {
+  await fundWallet(env, org, 100_000);
+  const token = await env.issuer.token({ org, user: `${org}-buyer` });
+  const line = { channel: 'ctv', adapterKey: 'live-ctv', budgetMinor, creativeIds: [await liveCreative(token)] };
+  return liveLaunch(org, [line], commitment);
+}
+
 describe('live reservations settle with the booking', () => {
   test('a booking whose every line is rejected gives its whole reservation back', async () => {
-    await fundWallet(env, 'org-r1', 100_000);
-    const token = await env.issuer.token({ org: 'org-r1', user: 'org-r1-buyer' });
-    const { booking } = await liveLaunch(
-      'org-r1',
-      [{ channel: 'ctv', adapterKey: 'live-ctv', budgetMinor: 50_000, creativeIds: [await liveCreative(token)] }],
-      60_000,
-    );
+    const { booking, token } = await oneLiveLine('org-r1', 50_000, 60_000);
     expect((await wallet('org-r1')).reserved_minor).toBe('60000');
     // Workers start only now, so the reservation above cannot race the line's rejection.
     const workers = await env.workers();
@@ -103,5 +107,39 @@ describe('live reservations settle with the booking', () => {
     ]);
     expect((await walletAndLedger(env, 'org-r2')).consistent).toBe(true);
     await workers.close();
+  });
+
+  test('a live line stepped as one statement moves its money in the same transaction, or nothing at all', async () => {
+    const { booking } = await oneLiveLine('org-r3', 20_000, 25_000);
+    const lineId = booking.lines[0]!.id;
+    const step = { bookingId: booking.id, lineId, actor: SYSTEM };
+    expect(await stepLine(env.db, { ...step, from: 'queued', to: 'in-progress', action: 'line.attempt-started' })).not.toBeNull();
+
+    // The confirmation's capture fails inside its transaction: the line stays where it was.
+    const before = await env.db('wallet_entries').where({ booking_id: booking.id }).count({ n: '*' });
+    await expect(
+      env.db.transaction(async (trx) => {
+        await stepLine(trx, { ...step, from: 'in-progress', to: 'confirmed', action: 'line.confirmed' });
+        throw new Error('the money could not move');
+      }),
+    ).rejects.toThrow('the money could not move');
+    expect(await env.db('booking_lines').where({ id: lineId }).first('status')).toEqual({ status: 'in-progress' });
+    expect(await env.db('wallet_entries').where({ booking_id: booking.id }).count({ n: '*' })).toEqual(before);
+
+    // Outside a transaction a live line's outcome is not written at all: its money could not move with it.
+    expect(await stepLine(env.db, { ...step, from: 'in-progress', to: 'confirmed', action: 'line.confirmed' })).toBeNull();
+    expect(await env.db('booking_lines').where({ id: lineId }).first('status')).toEqual({ status: 'in-progress' });
+
+    await env.db.transaction((trx) => stepLine(trx, { ...step, from: 'in-progress', to: 'confirmed', action: 'line.confirmed' }));
+    const entries = await env.db('wallet_entries').where({ advertiser_id: 'org-r3' }).whereNot('kind', 'adjustment').orderBy('id');
+    // The line's budget is spent with its fee; the booking settled confirmed gives the headroom back.
+    expect(entries.map((e) => [e.kind, e.amount_minor])).toEqual([
+      ['reservation', '25000'],
+      ['capture', '20000'],
+      ['management_fee', '2000'],
+      ['release', '5000'],
+    ]);
+    expect((await env.db('bookings').where({ id: booking.id }).first('status')).status).toBe('confirmed');
+    expect((await walletAndLedger(env, 'org-r3')).consistent).toBe(true);
   });
 });

@@ -1,10 +1,39 @@
 import fc from 'fast-check';
-import { bookingStatusOf, bookingStatusOfCounts } from '../../shared/bookings/booking-status';
 import { LINE_STATUSES, canMove, isOpen, type LineStatus } from '../../shared/bookings/line-state';
+import { createTestDatabase, type TestDatabase } from '../support/database';
+import { bookingStatusOf } from '../support/bookings';
 
 const anyLines = fc.array(fc.constantFrom(...LINE_STATUSES), { minLength: 1, maxLength: 12 });
 
-describe('booking status from line statuses', () => {
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.drop());
+
+const countsOf = (lines: readonly string[]) => {
+  const counts: Record<string, number> = {};
+  for (const s of lines) counts[s] = (counts[s] ?? 0) + 1;
+  return counts;
+};
+
+/** The database's booking status for each set of counts, in one round trip. */
+async function statusesOf(counts: readonly unknown[]): Promise<Array<string | null>> {
+  const { rows } = await database.db.raw<{ rows: Array<{ status: string | null }> }>(
+    'select booking_status_of(c) as status from jsonb_array_elements(?::jsonb) with ordinality as t(c, i) order by i',
+    [JSON.stringify(counts)],
+  );
+  return rows.map((r) => r.status);
+}
+
+/** Many random line sets, each with the status the database gives their counts. */
+async function sampled(n = 500): Promise<Array<{ lines: LineStatus[]; status: string | null }>> {
+  const sets = fc.sample(anyLines, { numRuns: n, seed: 20261123 });
+  const statuses = await statusesOf(sets.map(countsOf));
+  return sets.map((lines, k) => ({ lines, status: statuses[k]! }));
+}
+
+describe('booking status from the line counts a booking keeps (booking_status_of)', () => {
   test.each<[LineStatus[], string]>([
     [['queued', 'queued'], 'queued'],
     [['queued', 'in-progress'], 'in-progress'],
@@ -16,32 +45,41 @@ describe('booking status from line statuses', () => {
     [['stopped'], 'stopped'],
     [['confirmed', 'stop-requested'], 'stopping'],
     [['rejected', 'stopped'], 'stopped'],
-  ])('%j → %s', (lines, status) => {
-    expect(bookingStatusOf(lines)).toBe(status);
+    [['queued', 'confirmed'], 'in-progress'],
+  ])('%j → %s', async (lines, status) => {
+    expect(await statusesOf([countsOf(lines)])).toEqual([status]);
   });
 
-  test('any open line other than a stop keeps the booking in progress (or queued before anything moved)', () => {
-    fc.assert(
-      fc.property(anyLines, (lines) => {
-        const status = bookingStatusOf(lines);
-        const workOpen = lines.some((s) => isOpen(s) && s !== 'stop-requested' && s !== 'stopping');
-        if (workOpen) expect(['queued', 'in-progress']).toContain(status);
-        else expect(['queued', 'in-progress']).not.toContain(status);
-      }),
-    );
+  test('gives the status the spec gives the lines, whatever the mix', async () => {
+    for (const { lines, status } of await sampled()) expect([lines, status]).toEqual([lines, bookingStatusOf(lines)]);
   });
 
-  test('a booking is confirmed exactly when every line is, and rejected exactly when every line is', () => {
-    fc.assert(
-      fc.property(anyLines, (lines) => {
-        expect(bookingStatusOf(lines) === 'confirmed').toBe(lines.every((s) => s === 'confirmed'));
-        expect(bookingStatusOf(lines) === 'rejected').toBe(lines.every((s) => s === 'rejected'));
-      }),
-    );
+  test('any open line other than a stop keeps the booking in progress (or queued before anything moved)', async () => {
+    for (const { lines, status } of await sampled()) {
+      const workOpen = lines.some((s) => isOpen(s) && s !== 'stop-requested' && s !== 'stopping');
+      if (workOpen) expect(['queued', 'in-progress']).toContain(status);
+      else expect(['queued', 'in-progress']).not.toContain(status);
+    }
   });
 
-  test('the order of lines does not matter', () => {
-    fc.assert(fc.property(anyLines, (lines) => expect(bookingStatusOf([...lines].reverse())).toBe(bookingStatusOf(lines))));
+  test('a booking is confirmed exactly when every line is, and rejected exactly when every line is', async () => {
+    for (const { lines, status } of await sampled()) {
+      expect(status === 'confirmed').toBe(lines.every((s) => s === 'confirmed'));
+      expect(status === 'rejected').toBe(lines.every((s) => s === 'rejected'));
+    }
+  });
+
+  test('a status whose count fell back to zero changes nothing; no lines at all is queued', async () => {
+    expect(await statusesOf([{ confirmed: 2, stopping: 0, queued: 0 }, {}, { queued: 0 }])).toEqual(['confirmed', 'queued', 'queued']);
+  });
+
+  test('counts that cannot be right give no status, so the lines are counted again', async () => {
+    expect(await statusesOf([{ queued: -1, 'in-progress': 2 }, { 'not-a-status': 1 }, { queued: 1.5 }, { queued: '1' }])).toEqual([
+      null,
+      null,
+      null,
+      null,
+    ]);
   });
 });
 
@@ -58,25 +96,5 @@ describe('line transitions', () => {
 
   test('only an in-progress line can become uncertain', () => {
     expect(LINE_STATUSES.filter((from) => canMove(from, 'reconciliation-required'))).toEqual(['in-progress']);
-  });
-});
-
-describe('booking status from the line counts a booking keeps', () => {
-  test('the counts give the status the lines give', () => {
-    fc.assert(
-      fc.property(anyLines, (lines) => {
-        const counts: Record<string, number> = {};
-        for (const s of lines) counts[s] = (counts[s] ?? 0) + 1;
-        // A status whose count fell back to zero stays in the counts.
-        counts['stopping'] ??= 0;
-        expect(bookingStatusOfCounts(counts)).toBe(bookingStatusOf(lines));
-      }),
-    );
-  });
-
-  test('counts that cannot be right give no status, so the lines are counted again', () => {
-    expect(bookingStatusOfCounts({ queued: -1, 'in-progress': 2 })).toBeNull();
-    expect(bookingStatusOfCounts({ 'not-a-status': 1 } as Record<string, number>)).toBeNull();
-    expect(bookingStatusOfCounts({ queued: 1.5 })).toBeNull();
   });
 });

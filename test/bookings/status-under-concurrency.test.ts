@@ -1,6 +1,5 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
-import { launchPlan, sameCounts, sevenSandboxLines, waitForBooking } from '../support/bookings';
-import { bookingStatusOf } from '../../shared/bookings/booking-status';
+import { bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines, waitForBooking } from '../support/bookings';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { changeLine } from '../../shared/bookings/line-transitions';
 import { SYSTEM } from '../../shared/actor';

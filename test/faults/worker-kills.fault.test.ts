@@ -3,8 +3,7 @@ import { launchPlan, SEVEN_CHANNELS, type PlanLineInput } from '../support/booki
 import { TEST_REDIS_URL } from '../support/env';
 import { cleanEnv } from '../support/processes';
 import { until } from '../support/wait';
-import { bookingStatusOf } from '../../shared/bookings/booking-status';
-import { sameCounts } from '../support/bookings';
+import { bookingStatusOf, sameCounts } from '../support/bookings';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { SANDBOX_TRIGGERS } from '../../workers/adapters/sandbox';
 import { seeded } from '../support/random';

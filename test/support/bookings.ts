@@ -1,3 +1,4 @@
+import { isOpen, type LineStatus } from '../../shared/bookings/line-state';
 import type { ApiClient, TestEnv } from './api';
 
 export interface PlanLineInput {
@@ -146,4 +147,20 @@ export function sameCounts(stored: Record<string, number>, lines: readonly strin
   for (const s of lines) actual[s] = (actual[s] ?? 0) + 1;
   const statuses = new Set([...Object.keys(stored), ...Object.keys(actual)]);
   return [...statuses].every((s) => (stored[s] ?? 0) === (actual[s] ?? 0));
+}
+
+/**
+ * The spec's booking-status rule restated as the tests' oracle (the product applies it in the
+ * database, `booking_status_of`): all queued → queued; any other open line → in-progress
+ * (stopping while only stops are open); all confirmed → confirmed; all rejected → rejected; all
+ * stopped → stopped; otherwise partially-confirmed if anything was confirmed, else stopped if
+ * anything was stopped, else rejected.
+ */
+export function bookingStatusOf(lines: readonly LineStatus[]): string {
+  if (lines.length === 0 || lines.every((s) => s === 'queued')) return 'queued';
+  const open = lines.filter(isOpen);
+  if (open.length) return open.every((s) => s === 'stop-requested' || s === 'stopping') ? 'stopping' : 'in-progress';
+  for (const only of ['confirmed', 'rejected', 'stopped'] as const) if (lines.every((s) => s === only)) return only;
+  if (lines.includes('confirmed')) return 'partially-confirmed';
+  return lines.includes('stopped') ? 'stopped' : 'rejected';
 }

@@ -1,0 +1,190 @@
+import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
+import { bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines } from '../support/bookings';
+import { SYSTEM } from '../../shared/actor';
+import type { LineStatus } from '../../shared/bookings/line-state';
+import { isStepAborted, stepLine } from '../../shared/bookings/line-transitions';
+import { attemptInsert } from '../../shared/suppliers/attempts';
+import { createDb, prepared } from '../../shared/db/knex';
+
+/**
+ * The worker's usual steps run as one statement each, without taking the line's lock first:
+ * the statement changes the line only if it is as expected, and then writes everything that
+ * goes with it, or nothing at all.
+ */
+let env: TestEnv;
+let api: TestApi;
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await env.api();
+});
+afterAll(() => env.close());
+
+/** Everything a line step writes, to show that a refused one wrote none of it. */
+async function footprint(bookingId: string) {
+  const booking = await env.db('bookings').where({ id: bookingId }).first('status', 'version', 'line_counts');
+  const lines = await env.db('booking_lines').where({ booking_id: bookingId }).orderBy('id').select('id', 'status', 'version');
+  const events = await env.db('booking_events').where({ booking_id: bookingId }).count({ n: '*' });
+  const attempts = await env.db('supplier_attempts').where({ booking_id: bookingId }).orderBy('id').select('id', 'status');
+  return { booking, lines, events: Number(events[0]!.n), attempts };
+}
+
+const start = (bookingId: string, lineId: string, adapterKey: string) => {
+  const { id, sql } = attemptInsert(
+    { subjectKind: 'line', subjectId: lineId, lineId, bookingId, adapterKey, operation: 'book' },
+    'updated',
+  );
+  return {
+    attemptId: id,
+    step: {
+      bookingId,
+      lineId,
+      from: 'queued' as const,
+      to: 'in-progress' as const,
+      alongside: sql,
+      alongsideMustWrite: true,
+      patch: { provider_attempt_id: id },
+      actor: SYSTEM,
+      action: 'line.attempt-started',
+      detail: { attemptId: id },
+    },
+  };
+};
+
+const closeAttempt = (attemptId: string) => ({
+  sql: `update supplier_attempts set status = 'confirmed', finished_at = now() where id = ? and status = 'open' and exists (select 1 from updated) returning id`,
+  bindings: [attemptId],
+});
+
+describe('a line step as one statement', () => {
+  test('moves the line, opens its attempt, writes its event and the booking counts and status together', async () => {
+    const { booking } = await launchPlan(env, api, sevenSandboxLines().slice(0, 2), 'org-steps-1');
+    const [line] = booking.lines;
+    const { attemptId, step } = start(booking.id, line!.id, line!.adapterKey);
+    const stepped = await stepLine(env.db, step);
+    expect(stepped?.line).toMatchObject({ status: 'in-progress', provider_attempt_id: attemptId, version: line!.version + 1 });
+
+    const after = await footprint(booking.id);
+    expect(after.booking.status).toBe('in-progress');
+    expect(after.booking.line_counts).toMatchObject({ queued: 1, 'in-progress': 1 });
+    expect(after.attempts).toEqual([{ id: attemptId, status: 'open' }]);
+    const events = await env.db('booking_events').where({ booking_id: booking.id }).orderBy('seq').select('action', 'line_id', 'detail');
+    expect(events.slice(-2)).toEqual([
+      { action: 'line.attempt-started', line_id: line!.id, detail: { from: 'queued', to: 'in-progress', attemptId } },
+      { action: 'booking.status-changed', line_id: null, detail: { from: 'queued', to: 'in-progress' } },
+    ]);
+  });
+
+  test('writes nothing at all when the line is not where the step expects it', async () => {
+    const { booking } = await launchPlan(env, api, sevenSandboxLines().slice(0, 2), 'org-steps-2');
+    const [line] = booking.lines;
+    const before = await footprint(booking.id);
+    // Not in progress yet: an outcome step finds nothing to change.
+    expect(
+      await stepLine(env.db, {
+        bookingId: booking.id,
+        lineId: line!.id,
+        from: 'in-progress',
+        to: 'confirmed',
+        where: { sql: 'provider_attempt_id = ?', bindings: ['att_none'] },
+        actor: SYSTEM,
+        action: 'line.confirmed',
+      }),
+    ).toBeNull();
+    // A line that is not there, and this booking's line named under another booking.
+    expect(await stepLine(env.db, start(booking.id, '00000000-0000-4000-8000-000000000000', 'sandbox-ctv').step)).toBeNull();
+    expect(await stepLine(env.db, start('00000000-0000-4000-8000-000000000001', line!.id, line!.adapterKey).step)).toBeNull();
+    expect(await footprint(booking.id)).toEqual(before);
+  });
+
+  test('a write that must go with the line and does not happen undoes the whole statement', async () => {
+    const { booking } = await launchPlan(env, api, sevenSandboxLines().slice(0, 2), 'org-steps-3');
+    const [line] = booking.lines;
+    const { attemptId, step } = start(booking.id, line!.id, line!.adapterKey);
+    await stepLine(env.db, step);
+    // Someone closed the attempt without moving the line (no path does): the answer must not apply.
+    await env.db('supplier_attempts').where({ id: attemptId }).update({ status: 'unknown' });
+    const before = await footprint(booking.id);
+    const outcome = stepLine(env.db, {
+      bookingId: booking.id,
+      lineId: line!.id,
+      from: 'in-progress',
+      to: 'confirmed',
+      where: { sql: 'provider_attempt_id = ?', bindings: [attemptId] },
+      alongside: closeAttempt(attemptId),
+      alongsideMustWrite: true,
+      patch: { provider_reference: 'ref-1' },
+      actor: SYSTEM,
+      action: 'line.confirmed',
+    });
+    expect(isStepAborted(await outcome.catch((err: unknown) => err))).toBe(true);
+    expect(await footprint(booking.id)).toEqual(before);
+  });
+
+  test('every line of a booking stepping at once: counts, status and one unbroken chain of status events', async () => {
+    const { booking } = await launchPlan(env, api, sevenSandboxLines(), 'org-steps-4');
+    // Each line on a connection of its own, so the statements really meet at the booking's row.
+    const pools = booking.lines.map(() => createDb(env.database.url, { max: 1 }));
+    try {
+      const outcomes: LineStatus[] = ['confirmed', 'rejected', 'confirmed', 'confirmed', 'rejected', 'confirmed', 'confirmed'];
+      await Promise.all(
+        booking.lines.map(async (line, i) => {
+          const db = pools[i]!;
+          const { attemptId, step } = start(booking.id, line.id, line.adapterKey);
+          expect(await stepLine(db, step)).not.toBeNull();
+          const done = await stepLine(db, {
+            bookingId: booking.id,
+            lineId: line.id,
+            from: 'in-progress',
+            to: outcomes[i]!,
+            where: { sql: 'provider_attempt_id = ?', bindings: [attemptId] },
+            alongside: closeAttempt(attemptId),
+            alongsideMustWrite: true,
+            actor: SYSTEM,
+            action: `line.${outcomes[i]}`,
+          });
+          expect(done?.line.status).toBe(outcomes[i]);
+        }),
+      );
+    } finally {
+      await Promise.all(pools.map((p) => p.destroy()));
+    }
+    const stored = await env.db('bookings').where({ id: booking.id }).first('status', 'line_counts', 'version');
+    const lines = (await env.db('booking_lines').where({ booking_id: booking.id }).pluck('status')) as LineStatus[];
+    expect(stored.status).toBe(bookingStatusOf(lines));
+    expect(stored.status).toBe('partially-confirmed');
+    expect(sameCounts(stored.line_counts, lines)).toBe(true);
+    // Fourteen line changes, each moving the booking's version once.
+    expect(stored.version).toBe(booking.version + 14);
+    const changes = (await env
+      .db('booking_events')
+      .where({ booking_id: booking.id, action: 'booking.status-changed' })
+      .orderBy('seq')
+      .pluck('detail')) as Array<{ from: string; to: string }>;
+    expect(changes).toEqual([
+      { from: 'queued', to: 'in-progress' },
+      { from: 'in-progress', to: 'partially-confirmed' },
+    ]);
+    expect(await env.db('supplier_attempts').where({ booking_id: booking.id, status: 'open' })).toHaveLength(0);
+  });
+});
+
+describe('hot statements prepared once per connection', () => {
+  test('are named directly and in transactions, and never behind a transaction-mode pooler', async () => {
+    const direct = createDb(env.database.url, { max: 1 });
+    const pooled = createDb(env.database.url, { max: 1, pooler: 'transaction' });
+    try {
+      const sql = 'select 1 as one';
+      const { name } = prepared(direct, sql);
+      expect(name).toMatch(/^fd_[0-9a-f]{24}$/);
+      expect(prepared(direct, `${sql} `).name).not.toBe(name);
+      await direct.transaction(async (trx) => expect(prepared(trx, sql)).toEqual({ name }));
+      expect(prepared(pooled, sql)).toEqual({});
+      await pooled.transaction(async (trx) => expect(prepared(trx, sql)).toEqual({}));
+      // A named statement runs again on its connection without being sent anew.
+      for (let i = 0; i < 3; i++) expect((await direct.raw(sql).options({ name })).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await direct.destroy();
+      await pooled.destroy();
+    }
+  });
+});

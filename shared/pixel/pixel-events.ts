@@ -46,6 +46,17 @@ const rowOf = (p: StreamedPageview) => ({
   received_at: p.receivedAt,
 });
 
+// The batch travels as one JSON parameter rather than ten per row: building and binding
+// thousands of parameters cost more than the insert itself.
+const INSERT_BATCH = `
+insert into pixel_events (stream_id, advertiser_id, pixel_key, idempotency_key, kind, event, value, value_minor, promo_code, received_at)
+select r->>'stream_id', r->>'advertiser_id', r->>'pixel_key', r->>'idempotency_key', r->>'kind', r->>'event',
+       (r->>'value')::numeric, (r->>'value_minor')::bigint, r->>'promo_code', (r->>'received_at')::timestamptz
+  from jsonb_array_elements(?::jsonb) with ordinality as batch(r, n)
+ order by n
+on conflict do nothing
+returning id`;
+
 /**
  * Stores pageviews in one statement, in stream order. Conflicts are skipped, whichever unique
  * index they meet: a stream entry already written (a batch written again after a crash before
@@ -54,6 +65,6 @@ const rowOf = (p: StreamedPageview) => ({
  */
 export async function storePageviews(db: Knex, pageviews: StreamedPageview[]): Promise<number> {
   if (!pageviews.length) return 0;
-  const inserted = await db('pixel_events').insert(pageviews.map(rowOf)).onConflict().ignore().returning('id');
-  return inserted.length;
+  const { rows } = (await db.raw(INSERT_BATCH, [JSON.stringify(pageviews.map(rowOf))])) as { rows: unknown[] };
+  return rows.length;
 }

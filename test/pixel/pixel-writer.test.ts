@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { Redis } from 'ioredis';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { until } from '../support/wait';
@@ -82,6 +83,39 @@ describe('the pixel writer', () => {
     const inserts = await env.db('pixel_events').countDistinct({ n: env.db.raw('xmin::text') });
     expect(Number(inserts[0]!.n)).toBeLessThanOrEqual(3);
     expect(await pendingCount()).toBe(0);
+  });
+
+  test('pausing between batches leaves nothing behind on the writer: no listener piles up for its stop', async () => {
+    const w = await writer({ lingerMs: 5 });
+    w.start();
+    for (let i = 0; i < 15; i++) {
+      await post(1);
+      await until('stored', async () => (await count()) === i + 1);
+    }
+    // Each pause listens for the writer's stop; one that outlived its pause would stay for ever.
+    expect(getEventListeners(w['stopping'].signal, 'abort').length).toBeLessThanOrEqual(1);
+  });
+
+  test('every field is stored as sent, whatever its characters, and rows follow the stream order', async () => {
+    const w = await writer();
+    const odd = `quote " backslash \\ comma, brace { } ü 日本 ${String.fromCodePoint(0x1f600)}`;
+    const sent = [
+      { kind: odd, event: 'signup', value: 1234.56, valueMinor: 123456, promoCode: 'SPRING-24' },
+      { kind: 'pageview' },
+      { event: 'purchase', value: 0.01, valueMinor: 1, promoCode: odd },
+    ];
+    for (const [i, body] of sent.entries()) expect((await track(body, { 'idempotency-key': `key-fields-${i}` })).status).toBe(202);
+    w.start();
+    await until('all stored', async () => (await count()) === 3);
+    const rows = await env
+      .db('pixel_events')
+      .orderBy('id')
+      .select('kind', 'event', 'value', 'value_minor', 'promo_code', 'idempotency_key');
+    expect(rows).toEqual([
+      { kind: odd, event: 'signup', value: '1234.56', value_minor: '123456', promo_code: 'SPRING-24', idempotency_key: 'key-fields-0' },
+      { kind: 'pageview', event: null, value: null, value_minor: null, promo_code: null, idempotency_key: 'key-fields-1' },
+      { kind: null, event: 'purchase', value: '0.01', value_minor: '1', promo_code: odd, idempotency_key: 'key-fields-2' },
+    ]);
   });
 
   test('an accepted pageview is stamped with when it was accepted, not when it was stored', async () => {

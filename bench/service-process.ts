@@ -116,7 +116,9 @@ export async function startServiceProcess(opts: { name: string; env?: Record<str
     throw err;
   }
 
-  const args = ['--import', 'tsx', ...(opts.preload ? ['--import', `./${opts.preload}`] : []), 'bin/start.ts'];
+  // BENCH_CPU_PROF_DIR: the service writes a V8 CPU profile there when it stops (NODE_OPTIONS may not carry --cpu-prof).
+  const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const args = [...profile, '--import', 'tsx', ...(opts.preload ? ['--import', `./${opts.preload}`] : []), 'bin/start.ts'];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env,

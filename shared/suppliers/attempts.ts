@@ -80,7 +80,9 @@ export async function openAttempt(trx: Knex, a: NewAttempt): Promise<string> {
 
 /** The open attempts of a subject, as a query to run or to embed in another. */
 export function openAttemptQuery(trx: Knex, kind: SubjectKind, subjectId: string, operation?: string) {
-  const q = trx<AttemptRow>('supplier_attempts').where({ subject_kind: kind, subject_id: subjectId, status: 'open' });
+  // 'open' written out, not bound: a prepared statement's generic plan can then use the partial
+  // index on open attempts instead of scanning every attempt ever made.
+  const q = trx<AttemptRow>('supplier_attempts').where({ subject_kind: kind, subject_id: subjectId }).whereRaw(`status = 'open'`);
   if (operation) q.andWhere({ operation });
   return q;
 }

@@ -3,7 +3,7 @@ import { bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines } from '../s
 import { SYSTEM } from '../../shared/actor';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { isStepAborted, stepLine } from '../../shared/bookings/line-transitions';
-import { attemptInsert } from '../../shared/suppliers/attempts';
+import { attemptInsert, openAttemptQuery } from '../../shared/suppliers/attempts';
 import { createDb, prepared } from '../../shared/db/knex';
 
 /**
@@ -186,5 +186,25 @@ describe('hot statements prepared once per connection', () => {
       await direct.destroy();
       await pooled.destroy();
     }
+  });
+});
+
+describe('plans that stay good as history grows', () => {
+  test("a prepared statement's generic plan finds a subject's open attempt by a partial index, not by scanning every attempt", async () => {
+    await env.db.raw(`insert into supplier_attempts (id, subject_kind, subject_id, adapter_key, operation, status)
+      select 'att_history_' || g, 'line', md5(g::text), 'sandbox-ctv', 'book', 'confirmed' from generate_series(1, 20000) g`);
+    await env.db.raw('analyze supplier_attempts');
+    const { sql, bindings } = openAttemptQuery(env.db, 'line', 'some-line', 'book').select(env.db.raw('1')).toSQL().toNative();
+    const plan = await env.db.transaction(async (trx) => {
+      await trx.raw('set local plan_cache_mode = force_generic_plan');
+      await trx.raw(`prepare open_attempt_lookup as ${sql}`);
+      const params = bindings.map((b) => `'${String(b)}'`).join(', ');
+      const { rows } = (await trx.raw(`explain execute open_attempt_lookup(${params})`)) as { rows: Array<{ 'QUERY PLAN': string }> };
+      await trx.raw('deallocate open_attempt_lookup');
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    });
+    // Either partial index on open attempts will do: both hold the open attempts only.
+    expect(plan).toMatch(/supplier_attempts_(one_open_per_subject|open_since)/);
+    expect(plan).not.toContain('Seq Scan');
   });
 });

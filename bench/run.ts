@@ -16,7 +16,8 @@ import { benchPersonas } from './personas';
 import { benchPersonaQueue } from './persona-queue';
 import { benchScaleOut } from './scale-out';
 import { benchIdleRss } from './rss';
-import { deleteKeys } from './service-process';
+import { ADMIN_URL, REDIS_URL } from './service-process';
+import { dropLeftoversOnInterrupt, isInterrupted } from './leftovers';
 
 // The issue's targets for ratios to the same-run baseline, by figure name.
 const RATIO_TARGETS: Record<string, number> = {
@@ -68,14 +69,13 @@ async function runOnce(only: Set<string>): Promise<void> {
     if (only.has('http')) await benchHttp(service);
     if (only.has('overview')) await benchOverview(service);
   } finally {
-    // Keys go once the workers are closed, or their last writes would outlive the run.
     await service.close();
-    await deleteKeys(service.prefix);
   }
 }
 
 async function main() {
   const { only, runs, json } = parseArgs(process.argv.slice(2));
+  dropLeftoversOnInterrupt(ADMIN_URL, REDIS_URL);
   console.log(`Flightdeck benchmarks: ${BENCH_SECONDS}s per run, ${BENCH_CONNECTIONS} connections, node ${process.version}`);
   console.log(`Load generator: ${LOAD_GENERATOR}\n`);
   const results: Array<{ run: number; figures: Array<Record<string, unknown>> }> = [];
@@ -111,6 +111,8 @@ async function main() {
 main().then(
   () => process.exit(0),
   (err) => {
+    // An interrupted run exits once its leftovers are dropped.
+    if (isInterrupted()) return;
     console.error(err);
     process.exit(1);
   },

@@ -22,6 +22,7 @@ import { resolveAuth } from '../shared/runtime/infrastructure';
 import { createApiDeps, startApi } from '../api/server';
 import { SEVEN, approvedSevenLineCampaign, callApi } from './campaigns';
 import { ADMIN_URL, REDIS_URL } from './service-process';
+import { deleteKeys, madeByBench } from './leftovers';
 
 const LAUNCHES = Number(process.env.BENCH_SCALE_LAUNCHES ?? 100);
 const ADVERTISERS = 25;
@@ -128,6 +129,8 @@ function startWorkerProcess(round: Round): ChildProcess {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  const done = madeByBench('child', child);
+  child.once('exit', done);
   return child;
 }
 
@@ -183,6 +186,7 @@ async function withRound<T>(fn: (round: Round) => Promise<T>): Promise<T> {
   const db = createDb(dbUrl.toString(), { max: 10 });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-scale-'));
   const prefix = `fdscale:${randomBytes(4).toString('hex')}`;
+  const made = [madeByBench('database', name), madeByBench('prefix', prefix), madeByBench('dir', dataDir)];
   try {
     await migrateLatest(db);
     return await fn({ db, dbUrl: dbUrl.toString(), dataDir, prefix });
@@ -190,11 +194,9 @@ async function withRound<T>(fn: (round: Round) => Promise<T>): Promise<T> {
     await db.destroy();
     await admin.query(`drop database if exists ${name} with (force)`);
     await admin.end();
-    const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
+    await deleteKeys(REDIS_URL, prefix);
     fs.rmSync(dataDir, { recursive: true, force: true });
+    for (const done of made) done();
   }
 }
 

@@ -9,11 +9,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import type { DevIssuer } from '../shared/auth/dev-issuer';
 import { loadConfig } from '../shared/config';
 import { resolveAuth } from '../shared/runtime/infrastructure';
+import { deleteKeys, madeByBench } from './leftovers';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -63,17 +63,6 @@ async function adminQuery(sql: string): Promise<void> {
   }
 }
 
-/** Deletes every Redis key under a bench prefix. */
-export async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  try {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-  } finally {
-    redis.disconnect();
-  }
-}
-
 /**
  * Starts `bin/start.ts` as `npm start` does and waits for /readyz. `env` is added to the
  * child's environment; `preload` is a module (path from the repository root) loaded with
@@ -98,10 +87,12 @@ export async function startServiceProcess(opts: { name: string; env?: Record<str
     ...opts.env,
   };
   let created = false;
+  const made = [madeByBench('prefix', prefix), madeByBench('dir', dataDir)];
   const cleanUp = async () => {
     if (created) await adminQuery(`drop database if exists ${dbName} with (force)`);
-    await deleteKeys(prefix);
+    await deleteKeys(REDIS_URL, prefix);
     fs.rmSync(dataDir, { recursive: true, force: true });
+    for (const done of made) done();
   };
 
   // The issuer's key is written before the child starts, so the child loads the same one.
@@ -109,6 +100,7 @@ export async function startServiceProcess(opts: { name: string; env?: Record<str
   try {
     devIssuer = (await resolveAuth(loadConfig(env))).devIssuer;
     if (!devIssuer) throw new Error('the service process needs the development issuer (AUTH_JWKS_URL is set)');
+    made.push(madeByBench('database', dbName));
     await adminQuery(`create database ${dbName}`);
     created = true;
   } catch (err) {
@@ -124,6 +116,7 @@ export async function startServiceProcess(opts: { name: string; env?: Record<str
     env,
     stdio: ['ignore', 'ignore', 'pipe', ...(opts.preload ? (['ipc'] as const) : [])],
   });
+  made.push(madeByBench('child', child));
   // However the bench ends, the child does not outlive it.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);

@@ -11,6 +11,7 @@ import { resolveAuth } from '../shared/runtime/infrastructure';
 import { createApiDeps, startApi } from '../api/server';
 import { startWorkers } from '../workers/main';
 import { ADMIN_URL, RATE_LIMITS_LIFTED, REDIS_URL } from './service-process';
+import { deleteKeys, madeByBench } from './leftovers';
 
 export interface BenchService {
   url: string;
@@ -27,6 +28,7 @@ export async function startBenchService(): Promise<BenchService> {
   const dbName = `fdbench_${randomBytes(4).toString('hex')}`;
   const admin = new Client({ connectionString: ADMIN_URL });
   await admin.connect();
+  const madeDb = madeByBench('database', dbName);
   await admin.query(`create database ${dbName}`);
   await admin.end();
   const dbUrl = new URL(ADMIN_URL);
@@ -34,6 +36,7 @@ export async function startBenchService(): Promise<BenchService> {
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-bench-'));
   const prefix = `fdbench:${randomBytes(4).toString('hex')}`;
+  const made = [madeDb, madeByBench('dir', dataDir), madeByBench('prefix', prefix)];
   const config = ConfigSchema.parse({
     NODE_ENV: 'test',
     PORT: '0',
@@ -73,6 +76,9 @@ export async function startBenchService(): Promise<BenchService> {
       await c.query(`drop database if exists ${dbName} with (force)`);
       await c.end();
       fs.rmSync(dataDir, { recursive: true, force: true });
+      // Keys go once the workers are closed, or their last writes would outlive the run.
+      await deleteKeys(REDIS_URL, prefix);
+      for (const done of made) done();
     },
   };
 }

@@ -23,6 +23,7 @@ import { createApiDeps, startApi } from '../api/server';
 import { SEVEN, approvedSevenLineCampaign, callApi } from './campaigns';
 import { ADMIN_URL, REDIS_URL } from './service-process';
 import { deleteKeys, madeByBench } from './leftovers';
+import { profileArgs } from './support';
 
 const LAUNCHES = Number(process.env.BENCH_SCALE_LAUNCHES ?? 100);
 const ADVERTISERS = 25;
@@ -124,7 +125,7 @@ function startWorkerProcess(round: Round): ChildProcess {
     LOG_LEVEL: 'warn',
     HEARTBEAT_TTL_MS: '3000',
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bin/worker.ts')], {
+  const child = spawn(process.execPath, [...profileArgs(), '--import', 'tsx', path.join(ROOT, 'bin/worker.ts')], {
     env,
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -14,6 +14,7 @@ import type { DevIssuer } from '../shared/auth/dev-issuer';
 import { loadConfig } from '../shared/config';
 import { resolveAuth } from '../shared/runtime/infrastructure';
 import { deleteKeys, madeByBench } from './leftovers';
+import { profileArgs } from './support';
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -108,9 +109,7 @@ export async function startServiceProcess(opts: { name: string; env?: Record<str
     throw err;
   }
 
-  // BENCH_CPU_PROF_DIR: the service writes a V8 CPU profile there when it stops (NODE_OPTIONS may not carry --cpu-prof).
-  const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-  const args = [...profile, '--import', 'tsx', ...(opts.preload ? ['--import', `./${opts.preload}`] : []), 'bin/start.ts'];
+  const args = [...profileArgs(), '--import', 'tsx', ...(opts.preload ? ['--import', `./${opts.preload}`] : []), 'bin/start.ts'];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env,

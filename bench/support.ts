@@ -83,3 +83,10 @@ export function printPair(service: Measurement, baseline: Measurement): Record<s
   figures.push(figure);
   return figure;
 }
+
+/**
+ * Node options for a child the bench starts: with BENCH_CPU_PROF_DIR set, it writes a V8 CPU
+ * profile there when it exits (NODE_OPTIONS may not carry --cpu-prof).
+ */
+export const profileArgs = (): string[] =>
+  process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];

@@ -13,6 +13,7 @@ import { until } from '../support/wait';
 import { runHousekeepingNow } from './support/fleet';
 import { figure } from './support/input-report';
 import { pixelLoad } from './support/pixel-load';
+import { deleteKeysUnder } from '../support/redis-keys';
 import {
   CAMPAIGN_TRAFFIC,
   dedicatedPostgres,
@@ -52,10 +53,7 @@ afterAll(async () => {
   await db?.destroy();
   await postgres.stop();
   await issuer.close();
-  const redis = new Redis(TEST_REDIS_URL);
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
+  await deleteKeysUnder(prefix);
   fs.rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 

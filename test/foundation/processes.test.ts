@@ -8,6 +8,7 @@ import { TEST_REDIS_URL } from '../support/env';
 import { cleanEnv, runScript, startScript } from '../support/processes';
 import { loadDevIssuer } from '../../shared/auth/dev-issuer';
 import { createTokenVerifier } from '../../shared/auth/verifier';
+import { deleteKeysUnder } from '../support/redis-keys';
 
 let database: TestDatabase;
 let dataDir: string;
@@ -16,6 +17,8 @@ beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-proc-'));
 });
 afterAll(async () => {
+  await deleteKeysUnder(`fdt:proc:${process.pid}`);
+  await deleteKeysUnder(`fdt:emb:${process.pid}`);
   await database.drop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });

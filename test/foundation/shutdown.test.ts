@@ -5,6 +5,7 @@ import net from 'node:net';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { TEST_REDIS_URL } from '../support/env';
 import { cleanEnv, startScript, type Started } from '../support/processes';
+import { deleteKeysUnder } from '../support/redis-keys';
 
 let database: TestDatabase;
 let dataDir: string;
@@ -13,6 +14,7 @@ beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'flightdeck-shutdown-'));
 });
 afterAll(async () => {
+  await deleteKeysUnder(`fdt:shutdown:${process.pid}`);
   await database.drop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 });

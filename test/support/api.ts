@@ -20,6 +20,7 @@ import { TEST_REDIS_URL } from './env';
 import { TEST_AUDIENCE, TEST_ISSUER, TestIssuer } from './issuer';
 import { ResponseChecker, type OpenApiDoc } from './openapi-check';
 import { cleanEnv } from './processes';
+import { deleteKeysUnder } from './redis-keys';
 
 export interface TestEnv {
   database: TestDatabase;
@@ -177,12 +178,7 @@ export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' }
     async close() {
       await Promise.all(apis.map((a) => a.close().catch(() => undefined)));
       await Promise.all(workerSets.map((w) => w.close().catch(() => undefined)));
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-        if (keys.length) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteKeysUnder(prefix, redis);
       redis.disconnect();
       await issuer.close();
       await database.drop();

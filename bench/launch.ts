@@ -1,35 +1,47 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import { createDb } from '../shared/db/knex';
+import { createDb, type Knex } from '../shared/db/knex';
 import { figures } from './support';
 import { approvedSevenLineCampaign, callApi } from './campaigns';
 import type { DbCounts } from './count-queries';
 import { RATE_LIMITS_LIFTED, REDIS_URL, startServiceProcess, type ServiceProcess } from './service-process';
 
 const LAUNCHES = Number(process.env.BENCH_LAUNCHES ?? 40);
+/**
+ * Launches run and waited for before the measured ones: a service that has just started plans
+ * its statements, fills its pools and compiles its hot code on its first launches, which would
+ * otherwise weigh on a short measured run.
+ */
+const WARMUP_LAUNCHES = Number(process.env.BENCH_WARMUP_LAUNCHES ?? 20);
 const BARE_JOBS = Number(process.env.BENCH_BARE_JOBS ?? 2000);
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
-/** The floor: BullMQ adding and processing no-op jobs on the same Redis. */
+/** The floor: BullMQ adding and processing no-op jobs on the same Redis, after a warm-up of its own. */
 async function bareBullmq(redisUrl: string, prefix: string): Promise<number> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue('bench-bare', { connection, prefix });
   let processed = 0;
-  let resolveDone: () => void;
-  const done = new Promise<void>((r) => (resolveDone = r));
+  let target = 0;
+  let resolveDone: () => void = () => {};
   const worker = new Worker(
     'bench-bare',
     async () => {
-      if (++processed === BARE_JOBS) resolveDone();
+      if (++processed === target) resolveDone();
     },
     { connection, prefix, concurrency: 35 },
   );
-  const started = performance.now();
-  for (let i = 0; i < BARE_JOBS; i++) await queue.add('noop', { i }, { jobId: `bare-${i}`, removeOnComplete: true });
-  await done;
-  const seconds = (performance.now() - started) / 1000;
+  const run = async (jobs: number, name: string) => {
+    const done = new Promise<void>((r) => (resolveDone = r));
+    target = processed + jobs;
+    const started = performance.now();
+    for (let i = 0; i < jobs; i++) await queue.add('noop', { i }, { jobId: `${name}-${i}`, removeOnComplete: true });
+    await done;
+    return (performance.now() - started) / 1000;
+  };
+  await run(Math.round(BARE_JOBS / 10), 'warm-up');
+  const seconds = await run(BARE_JOBS, 'bare');
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
@@ -46,6 +58,26 @@ interface LaunchRun {
   peakRssMb: number;
 }
 
+/** WARMUP_LAUNCHES launches, 10 at a time, waited for until every line is confirmed; not measured. */
+async function warmUp(service: ServiceProcess, token: string, db: Knex): Promise<void> {
+  const campaigns: string[] = [];
+  for (let i = 0; i < WARMUP_LAUNCHES; i++) campaigns.push(await approvedSevenLineCampaign(service.url, token, `Warm-up ${i}`));
+  const bookings: string[] = [];
+  for (let i = 0; i < campaigns.length; i += 10) {
+    const batch = campaigns.slice(i, i + 10).map((id) => callApi(service.url, token, `/api/v1/campaigns/${id}/launch`, 'POST'));
+    for (const { booking } of await Promise.all(batch)) bookings.push(booking.id as string);
+  }
+  const deadline = Date.now() + 120_000;
+  while (bookings.length) {
+    const [{ n }] = (await db('bookings').whereIn('id', bookings).whereNot({ status: 'confirmed' }).count({ n: '*' })) as Array<{
+      n: string;
+    }>;
+    if (Number(n) === 0) return;
+    if (Date.now() > deadline) throw new Error(`${n} warm-up launches not confirmed after 120 s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** LAUNCHES launches, 10 at a time, each timed from its POST until all seven lines are confirmed. */
 async function launches(service: ServiceProcess): Promise<LaunchRun> {
   const token = await service.devIssuer.sign({ org: 'bench-org', user: 'bench-user', permissions: ['agent:approve'] });
@@ -56,6 +88,7 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
   // are not among the service's counted round trips.
   const db = createDb(service.dbUrl, { max: 2 });
   try {
+    await warmUp(service, token, db);
     const before = await service.ask<DbCounts>('db-counts');
     const settled: number[] = [];
     const launchStarted = performance.now();
@@ -128,7 +161,9 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
  * database round trips are its alone); the bench drives it over HTTP from this process.
  */
 export async function benchLaunch(): Promise<void> {
-  console.log(`Launch pipeline (${LAUNCHES} seven-line sandbox launches, 10 at a time, npm start in a child process)`);
+  console.log(
+    `Launch pipeline (${LAUNCHES} seven-line sandbox launches, 10 at a time, after ${WARMUP_LAUNCHES} not measured; npm start in a child process)`,
+  );
   const service = await startServiceProcess({ name: 'launch', env: RATE_LIMITS_LIFTED, preload: 'bench/count-queries.ts' });
   let run: LaunchRun;
   try {

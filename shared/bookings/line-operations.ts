@@ -5,7 +5,7 @@ import { conflict } from '../errors';
 import type { Actor } from '../actor';
 import type { LineRow } from './booking-store';
 import { changeLine } from './line-transitions';
-import { closeOpenAttempts, openAttempt } from '../suppliers/attempts';
+import { closeOpenAttemptsSql, openAttempt } from '../suppliers/attempts';
 
 const ExpectedVersion = z.number().int().min(0);
 const Evidence = z.string().min(10).max(20000);
@@ -75,8 +75,11 @@ export function markUncertain(db: Knex, ref: LineRef, body: z.infer<typeof Uncer
       actor: op.actor,
       action: 'line.marked-uncertain',
       detail: { evidence: body.evidence },
+      alongside: closeOpenAttemptsSql(trx, 'line', ref.lineId, {
+        status: 'unknown',
+        detail: { cause: 'marked-uncertain', by: op.actor.actorId },
+      }),
     });
-    await closeOpenAttempts(trx, 'line', line.id, { status: 'unknown', detail: { cause: 'marked-uncertain', by: op.actor.actorId } });
     return line;
   });
 }
@@ -128,8 +131,9 @@ export function startLine(db: Knex, ref: LineRef, body: z.infer<typeof StartSche
   });
 }
 
-const closeAttempt = (trx: Knex, lineId: string, status: string, providerReference: string | null) =>
-  closeOpenAttempts(trx, 'line', lineId, { status, providerReference });
+/** The line's open attempt closed by the statement that moves the line. */
+const closingAttempt = (trx: Knex, lineId: string, status: string, providerReference: string | null) =>
+  closeOpenAttemptsSql(trx, 'line', lineId, { status, providerReference });
 
 export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof ConfirmSchema>, op: Operator) {
   return db.transaction(async (trx) => {
@@ -142,8 +146,8 @@ export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof Confirm
       action: 'line.confirmed',
       detail: { providerReference: body.providerReference },
       guard: claimedBy(op.userId),
+      alongside: closingAttempt(trx, ref.lineId, 'confirmed', body.providerReference),
     });
-    await closeAttempt(trx, line.id, 'confirmed', body.providerReference);
     return line;
   });
 }
@@ -159,8 +163,8 @@ export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSc
       action: 'line.rejected',
       detail: { evidence: body.evidence },
       guard: claimedBy(op.userId),
+      alongside: closingAttempt(trx, ref.lineId, 'rejected', null),
     });
-    await closeAttempt(trx, line.id, 'rejected', null);
     return line;
   });
 }
@@ -185,8 +189,8 @@ export function resolveLine(db: Knex, ref: LineRef, body: z.infer<typeof Resolve
           throw conflict(`Only a reconciliation-required line can be resolved; this one is ${l.status}.`, 'invalid_transition', 'terminal');
         }
       },
+      alongside: closingAttempt(trx, ref.lineId, applied ? 'confirmed' : 'rejected', body.providerReference ?? null),
     });
-    await closeAttempt(trx, line.id, applied ? 'confirmed' : 'rejected', body.providerReference ?? null);
     return line;
   });
 }

@@ -28,10 +28,14 @@ export interface LineChange {
 }
 
 /**
- * Locks a line, the first lock of every path that changes lines: a line, then (by the change
- * itself) its booking's row, held from there to the commit. Paths that change several lines lock
- * them all first, by id. `also` is one more value the caller wants read with it (an SQL
- * expression over `b`, the booking, and `l`, the line), returned as `also`.
+ * Locks a line and its booking's row, the first locks of every locked path that changes lines,
+ * held to the commit. The booking is locked here rather than first by the change's own write:
+ * that way, twelve resolves of one booking racing late supplier answers deadlocked, PostgreSQL
+ * finding two of them each holding a lock on the booking's row and queued behind the other for
+ * a stronger one (booking events take KEY SHARE locks on it through their foreign key). Paths
+ * that change several lines lock them all first, by id. `also` is one more value the caller
+ * wants read with it (an SQL expression over `b`, the booking, and `l`, the line), returned as
+ * `also`.
  */
 export async function lockLine(
   trx: Knex,
@@ -43,7 +47,7 @@ export async function lockLine(
     `select l.*${also ? `, (${also.sql}) as also_value` : ''}
        from booking_lines l join bookings b on b.id = l.booking_id
       where l.booking_id = ? and l.id = ?
-        for update of l`,
+        for update of l for no key update of b`,
     [...(also?.bindings ?? []), bookingId, lineId],
   );
   const row = rows[0];

@@ -129,13 +129,13 @@ export interface AttemptCloser {
   embed(): Knex.Sql;
 }
 
-/** Closes every open attempt of a subject (a person took it out of the worker's hands). */
-export async function closeOpenAttempts(trx: Knex, kind: SubjectKind, subjectId: string, close: AttemptClose): Promise<string[]> {
-  const rows = (await trx('supplier_attempts')
-    .where({ subject_kind: kind, subject_id: subjectId, status: 'open' })
-    .update(closedColumns(trx, close))
-    .returning('id')) as Array<{ id: string }>;
-  return rows.map((r) => r.id);
+/**
+ * Closes every open attempt of a subject (a person took it out of the worker's hands), as SQL
+ * for the statement that moves the subject: the close and the move commit together, and the
+ * booking's row is not held across another round trip.
+ */
+export function closeOpenAttemptsSql(trx: Knex, kind: SubjectKind, subjectId: string, close: AttemptClose): SqlPart {
+  return openAttemptQuery(trx, kind, subjectId).update(closedColumns(trx, close)).returning('id').toSQL();
 }
 
 /** The supplier answered after the attempt was closed: keep the first such answer as evidence. */

@@ -125,6 +125,9 @@ describe('the manual workflow', () => {
     expect(booking.status).toBe('rejected');
     expect(booking.lines[0]).toMatchObject({ status: 'rejected', evidence });
     expect(booking.events.at(-2)).toMatchObject({ action: 'line.rejected', lineId, actor: 'human', actorId: 'staff-1' });
+    // The managed-booking attempt the start opened is closed with the line.
+    const attempts = await env.db('supplier_attempts').where({ line_id: lineId }).select('status', 'finished_at');
+    expect(attempts).toEqual([{ status: 'rejected', finished_at: expect.any(Date) }]);
   });
 
   test('a reconciliation-required line resolved as applied is confirmed, and applied needs a providerReference', async () => {
@@ -144,6 +147,9 @@ describe('the manual workflow', () => {
   test('a reconciliation-required line resolved as not-applied is rejected; resolving it again is refused', async () => {
     const { bookingId, lineId, version } = await startedLine();
     await op(t.staff, bookingId, lineId, 'uncertain', { expectedVersion: version, evidence: EVIDENCE });
+    // Marking it uncertain closed the attempt it was waiting on, with the line's move.
+    const attempts = await env.db('supplier_attempts').where({ line_id: lineId }).select('status', 'detail');
+    expect(attempts).toEqual([{ status: 'unknown', detail: { cause: 'marked-uncertain', by: 'staff-1' } }]);
     const notApplied = (v: number) => ({ expectedVersion: v, outcome: 'not-applied', evidence: EVIDENCE });
     const line = await lineOf(await op(t.staff, bookingId, lineId, 'resolve', notApplied(version + 1)), lineId);
     expect(line).toMatchObject({ status: 'rejected', version: version + 2 });

@@ -205,13 +205,15 @@ describe('a person and the worker deciding on the same line at once', () => {
           jitter(20).then(resolve),
           jitter(20).then(() => (held.answer({ kind: 'rejected', reason: 'No inventory.' }), run)),
         ]);
-        return { lineId: line.id, status: res.status, result };
+        // A refusal's problem body says why (a lock timeout, a deadlock), should this ever fail.
+        const problem = res.status === 200 ? null : await res.text();
+        return { lineId: line.id, status: res.status, problem, result };
       }),
     );
 
     const after = await readBooking(api, token, booking.id);
     for (const r of results) {
-      expect(r.status).toBe(200);
+      expect({ status: r.status, problem: r.problem }).toEqual({ status: 200, problem: null });
       expect(r.result).toBe('outcome-recorded-for-reconciliation');
       const line = lineOf(after, r.lineId);
       expect(line.status).toBe('rejected');

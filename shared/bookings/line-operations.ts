@@ -67,7 +67,7 @@ function claimedBy(userId: string) {
  */
 export function markUncertain(db: Knex, ref: LineRef, body: z.infer<typeof UncertainSchema>, op: Operator) {
   return db.transaction(async (trx) => {
-    const line = await changeLine(trx, {
+    return changeLine(trx, {
       ...ref,
       expectedVersion: body.expectedVersion,
       to: 'reconciliation-required',
@@ -80,7 +80,6 @@ export function markUncertain(db: Knex, ref: LineRef, body: z.infer<typeof Uncer
         detail: { cause: 'marked-uncertain', by: op.actor.actorId },
       }),
     });
-    return line;
   });
 }
 
@@ -137,7 +136,7 @@ const closingAttempt = (trx: Knex, lineId: string, status: string, providerRefer
 
 export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof ConfirmSchema>, op: Operator) {
   return db.transaction(async (trx) => {
-    const line = await changeLine(trx, {
+    return changeLine(trx, {
       ...ref,
       expectedVersion: body.expectedVersion,
       to: 'confirmed',
@@ -148,13 +147,12 @@ export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof Confirm
       guard: claimedBy(op.userId),
       alongside: closingAttempt(trx, ref.lineId, 'confirmed', body.providerReference),
     });
-    return line;
   });
 }
 
 export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSchema>, op: Operator) {
   return db.transaction(async (trx) => {
-    const line = await changeLine(trx, {
+    return changeLine(trx, {
       ...ref,
       expectedVersion: body.expectedVersion,
       to: 'rejected',
@@ -165,7 +163,6 @@ export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSc
       guard: claimedBy(op.userId),
       alongside: closingAttempt(trx, ref.lineId, 'rejected', null),
     });
-    return line;
   });
 }
 
@@ -173,7 +170,7 @@ export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSc
 export function resolveLine(db: Knex, ref: LineRef, body: z.infer<typeof ResolveSchema>, op: Operator) {
   return db.transaction(async (trx) => {
     const applied = body.outcome === 'applied';
-    const line = await changeLine(trx, {
+    return changeLine(trx, {
       ...ref,
       expectedVersion: body.expectedVersion,
       to: applied ? 'confirmed' : 'rejected',
@@ -191,6 +188,5 @@ export function resolveLine(db: Knex, ref: LineRef, body: z.infer<typeof Resolve
       },
       alongside: closingAttempt(trx, ref.lineId, applied ? 'confirmed' : 'rejected', body.providerReference ?? null),
     });
-    return line;
   });
 }

@@ -180,8 +180,7 @@ async function recountStatus(trx: Knex, bookingId: string, actor: Actor): Promis
 
 /** What follows a line's change in the same transaction: money for live lines, and a recount if the counts were wrong. */
 async function afterStep(q: Knex, s: LineStep, row: StepRow): Promise<LineRow> {
-  const { booking_status: status0, booking_was: was0, counted, also_value: also, ...line } = row;
-  void also;
+  const { booking_status: status0, booking_was: was0, counted, also_value: _also, ...line } = row;
   let status = status0;
   let was = was0;
   if (!counted) ({ status, was } = await recountStatus(q, s.bookingId, s.actor));

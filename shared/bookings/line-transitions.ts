@@ -3,7 +3,6 @@ import type { Knex } from 'knex';
 import { conflict, notFound } from '../errors';
 import type { Actor } from '../actor';
 import { prepared, type SqlPart } from '../db/knex';
-import { eventValues } from './booking-events';
 import type { BookingStatus } from './booking-status';
 import type { LineRow } from './booking-store';
 import { assertMove, type LineStatus } from './line-state';
@@ -58,14 +57,41 @@ export async function lockLine(
 
 export type LockedLine = NonNullable<Awaited<ReturnType<typeof lockLine>>>;
 
-/** The booking's line counts after one line moves `from` → `to`, as an SQL expression over `b` with its bindings. */
-function countsAfter(from: LineStatus, to: LineStatus): { sql: string; bindings: Knex.Value[] } {
-  if (from === to) return { sql: 'b.line_counts', bindings: [] };
-  return {
-    sql: `b.line_counts || jsonb_build_object(?::text, coalesce((b.line_counts->>?)::int, 0) - 1, ?::text, coalesce((b.line_counts->>?)::int, 0) + 1)`,
-    bindings: [from, from, to, to],
-  };
-}
+/**
+ * What every line step writes after its lines, for one line or many in one statement: each
+ * line's event, each booking's version, line counts and status (`booking_status_of`), and a
+ * status-change event where that status moved. It reads the CTE `stepped`: the changed lines'
+ * columns with `step_from` (the status each left), `event_action` and `event_detail`. The
+ * bookings are locked after every line, in id order (the global lock order), and a booking
+ * whose lock was waited for is read as its holder committed it (PostgreSQL re-reads a row it
+ * locks after waiting), so its counts take in every committed line change. Bindings:
+ * `stepTailValues`. A statement using it selects from `bumped` (id, status, was, counted:
+ * false when the counts cannot be right).
+ */
+export const STEP_TAIL = `
+  moves as (select s.booking_id, m.status, sum(m.d)::int as d
+              from stepped s cross join lateral (values (s.step_from::text, -1), (s.status::text, 1)) as m(status, d)
+             group by s.booking_id, m.status having sum(m.d) <> 0),
+  locked as (select id, status, line_counts from bookings where id in (select booking_id from stepped) order by id for no key update),
+  counted as (select b.id, b.status as was,
+                     b.line_counts || coalesce((select jsonb_object_agg(m.status, coalesce((b.line_counts->>m.status)::int, 0) + m.d)
+                                                  from moves m where m.booking_id = b.id), '{}'::jsonb) as counts
+                from locked b),
+  next as (select *, booking_status_of(counts) as status from counted),
+  bumped as (update bookings b set version = b.version + 1, line_counts = next.counts, status = coalesce(next.status, b.status)
+               from next where b.id = next.id
+             returning b.id, b.status, next.was, next.status is not null as counted),
+  -- The lines' events, then the status changes they made, in that order.
+  events as (insert into booking_events (id, booking_id, line_id, action, actor_id, actor, source, detail)
+             select gen_random_uuid(), s.booking_id, s.id, s.event_action, ?, ?, ?, s.event_detail from stepped s
+             union all
+             select gen_random_uuid(), bumped.id, null, 'booking.status-changed', ?, ?, ?, jsonb_build_object('from', was, 'to', status)
+               from bumped where status <> was)`;
+
+export const stepTailValues = (actor: Actor): Knex.Value[] => {
+  const who = [actor.actorId, actor.actor, actor.source];
+  return [...who, ...who];
+};
 
 /**
  * The booking's status-change event, as an INSERT … SELECT over a source with `was` and
@@ -129,33 +155,24 @@ async function runStep(q: Knex, s: LineStep): Promise<StepRow | null> {
     .update({ ...(s.patch ?? {}), status: s.to, version: q.raw('version + 1'), updated_at: q.fn.now() })
     .returning('*')
     .toSQL();
-  const counts = countsAfter(s.from, s.to);
   const detail = { from: s.from, to: s.to, ...(s.detail && typeof s.detail === 'object' ? s.detail : {}) };
   const alongsideCount = s.alongside && s.alongsideMustWrite;
   const sql = `with updated as (${lineUpdate.sql}),
      ${s.alongside ? `alongside as (${s.alongside.sql}),` : ''}
-     event as (insert into booking_events (id, booking_id, line_id, action, actor_id, actor, source, detail)
-               select ?, ?, ?, ?, ?, ?, ?, ? from updated returning 1),
-     locked as (select id, status, line_counts from bookings where id = ? and exists (select 1 from updated) for no key update),
-     counted as (select id, status as was, ${counts.sql} as counts from locked b),
-     next as (select *, booking_status_of(counts) as status from counted),
-     bumped as (update bookings b set version = b.version + 1, line_counts = next.counts, status = coalesce(next.status, b.status)
-                  from next where b.id = next.id
-              returning b.status, b.line_counts, next.was, next.status is not null as counted),
-     -- Reads \`event\` so the line's event is written first and the two keep that order.
-     status_event as (${STATUS_EVENT} from bumped, event where status <> was)
+     stepped as (select u.*, ?::text as step_from, ?::text as event_action, ?::jsonb as event_detail from updated u),
+     ${STEP_TAIL}
      select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted
             ${s.also ? `, (${s.also.sql}) as also_value` : ''}
             ${alongsideCount ? `, assert_line_step((select count(*) from alongside) = 1, 'the write made with the line did not happen') as checked` : ''}
-       from updated, bumped`;
+       from updated join bumped on bumped.id = updated.booking_id`;
   const { rows } = await q
     .raw<{ rows: StepRow[] }>(sql, [
       ...lineUpdate.bindings,
       ...(s.alongside?.bindings ?? []),
-      ...eventValues({ ...s, detail }),
-      s.bookingId,
-      ...counts.bindings,
-      ...statusEventValues(s.bookingId, s.actor),
+      s.from,
+      s.action,
+      JSON.stringify(detail),
+      ...stepTailValues(s.actor),
       ...(s.also?.bindings ?? []),
     ])
     .options(prepared(q, sql));

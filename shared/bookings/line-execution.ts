@@ -8,6 +8,7 @@ import { bookLineJobId } from '../queues/jobs';
 import { supplierQueueName } from '../queues/names';
 import {
   openAttemptQuery,
+  newAttemptId,
   interrupted,
   isUnknown,
   attemptInsert,
@@ -21,6 +22,7 @@ import {
 import type { SubjectHandler } from '../suppliers/stuck-attempts';
 import { appendEvent } from './booking-events';
 import { changeLine, isStepAborted, lockLine, stepLine, type LockedLine } from './line-transitions';
+import { lineStepBatchers, type Flight } from './line-step-batch';
 import type { LineRow } from './booking-store';
 
 export type ExecutionResult =
@@ -37,11 +39,6 @@ const openAttemptId = (trx: Knex, lineId: string) => openAttemptQuery(trx, 'line
 
 const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
 
-interface Flight {
-  start_date: string;
-  end_date: string;
-}
-
 /** What the supplier is asked to book for a line. */
 const requestOf = (line: LineRow, flight: Flight): Omit<BookingRequest, 'attemptId'> => ({
   bookingId: line.booking_id,
@@ -53,13 +50,6 @@ const requestOf = (line: LineRow, flight: Flight): Omit<BookingRequest, 'attempt
   startDate: dateOnly(flight.start_date),
   endDate: dateOnly(flight.end_date),
 });
-
-// The campaign's flight, read with the line a step changes (SQL over the CTE `updated`).
-const FLIGHT_OF_UPDATED = {
-  sql: `select json_build_object('start_date', c.start_date, 'end_date', c.end_date)
-          from bookings b join campaigns c on c.id = b.campaign_id where b.id = updated.booking_id`,
-  bindings: [],
-};
 
 /** An interrupted call's line goes to reconciliation, if it is still waiting on that attempt. */
 async function lineInterrupted(
@@ -143,30 +133,13 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
 
     async tryBegin(db) {
       // The usual start: a queued line of this adapter's with no attempt open, moved to
-      // in-progress by the statement that opens its attempt. Anything else takes `begin`.
+      // in-progress by the statement that opens its attempt (with other jobs' starts, when
+      // several are waiting). Anything else takes `begin`.
       if (!adapter.callsSupplier) return null;
-      const adapterKey = adapter.descriptor.key;
-      const open = openAttemptQuery(db, 'line', lineId, 'book').select(db.raw('1')).toSQL();
-      const { id: attemptId, sql: attempt } = attemptInsert(
-        { subjectKind: 'line', subjectId: lineId, lineId, bookingId, adapterKey, operation: 'book' },
-        'updated',
-      );
-      const stepped = await stepLine(db, {
-        bookingId,
-        lineId,
-        from: 'queued',
-        to: 'in-progress',
-        where: { sql: `adapter_key = ? and not exists (${open.sql})`, bindings: [adapterKey, ...open.bindings] },
-        alongside: attempt,
-        alongsideMustWrite: true,
-        also: FLIGHT_OF_UPDATED,
-        patch: { provider_attempt_id: attemptId, started_at: db.fn.now() },
-        actor: SYSTEM,
-        action: 'line.attempt-started',
-        detail: { attemptId, adapterKey },
-      });
-      if (!stepped) return null;
-      return { kind: 'call', start: { attemptId, request: { ...requestOf(stepped.line, stepped.also as Flight), attemptId } } };
+      const attemptId = newAttemptId();
+      const started = await lineStepBatchers(db).start.submit({ bookingId, lineId, adapterKey: adapter.descriptor.key, attemptId });
+      if (!started) return null;
+      return { kind: 'call', start: { attemptId, request: { ...requestOf(started.line, started.flight), attemptId } } };
     },
 
     call: (start) => adapter.book(start.request, ctx),
@@ -174,25 +147,38 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
     async tryApply(db, start, outcome, close) {
       // The usual answer, confirmed or rejected, to the attempt the line still waits on.
       if (isUnknown(outcome) || (outcome.kind !== 'confirmed' && outcome.kind !== 'rejected')) return null;
-      const { attemptId } = start;
-      const change = outcomeChange(db, attemptId, outcome);
-      const step = (q: Knex) =>
-        stepLine(q, {
-          bookingId,
-          lineId,
-          from: 'in-progress',
-          to: outcome.kind,
-          where: { sql: 'provider_attempt_id = ?', bindings: [attemptId!] },
-          alongside: close('updated'),
-          // Every path that closes a line's attempt moves the line off in-progress under its lock; if
-          // one ever did not, the attempt would be found closed here and the statement undone.
-          alongsideMustWrite: true,
-          ...change,
-          actor: SYSTEM,
-        });
+      const attemptId = start.attemptId!;
       try {
-        // A live line's money moves in the same transaction; a sandbox line moves none.
-        const stepped = start.request.executionMode === 'sandbox' ? await step(db) : await db.transaction((trx) => step(trx));
+        if (start.request.executionMode === 'sandbox') {
+          // A sandbox line moves no money: its step may go with other jobs' steps.
+          const recorded = await lineStepBatchers(db).outcome.submit({
+            bookingId,
+            lineId,
+            attemptId,
+            to: outcome.kind,
+            providerReference: outcome.kind === 'confirmed' ? outcome.providerReference : null,
+            evidence: outcome.kind === 'rejected' ? outcome.reason : null,
+            detail: outcomeChange(db, attemptId, outcome).detail,
+            close: flow.closeWith(outcome),
+          });
+          return recorded ? outcome.kind : null;
+        }
+        // A live line's money moves in the same transaction as its step.
+        const stepped = await db.transaction((trx) =>
+          stepLine(trx, {
+            bookingId,
+            lineId,
+            from: 'in-progress',
+            to: outcome.kind,
+            where: { sql: 'provider_attempt_id = ?', bindings: [attemptId] },
+            alongside: close('updated'),
+            // Every path that closes a line's attempt moves the line off in-progress under its lock; if
+            // one ever did not, the attempt would be found closed here and the statement undone.
+            alongsideMustWrite: true,
+            ...outcomeChange(trx, attemptId, outcome),
+            actor: SYSTEM,
+          }),
+        );
         return stepped ? outcome.kind : null;
       } catch (err) {
         if (isStepAborted(err)) return null;

@@ -133,7 +133,7 @@ export interface LineStep {
   also?: SqlPart;
 }
 
-type StepRow = LineRow & { booking_status: BookingStatus; booking_was: BookingStatus; counted: boolean; also_value?: unknown };
+export type StepRow = LineRow & { booking_status: BookingStatus; booking_was: BookingStatus; counted: boolean; also_value?: unknown };
 
 /** The error a statement raises when its `alongsideMustWrite` write did not happen. */
 export const isStepAborted = (err: unknown) => (err as { code?: unknown })?.code === 'FD001';
@@ -196,7 +196,7 @@ async function recountStatus(trx: Knex, bookingId: string, actor: Actor): Promis
 }
 
 /** What follows a line's change in the same transaction: money for live lines, and a recount if the counts were wrong. */
-async function afterStep(q: Knex, s: LineStep, row: StepRow): Promise<LineRow> {
+export async function afterStep(q: Knex, s: Pick<LineStep, 'bookingId' | 'from' | 'to' | 'actor'>, row: StepRow): Promise<LineRow> {
   const { booking_status: status0, booking_was: was0, counted, also_value: _also, ...line } = row;
   let status = status0;
   let was = was0;

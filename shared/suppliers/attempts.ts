@@ -56,13 +56,16 @@ export interface NewAttempt {
   bookingId?: string;
 }
 
+/** A fresh attempt id (`att_…`). */
+export const newAttemptId = () => `att_${randomUUID()}`;
+
 /**
  * The attempt's INSERT, open, at most one per subject (a unique index says so): one row for
  * each row of `source`, a statement's CTE holding the change it goes with (the attempt is then
  * opened only with that change), or one row by default, to run alone.
  */
 export function attemptInsert(a: NewAttempt, source = '(select 1) as one'): { id: string; sql: SqlPart } {
-  const id = a.id ?? `att_${randomUUID()}`;
+  const id = a.id ?? newAttemptId();
   const sql = {
     sql: `insert into supplier_attempts (id, subject_kind, subject_id, adapter_key, operation, line_id, booking_id, status)
           select ?, ?, ?, ?, ?, ?, ?, 'open' from ${source} returning id`,

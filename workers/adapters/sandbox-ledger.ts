@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { Batcher, perPool } from '../../shared/db/batcher';
 
 export interface Receipt {
   adapterKey: string;
@@ -12,15 +13,30 @@ export interface Receipt {
   providerReference: string | null;
 }
 
-/** Every operation a sandbox supplier receives, so tests can prove "executed exactly once". */
+const rowOf = (r: Receipt) => ({
+  adapter_key: r.adapterKey,
+  operation: r.operation,
+  idempotency_key: r.idempotencyKey,
+  line_id: r.lineId ?? null,
+  request: JSON.stringify(r.request),
+  outcome: r.outcome,
+  provider_reference: r.providerReference,
+});
+
+// The receipts of concurrent calls go into the ledger together, a batch per insert.
+const receipts = perPool(
+  (db) =>
+    new Batcher(
+      async (rs: readonly Receipt[]) => {
+        await db('sandbox_ledger').insert(rs.map(rowOf));
+        return rs.map(() => undefined);
+      },
+      { concurrency: 2, maxSize: 100 },
+    ),
+);
+
+/** Every operation a sandbox supplier receives, so tests can prove "executed exactly once"; written before it answers. */
 export async function recordReceipt(db: Knex, r: Receipt): Promise<void> {
-  await db('sandbox_ledger').insert({
-    adapter_key: r.adapterKey,
-    operation: r.operation,
-    idempotency_key: r.idempotencyKey,
-    line_id: r.lineId ?? null,
-    request: JSON.stringify(r.request),
-    outcome: r.outcome,
-    provider_reference: r.providerReference,
-  });
+  if ((db as Knex.Transaction).isTransaction) await db('sandbox_ledger').insert(rowOf(r));
+  else await receipts(db).submit(r);
 }

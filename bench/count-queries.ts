@@ -2,8 +2,13 @@
  * Preloaded into `npm start`'s process by the launch bench (`--import`), so the service's
  * database round trips are counted where they are made, product code unchanged: every query
  * pg sends, and the transactions among them (BEGIN). Answers `{ kind: 'db-counts' }` from the
- * bench over the IPC channel, and stops the service if the bench goes away.
+ * bench over the IPC channel, and stops the service if the bench goes away. With
+ * BENCH_CPU_PROF_DIR set, `profile-start` and `profile-stop` profile the service's CPU over the
+ * measured launches alone (not its start, nor the setting up), written to that folder.
  */
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
 import { Client } from 'pg';
 
 export interface DbCounts {
@@ -23,7 +28,25 @@ proto.query = function (this: Client, ...args: unknown[]) {
   return query.apply(this, args);
 };
 
+let profiler: Session | undefined;
+async function profile(kind: 'profile-start' | 'profile-stop'): Promise<void> {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  if (dir && kind === 'profile-start') {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  } else if (dir && profiler) {
+    const { profile: taken } = await profiler.post('Profiler.stop');
+    fs.writeFileSync(path.join(dir, `measured-${process.pid}.cpuprofile`), JSON.stringify(taken));
+    profiler.disconnect();
+    profiler = undefined;
+  }
+  process.send?.({ kind });
+}
+
 process.on('message', (m: { kind?: string }) => {
   if (m?.kind === 'db-counts') process.send?.(counts);
+  if (m?.kind === 'profile-start' || m?.kind === 'profile-stop') void profile(m.kind);
 });
 process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));

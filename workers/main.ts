@@ -43,7 +43,7 @@ export interface RunningWorkers {
 function startRelay(db: Knex, producers: QueueProducers, intervalMs: number, logger: Logger) {
   let running: Promise<number> | null = null;
   const relayNow = () => {
-    running ??= relayOutbox(db, producers.get).finally(() => (running = null));
+    running ??= relayOutbox(db, producers.addAll).finally(() => (running = null));
     return running;
   };
   const timer = setInterval(() => {

@@ -57,7 +57,7 @@ export function audienceRoutes(deps: ApiDeps): RouteDef[] {
           uuidOr404(params.id),
           body,
         );
-        await relayAfterCommit(db, deps.producers.get, log ?? logger, { cohortId: result.cohort.id }, queued);
+        await relayAfterCommit(db, deps.producers.addAll, log ?? logger, { cohortId: result.cohort.id }, queued);
         return { status: 202, body: result };
       },
     }),

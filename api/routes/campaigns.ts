@@ -159,7 +159,7 @@ export function campaignRoutes(deps: ApiDeps) {
         const result = await launchCampaign(db, principal, actorOf(principal, runtime.authMode), uuidOr404(params.id), {
           confirmationSlaHours: config.CONFIRMATION_SLA_HOURS,
         });
-        await relayAfterCommit(db, deps.producers.get, log ?? logger, { bookingId: result.booking.id }, result.queued);
+        await relayAfterCommit(db, deps.producers.addAll, log ?? logger, { bookingId: result.booking.id }, result.queued);
         return { status: result.created ? 202 : 200, body: { booking: result.booking } };
       },
     }),

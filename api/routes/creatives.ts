@@ -98,7 +98,7 @@ export function creativeRoutes(deps: ApiDeps) {
           actorOf(principal, runtime.authMode).actorId,
         );
         const responseBody = { review: reviewView(review), creative };
-        await relayAfterCommit(db, deps.producers.get, log ?? logger, { reviewId: review.id }, queued);
+        await relayAfterCommit(db, deps.producers.addAll, log ?? logger, { reviewId: review.id }, queued);
         return { status: 202, body: responseBody };
       },
     }),

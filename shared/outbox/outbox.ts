@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger';
+import type { QueueProducers } from '../queues/producers';
 
 /**
  * The transactional outbox: work to queue is written in the same transaction as the rows
@@ -46,17 +47,20 @@ export const SUPPLIER_JOB_OPTIONS = {
 
 export type QueueFor = (name: string) => Queue;
 
+/** Adds jobs to their queues together (QueueProducers.addAll). */
+export type AddJobs = QueueProducers['addAll'];
+
 /**
  * Moves pending outbox rows to their queues, oldest first. Rows are claimed with
  * SKIP LOCKED so several relays (every worker process's scheduler) never block each other.
  */
-export async function relayOutbox(db: Knex, queueFor: QueueFor, batch = 100): Promise<number> {
+export async function relayOutbox(db: Knex, addAll: AddJobs, batch = 100): Promise<number> {
   let relayed = 0;
   for (;;) {
     const n = await db.transaction(async (trx) => {
       const rows = await trx('outbox').whereNull('relayed_at').orderBy('id').limit(batch).forUpdate().skipLocked();
       await addJobs(
-        queueFor,
+        addAll,
         rows.map((r) => ({ queue: r.queue, jobName: r.job_name, jobId: r.job_id, payload: r.payload })),
       );
       if (rows.length) {
@@ -85,13 +89,9 @@ export async function pruneRelayedOutbox(db: Knex, now = new Date()): Promise<nu
 }
 
 /** Adds messages to their queues: one Redis round trip per queue; a job id already present is kept, as with add. */
-async function addJobs(queueFor: QueueFor, messages: readonly OutboxMessage[]): Promise<void> {
-  const byQueue = new Map<string, OutboxMessage[]>();
-  for (const m of messages) byQueue.set(m.queue, [...(byQueue.get(m.queue) ?? []), m]);
-  await Promise.all(
-    [...byQueue].map(([queue, queued]) =>
-      queueFor(queue).addBulk(queued.map((m) => ({ name: m.jobName, data: m.payload, opts: { jobId: m.jobId, ...SUPPLIER_JOB_OPTIONS } }))),
-    ),
+async function addJobs(addAll: AddJobs, messages: readonly OutboxMessage[]): Promise<void> {
+  await addAll(
+    messages.map((m) => ({ queueName: m.queue, name: m.jobName, data: m.payload, opts: { jobId: m.jobId, ...SUPPLIER_JOB_OPTIONS } })),
   );
 }
 
@@ -103,14 +103,14 @@ async function addJobs(queueFor: QueueFor, messages: readonly OutboxMessage[]): 
  */
 export async function relayAfterCommit(
   db: Knex,
-  queueFor: QueueFor,
+  addAll: AddJobs,
   log: Logger,
   context: Record<string, unknown>,
   messages: readonly OutboxMessage[],
 ): Promise<void> {
   if (!messages.length) return;
   try {
-    await addJobs(queueFor, messages);
+    await addJobs(addAll, messages);
     await db('outbox')
       .whereIn(
         'job_id',

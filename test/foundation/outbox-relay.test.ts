@@ -1,0 +1,88 @@
+import { Redis } from 'ioredis';
+import { createTestEnv, type TestEnv } from '../support/api';
+import { TEST_REDIS_URL } from '../support/env';
+import { createLogger } from '../../shared/logger';
+import { enqueueInTransaction, relayAfterCommit, relayOutbox, type OutboxMessage } from '../../shared/outbox/outbox';
+import { QueueProducers } from '../../shared/queues/producers';
+
+/** The outbox relay hands a launch's messages to their several queues together, once each. */
+let env: TestEnv;
+let connection: Redis;
+let producers: QueueProducers;
+beforeAll(async () => {
+  env = await createTestEnv();
+  connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  producers = new QueueProducers(connection, env.prefix);
+});
+afterAll(async () => {
+  await producers.close();
+  connection.disconnect();
+  await env.close();
+});
+
+const messages = (tag: string): OutboxMessage[] =>
+  ['supplier.relay-a', 'supplier.relay-b', 'supplier.relay-c'].map((queue, i) => ({
+    queue,
+    jobName: 'book-line',
+    jobId: `${tag}-${i}`,
+    payload: { bookingId: `${tag}-booking`, lineId: `${tag}-line-${i}` },
+  }));
+
+const jobsIn = async (queue: string) => (await producers.get(queue).getJobs(['waiting'])).map((j) => ({ id: j.id, data: j.data }));
+
+describe('outbox relay', () => {
+  test('pending rows go to their own queues, each job once with the supplier options, and are marked relayed', async () => {
+    const sent = messages('pending');
+    await env.db.transaction((trx) => enqueueInTransaction(trx, sent));
+
+    expect(await relayOutbox(env.db, producers.addAll)).toBe(3);
+
+    for (const m of sent) {
+      expect(await jobsIn(m.queue)).toContainEqual({ id: m.jobId, data: m.payload });
+      const job = await producers.get(m.queue).getJob(m.jobId);
+      // Never retried by the queue: the attempt row decides.
+      expect(job!.opts.attempts).toBe(1);
+    }
+    const rows = await env
+      .db('outbox')
+      .whereIn(
+        'job_id',
+        sent.map((m) => m.jobId),
+      )
+      .select('relayed_at');
+    expect(rows.every((r) => r.relayed_at instanceof Date)).toBe(true);
+    expect(await relayOutbox(env.db, producers.addAll)).toBe(0);
+  });
+
+  test('a relay after commit and a second relay of the same rows leave one job per message', async () => {
+    const sent = messages('twice');
+    await env.db.transaction((trx) => enqueueInTransaction(trx, sent));
+    const log = createLogger('silent');
+
+    await relayAfterCommit(env.db, producers.addAll, log, {}, sent);
+    // The workers' relay reopened and sent the same rows again (a crash before they were marked).
+    await env
+      .db('outbox')
+      .whereIn(
+        'job_id',
+        sent.map((m) => m.jobId),
+      )
+      .update({ relayed_at: null });
+    expect(await relayOutbox(env.db, producers.addAll)).toBe(3);
+    await relayAfterCommit(env.db, producers.addAll, log, {}, sent);
+
+    for (const m of sent) {
+      expect((await jobsIn(m.queue)).filter((j) => j.id === m.jobId)).toEqual([{ id: m.jobId, data: m.payload }]);
+    }
+    expect(
+      await env
+        .db('outbox')
+        .whereIn(
+          'job_id',
+          sent.map((m) => m.jobId),
+        )
+        .whereNull('relayed_at')
+        .count({ n: '*' }),
+    ).toEqual([{ n: '0' }]);
+  });
+});

@@ -6,10 +6,8 @@
  * BENCH_CPU_PROF_DIR set, `profile-start` and `profile-stop` profile the service's CPU over the
  * measured launches alone (not its start, nor the setting up), written to that folder.
  */
-import fs from 'node:fs';
-import { Session } from 'node:inspector/promises';
-import path from 'node:path';
 import { Client } from 'pg';
+import { cpuProfiler } from './support';
 
 export interface DbCounts {
   kind: 'db-counts';
@@ -28,20 +26,9 @@ proto.query = function (this: Client, ...args: unknown[]) {
   return query.apply(this, args);
 };
 
-let profiler: Session | undefined;
+const profiler = cpuProfiler('launch-measured');
 async function profile(kind: 'profile-start' | 'profile-stop'): Promise<void> {
-  const dir = process.env.BENCH_CPU_PROF_DIR;
-  if (dir && kind === 'profile-start') {
-    profiler = new Session();
-    profiler.connect();
-    await profiler.post('Profiler.enable');
-    await profiler.post('Profiler.start');
-  } else if (dir && profiler) {
-    const { profile: taken } = await profiler.post('Profiler.stop');
-    fs.writeFileSync(path.join(dir, `measured-${process.pid}.cpuprofile`), JSON.stringify(taken));
-    profiler.disconnect();
-    profiler = undefined;
-  }
+  await (kind === 'profile-start' ? profiler.start() : profiler.stop());
   process.send?.({ kind });
 }
 

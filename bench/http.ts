@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Redis } from 'ioredis';
 import { pixelStreamKey } from '../shared/pixel/pixel-stream';
-import { measure, printPair } from './support';
+import { cpuProfiler, measure, printPair } from './support';
 import type { BenchService } from './service';
 
 /** Pageviews of the bench's pixel key in PostgreSQL. */
@@ -55,11 +55,14 @@ export async function benchHttp(service: BenchService): Promise<void> {
     const body = JSON.stringify({ kind: 'pageview', event: 'view', valueMinor: 100 });
     const headers = { 'content-type': 'application/json' };
     const storedBefore = await storedPageviews(service);
+    const profiler = cpuProfiler('pixel');
+    await profiler.start();
     const pixelService = await measure('POST /api/v1/t/{pixelKey}', `${service.url}/api/v1/t/${service.pixelKey}`, {
       method: 'POST',
       headers,
       body,
     });
+    await profiler.stop();
     // Every acknowledged pageview must reach PostgreSQL: count them once the writer has caught up.
     const drainMs = await drainPixelStream(service);
     const stored = (await storedPageviews(service)) - storedBefore;

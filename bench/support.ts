@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -90,3 +91,28 @@ export function printPair(service: Measurement, baseline: Measurement): Record<s
  */
 export const profileArgs = (): string[] =>
   process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+
+/**
+ * With BENCH_CPU_PROF_DIR set, profiles this process's CPU from `start()` to `stop()` and writes
+ * `<name>-<pid>.cpuprofile` there: a profile of the measured stretch alone, not of setting up.
+ */
+export function cpuProfiler(name: string): { start(): Promise<void>; stop(): Promise<void> } {
+  const dir = process.env.BENCH_CPU_PROF_DIR;
+  let session: Session | undefined;
+  return {
+    async start() {
+      if (!dir || session) return;
+      session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    },
+    async stop() {
+      if (!dir || !session) return;
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(path.join(dir, `${name}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+      session = undefined;
+    },
+  };
+}

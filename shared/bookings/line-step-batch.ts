@@ -12,8 +12,8 @@ import { afterStep, STEP_TAIL, stepTailValues, type StepRow } from './line-trans
  * submit their steps, and those that arrive while earlier ones are being written go together
  * (see Batcher). Each line changes exactly as its own step would (`stepLine` with the same
  * conditions); a line that is not as expected is left alone and its caller takes the locked
- * path. Lines are locked in id order, then their bookings in id order (the global lock order),
- * and each booking is updated once for all its lines in the statement.
+ * path. Lines are locked in (booking, id) order, then their bookings in id order (the global
+ * lock order), and each booking is updated once for all its lines in the statement.
  */
 
 export interface LineStartStep {
@@ -46,7 +46,7 @@ export interface Flight {
 const START_SQL = `
 with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, booking_id uuid, adapter_key text, attempt_id text)),
   lock_lines as materialized (
-    select l.id from booking_lines l where l.id in (select line_id from input) and l.status = 'queued' order by l.id for update),
+    select l.id from booking_lines l where l.id in (select line_id from input) and l.status = 'queued' order by l.booking_id, l.id for update),
   updated as (
     update booking_lines l
        set status = 'in-progress', provider_attempt_id = i.attempt_id, started_at = now(), version = l.version + 1, updated_at = now()
@@ -75,7 +75,7 @@ const OUTCOME_SQL = `
 with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, booking_id uuid, attempt_id text, to_status text,
                  provider_reference text, evidence text, event_detail jsonb, close_status text, close_reference text, close_detail jsonb)),
   lock_lines as materialized (
-    select l.id from booking_lines l where l.id in (select line_id from input) and l.status = 'in-progress' order by l.id for update),
+    select l.id from booking_lines l where l.id in (select line_id from input) and l.status = 'in-progress' order by l.booking_id, l.id for update),
   updated as (
     update booking_lines l
        set status = i.to_status,

@@ -32,7 +32,8 @@ export interface LineChange {
  * that way, twelve resolves of one booking racing late supplier answers deadlocked, PostgreSQL
  * finding two of them each holding a lock on the booking's row and queued behind the other for
  * a stronger one (booking events take KEY SHARE locks on it through their foreign key). Paths
- * that change several lines lock them all first, by id. `also` is one more value the caller
+ * that change several lines lock them all first, in (booking, id) order, then the bookings in id
+ * order. `also` is one more value the caller
  * wants read with it (an SQL expression over `b`, the booking, and `l`, the line), returned as
  * `also`.
  */

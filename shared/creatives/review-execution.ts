@@ -57,13 +57,14 @@ async function reviewInterrupted(trx: Knex, reviewId: string, reason: string): P
 /**
  * Native staged lines waiting on this creative may become enableable once it is approved.
  * They change through changeLine like any line, in the global lock order: all the lines first
- * (by id), then each one's booking as it changes.
+ * (by booking, then id), then each one's booking as it changes, so bookings too are locked in
+ * id order, as a batch of worker steps locks them.
  */
 async function refreshStagedLines(trx: Knex, creativeId: string): Promise<void> {
   const lines = await trx('booking_lines')
     .where({ adapter_key: 'native-staged', status: 'stopped', enableable: false })
     .whereRaw('creatives @> ?::jsonb', [JSON.stringify([{ id: creativeId }])])
-    .orderBy('id')
+    .orderBy(['booking_id', 'id'])
     .forUpdate()
     .select('id', 'booking_id');
   for (const { id, booking_id: bookingId } of lines) {

@@ -16,27 +16,23 @@ const ROW = '(?, ?, ?, ?, ?, ?, ?, ?)';
 /** The event row as one INSERT with `?` placeholders for `eventValues`, to embed in a larger statement. */
 export const EVENT_INSERT = INTO + ROW;
 
-export const eventValues = (e: EventInput): Knex.Value[] => [
-  randomUUID(),
-  e.bookingId,
-  e.lineId ?? null,
-  e.action,
-  e.actor.actorId,
-  e.actor.actor,
-  e.actor.source,
-  e.detail === undefined ? null : JSON.stringify(e.detail),
-];
+/** The event as the row it is stored as, with a fresh id. */
+export const eventRow = (e: EventInput) => ({
+  id: randomUUID(),
+  booking_id: e.bookingId,
+  line_id: e.lineId ?? null,
+  action: e.action,
+  actor_id: e.actor.actorId,
+  actor: e.actor.actor,
+  source: e.actor.source,
+  detail: e.detail === undefined ? null : JSON.stringify(e.detail),
+});
+
+export const eventValues = (e: EventInput): Knex.Value[] => {
+  const r = eventRow(e);
+  return [r.id, r.booking_id, r.line_id, r.action, r.actor_id, r.actor, r.source, r.detail];
+};
 
 export async function appendEvent(trx: Knex, e: EventInput): Promise<void> {
   await trx.raw(EVENT_INSERT, eventValues(e));
-}
-
-/** Several events in one INSERT, in the order given; returns the rows written. */
-export async function appendEvents(trx: Knex, events: readonly EventInput[]): Promise<Array<Record<string, unknown>>> {
-  if (!events.length) return [];
-  const { rows } = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
-    `${INTO}${events.map(() => ROW).join(', ')} returning *`,
-    events.flatMap(eventValues),
-  );
-  return rows;
 }

@@ -6,13 +6,13 @@ import type { Actor } from '../actor';
 import { findAdapter } from '../adapters/catalogue';
 import { requireSupplierAccess } from '../adapters/credentials';
 import { digestOf } from '../digest';
-import { findCampaign, setCampaignStatus } from '../campaigns/campaign-store';
+import { campaignStatusUpdate, findCampaign } from '../campaigns/campaign-store';
 import { currentSnapshot, findPlanForCampaign } from '../campaigns/plan-store';
 import { checkCreativeEvidence } from '../creatives/creative-approvals';
-import { enqueueInTransaction, type OutboxMessage } from '../outbox/outbox';
+import { outboxInsert, type OutboxMessage } from '../outbox/outbox';
 import { bookLineMessage } from '../queues/jobs';
 import { reserveCommitment } from '../wallet/wallet';
-import { appendEvents } from './booking-events';
+import { eventRow, type EventInput } from './booking-events';
 import type { Booking } from './booking-schemas';
 import { bookingFromRows, findBookingById, type BookingRow, type LineRow } from './booking-store';
 import { CLOSED_BOOKING_STATUSES, campaignBooked } from './open-booking';
@@ -118,8 +118,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       execution_method: findAdapter(l.adapterKey)?.executionMethod ?? null,
       creatives: JSON.stringify(approvedLines[position]?.creatives ?? []),
     }));
-    const lineRows = (await trx('booking_lines').insert(lines).returning('*')) as LineRow[];
-    const events = await appendEvents(trx, [
+    const eventInputs: EventInput[] = [
       {
         bookingId,
         action: 'booking.launched',
@@ -138,10 +137,25 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
         actor,
         detail: { adapterKey: l.adapter_key, channel: l.channel },
       })),
-    ]);
+    ];
+    const eventRows = eventInputs.map(eventRow);
     const queued = lines.map((l) => bookLineMessage(l.adapter_key, { bookingId, lineId: l.id }));
-    await enqueueInTransaction(trx, queued);
-    await setCampaignStatus(trx, campaign.id, 'booked');
+    // The lines, their events, their supplier operations in the outbox and the campaign's new
+    // status, in one statement.
+    const lineInsert = trx('booking_lines').insert(lines).returning('*').toSQL();
+    const alongside = [
+      trx('booking_events').insert(eventRows).toSQL(),
+      outboxInsert(trx, queued).toSQL(),
+      campaignStatusUpdate(trx, campaign.id, 'booked').toSQL(),
+    ];
+    const { rows } = await trx.raw<{ rows: Array<LineRow & { launched_at: Date }> }>(
+      `with inserted as (${lineInsert.sql}), ${alongside.map((w, i) => `alongside_${i} as (${w.sql})`).join(', ')}
+       select inserted.*, now() as launched_at from inserted`,
+      [...lineInsert.bindings, ...alongside.flatMap((w) => w.bindings)],
+    );
+    const lineRows: LineRow[] = rows.map(({ launched_at: _at, ...line }) => line);
+    // The events as stored: stamped, as every row of the transaction, with its start (now()).
+    const events = eventRows.map((r, seq) => ({ ...r, detail: eventInputs[seq]!.detail, created_at: rows[0]!.launched_at, seq }));
     const joined = {
       ...bookingRow!,
       campaign_name: campaign.name,

@@ -94,8 +94,12 @@ export async function listCampaigns(db: Knex, p: Principal, limit: number): Prom
   return rows.map(toCampaign);
 }
 
-export async function setCampaignStatus(trx: Knex, id: string, status: string): Promise<void> {
-  await trx('campaigns')
+/** The campaign's status change as an UPDATE, to run or to embed in a larger statement. */
+export const campaignStatusUpdate = (trx: Knex, id: string, status: string) =>
+  trx('campaigns')
     .where({ id })
     .update({ status, version: trx.raw('version + 1'), updated_at: trx.fn.now() });
+
+export async function setCampaignStatus(trx: Knex, id: string, status: string): Promise<void> {
+  await campaignStatusUpdate(trx, id, status);
 }

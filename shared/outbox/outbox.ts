@@ -18,9 +18,13 @@ export interface OutboxMessage {
 
 const outboxRow = (m: OutboxMessage) => ({ queue: m.queue, job_name: m.jobName, job_id: m.jobId, payload: JSON.stringify(m.payload) });
 
+/** The messages' outbox rows as an INSERT, to run or to embed in a larger statement (at least one message). */
+export const outboxInsert = (trx: Knex, messages: readonly OutboxMessage[]) =>
+  trx('outbox').insert(messages.map(outboxRow)).onConflict('job_id').ignore();
+
 export async function enqueueInTransaction(trx: Knex, messages: OutboxMessage[]): Promise<void> {
   if (!messages.length) return;
-  await trx('outbox').insert(messages.map(outboxRow)).onConflict('job_id').ignore();
+  await outboxInsert(trx, messages);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger';
+import { Batcher, perPool } from '../db/batcher';
 import type { QueueProducers } from '../queues/producers';
 
 /**
@@ -99,6 +100,18 @@ async function addJobs(addAll: AddJobs, messages: readonly OutboxMessage[]): Pro
   );
 }
 
+// Concurrent requests mark their relayed rows together, one UPDATE for a batch of them.
+const relayedMarks = perPool(
+  (db) =>
+    new Batcher(
+      async (batches: ReadonlyArray<readonly string[]>) => {
+        await db('outbox').whereIn('job_id', batches.flat()).whereNull('relayed_at').update({ relayed_at: db.fn.now() });
+        return batches.map(() => undefined);
+      },
+      { concurrency: 2, maxSize: 50 },
+    ),
+);
+
 /**
  * After a request's transaction has committed: hands the messages it wrote to their queues
  * now, so the work starts at once, and marks their rows relayed. A failure only delays them:
@@ -115,13 +128,7 @@ export async function relayAfterCommit(
   if (!messages.length) return;
   try {
     await addJobs(addAll, messages);
-    await db('outbox')
-      .whereIn(
-        'job_id',
-        messages.map((m) => m.jobId),
-      )
-      .whereNull('relayed_at')
-      .update({ relayed_at: db.fn.now() });
+    await relayedMarks(db).submit(messages.map((m) => m.jobId));
   } catch (err) {
     log.warn({ err: { message: (err as Error).message }, ...context }, 'outbox relay deferred to the workers');
   }

@@ -28,6 +28,20 @@ const messages = (tag: string): OutboxMessage[] =>
     payload: { bookingId: `${tag}-booking`, lineId: `${tag}-line-${i}` },
   }));
 
+const unrelayed = async (sent: readonly OutboxMessage[]) =>
+  Number(
+    (
+      await env
+        .db('outbox')
+        .whereIn(
+          'job_id',
+          sent.map((m) => m.jobId),
+        )
+        .whereNull('relayed_at')
+        .count({ n: '*' })
+    )[0]!.n,
+  );
+
 const jobsIn = async (queue: string) => (await producers.get(queue).getJobs(['waiting'])).map((j) => ({ id: j.id, data: j.data }));
 
 describe('outbox relay', () => {
@@ -60,6 +74,7 @@ describe('outbox relay', () => {
     const log = createLogger('silent');
 
     await relayAfterCommit(env.db, producers.addAll, log, {}, sent);
+    expect(await unrelayed(sent)).toBe(0);
     // The workers' relay reopened and sent the same rows again (a crash before they were marked).
     await env
       .db('outbox')
@@ -84,5 +99,16 @@ describe('outbox relay', () => {
         .whereNull('relayed_at')
         .count({ n: '*' }),
     ).toEqual([{ n: '0' }]);
+  });
+
+  test('requests relaying at once each see their own rows marked relayed, the marks written together', async () => {
+    const sent = Array.from({ length: 6 }, (_, i) => messages(`concurrent-${i}`));
+    await env.db.transaction((trx) => enqueueInTransaction(trx, sent.flat()));
+    const log = createLogger('silent');
+
+    await Promise.all(sent.map((m) => relayAfterCommit(env.db, producers.addAll, log, {}, m)));
+
+    expect(await unrelayed(sent.flat())).toBe(0);
+    for (const m of sent.flat()) expect((await jobsIn(m.queue)).filter((j) => j.id === m.jobId)).toHaveLength(1);
   });
 });

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { SYSTEM } from '../actor';
-import { Batcher, perPool } from '../db/batcher';
+import { Batcher, perPool, unlessDatabaseDown } from '../db/batcher';
 import { prepared } from '../db/knex';
 import type { AttemptClose } from '../suppliers/attempts';
 import type { LineRow } from './booking-store';
@@ -153,7 +153,7 @@ export async function recordSandboxOutcomes(db: Knex, steps: readonly LineOutcom
 }
 
 /** How many batches of each step may be written at once by one process, and how large one may be. */
-const BATCHING = { concurrency: 2, maxSize: 100, key: (s: { lineId: string }) => s.lineId };
+const BATCHING = { concurrency: 2, maxSize: 100, key: (s: { lineId: string }) => s.lineId, retryAlone: unlessDatabaseDown };
 
 /** The process's batchers of line steps on the database `db`. */
 export const lineStepBatchers = perPool((db) => ({

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { databaseOutageOf } from './db-errors';
 
 /**
  * Gathers work that concurrent callers submit into batches, each written by one statement:
@@ -9,7 +10,9 @@ import type { Knex } from 'knex';
  *
  * `write` gives one result per item, in order. When a batch of several fails (one item's
  * unique or failed check undoes the whole statement), each item is written again alone, so
- * one item's failure is its own. Items with the same `key` never share a batch.
+ * one item's failure is its own; unless `retryAlone` says the failure is everyone's (the
+ * database is down), and then every item fails with it at once. Items with the same `key`
+ * never share a batch.
  */
 export class Batcher<I, R> {
   private waiting: Array<{ item: I; resolve: (r: R) => void; reject: (err: unknown) => void }> = [];
@@ -18,7 +21,12 @@ export class Batcher<I, R> {
 
   constructor(
     private readonly write: (items: readonly I[]) => Promise<R[]>,
-    private readonly opts: { concurrency: number; maxSize: number; key?: (item: I) => string },
+    private readonly opts: {
+      concurrency: number;
+      maxSize: number;
+      key?: (item: I) => string;
+      retryAlone?: (err: unknown) => boolean;
+    },
   ) {}
 
   submit(item: I): Promise<R> {
@@ -66,26 +74,35 @@ export class Batcher<I, R> {
 
   private async settle(batch: typeof this.waiting): Promise<void> {
     if (batch.length > 1) {
-      let results: R[] | undefined;
       try {
-        results = await this.write(batch.map((w) => w.item));
-      } catch {
-        // Written again one by one below.
-      }
-      if (results) {
+        const results = await this.write(batch.map((w) => w.item));
         batch.forEach((w, i) => w.resolve(results[i]!));
         return;
-      }
-    }
-    for (const w of batch) {
-      try {
-        w.resolve((await this.write([w.item]))[0]!);
       } catch (err) {
-        w.reject(err);
+        if (this.opts.retryAlone && !this.opts.retryAlone(err)) {
+          batch.forEach((w) => w.reject(err));
+          return;
+        }
+        // Written again one by one, below.
       }
     }
+    await Promise.all(
+      batch.map(async (w) => {
+        try {
+          w.resolve((await this.write([w.item]))[0]!);
+        } catch (err) {
+          w.reject(err);
+        }
+      }),
+    );
   }
 }
+
+/** Whether a failed batch is worth writing again item by item: not while the database is down or full. */
+export const unlessDatabaseDown = (err: unknown): boolean => {
+  const outage = databaseOutageOf(err);
+  return outage !== 'unreachable' && outage !== 'busy';
+};
 
 /** One `make(db)` per connection pool, made on first use: a process's batchers share their pool's batches. */
 export function perPool<T>(make: (db: Knex) => T): (db: Knex) => T {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger';
-import { Batcher, perPool } from '../db/batcher';
+import { Batcher, perPool, unlessDatabaseDown } from '../db/batcher';
 import type { QueueProducers } from '../queues/producers';
 
 /**
@@ -108,7 +108,7 @@ const relayedMarks = perPool(
         await db('outbox').whereIn('job_id', batches.flat()).whereNull('relayed_at').update({ relayed_at: db.fn.now() });
         return batches.map(() => undefined);
       },
-      { concurrency: 2, maxSize: 50 },
+      { concurrency: 2, maxSize: 50, retryAlone: unlessDatabaseDown },
     ),
 );
 

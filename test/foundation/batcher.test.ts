@@ -1,4 +1,4 @@
-import { Batcher } from '../../shared/db/batcher';
+import { Batcher, unlessDatabaseDown } from '../../shared/db/batcher';
 
 /** Work from concurrent callers goes in batches: alone while nothing waits, together while a batch is being written. */
 interface Gate {
@@ -103,5 +103,35 @@ describe('Batcher', () => {
       { status: 'fulfilled', value: 'C' },
     ]);
     expect(batches).toEqual([['a', 'bad', 'c'], ['a'], ['bad'], ['c']]);
+  });
+
+  test('a batch failing for everyone (the database down) fails every item at once, without writing each again', async () => {
+    const batches: string[][] = [];
+    const down = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const b = new Batcher(
+      async (items: readonly string[]) => {
+        batches.push([...items]);
+        throw down;
+      },
+      { concurrency: 1, maxSize: 10, retryAlone: unlessDatabaseDown },
+    );
+    const settled = await Promise.allSettled(['a', 'b', 'c'].map((x) => b.submit(x)));
+    expect(settled.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(settled.map((r) => (r as PromiseRejectedResult).reason)).toEqual([down, down, down]);
+    expect(batches).toEqual([['a', 'b', 'c']]);
+  });
+
+  test('a batch undone by a deadlock or a timeout is written again item by item', async () => {
+    const batches: string[][] = [];
+    const b = new Batcher(
+      async (items: readonly string[]) => {
+        batches.push([...items]);
+        if (items.length > 1) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+        return items.map((i) => i.toUpperCase());
+      },
+      { concurrency: 1, maxSize: 10, retryAlone: unlessDatabaseDown },
+    );
+    expect(await Promise.all(['a', 'b'].map((x) => b.submit(x)))).toEqual(['A', 'B']);
+    expect(batches).toEqual([['a', 'b'], ['a'], ['b']]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { Batcher, perPool } from '../../shared/db/batcher';
+import { Batcher, perPool, unlessDatabaseDown } from '../../shared/db/batcher';
 
 export interface Receipt {
   adapterKey: string;
@@ -31,7 +31,7 @@ const receipts = perPool(
         await db('sandbox_ledger').insert(rs.map(rowOf));
         return rs.map(() => undefined);
       },
-      { concurrency: 2, maxSize: 100 },
+      { concurrency: 2, maxSize: 100, retryAlone: unlessDatabaseDown },
     ),
 );
 

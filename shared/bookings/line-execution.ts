@@ -158,7 +158,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
             to: outcome.kind,
             providerReference: outcome.kind === 'confirmed' ? outcome.providerReference : null,
             evidence: outcome.kind === 'rejected' ? outcome.reason : null,
-            detail: outcomeChange(db, attemptId, outcome).detail,
+            detail: outcomeDetail(attemptId, outcome),
             close: flow.closeWith(outcome),
           });
           return recorded ? outcome.kind : null;
@@ -290,15 +290,18 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
   return flow;
 }
 
+type DefiniteOutcome = Extract<BookingOutcome, { kind: 'confirmed' | 'rejected' }>;
+
+/** What a line's event says of a supplier's definite answer, whichever path records it. */
+const outcomeDetail = (attemptId: string | null, outcome: DefiniteOutcome) =>
+  outcome.kind === 'confirmed' ? { providerReference: outcome.providerReference, attemptId } : { reason: outcome.reason, attemptId };
+
 /** How a supplier's definite answer changes its line, whichever path records it. */
-function outcomeChange(q: Knex, attemptId: string | null, outcome: Extract<BookingOutcome, { kind: 'confirmed' | 'rejected' }>) {
+function outcomeChange(q: Knex, attemptId: string | null, outcome: DefiniteOutcome) {
+  const detail = outcomeDetail(attemptId, outcome);
   return outcome.kind === 'confirmed'
-    ? {
-        patch: { provider_reference: outcome.providerReference, confirmed_at: q.fn.now() },
-        action: 'line.confirmed',
-        detail: { providerReference: outcome.providerReference, attemptId },
-      }
-    : { patch: { evidence: outcome.reason }, action: 'line.rejected', detail: { reason: outcome.reason, attemptId } };
+    ? { patch: { provider_reference: outcome.providerReference, confirmed_at: q.fn.now() }, action: 'line.confirmed', detail }
+    : { patch: { evidence: outcome.reason }, action: 'line.rejected', detail };
 }
 
 export interface ExecutionOptions {

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { createDb, type Knex } from '../shared/db/knex';
 import { figures } from './support';
+import { formatPerOperation, machineCpu, perOperation, type CpuShare } from './machine-cpu';
 import { approvedSevenLineCampaign, callApi } from './campaigns';
 import type { DbCounts } from './count-queries';
 import { RATE_LIMITS_LIFTED, REDIS_URL, startServiceProcess, type ServiceProcess } from './service-process';
@@ -19,7 +20,7 @@ const BARE_JOBS = Number(process.env.BENCH_BARE_JOBS ?? 2000);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 /** The floor: BullMQ adding and processing no-op jobs on the same Redis, after a warm-up of its own. */
-async function bareBullmq(redisUrl: string, prefix: string): Promise<number> {
+async function bareBullmq(redisUrl: string, prefix: string): Promise<{ perSecond: number; cpu: CpuShare | null }> {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue('bench-bare', { connection, prefix });
   let processed = 0;
@@ -32,12 +33,15 @@ async function bareBullmq(redisUrl: string, prefix: string): Promise<number> {
     },
     { connection, prefix, concurrency: 35 },
   );
+  let cpu: CpuShare | null = null;
   const run = async (jobs: number, name: string) => {
     const done = new Promise<void>((r) => (resolveDone = r));
     target = processed + jobs;
     const started = performance.now();
+    const counting = machineCpu();
     for (let i = 0; i < jobs; i++) await queue.add('noop', { i }, { jobId: `${name}-${i}`, removeOnComplete: true });
     await done;
+    cpu = counting.stop();
     return (performance.now() - started) / 1000;
   };
   await run(Math.round(BARE_JOBS / 10), 'warm-up');
@@ -46,7 +50,7 @@ async function bareBullmq(redisUrl: string, prefix: string): Promise<number> {
   await queue.obliterate({ force: true });
   await queue.close();
   connection.disconnect();
-  return BARE_JOBS / seconds;
+  return { perSecond: BARE_JOBS / seconds, cpu };
 }
 
 interface LaunchRun {
@@ -58,6 +62,7 @@ interface LaunchRun {
   queries: number;
   transactions: number;
   peakRssMb: number;
+  cpu: CpuShare | null;
 }
 
 /** WARMUP_LAUNCHES launches, 10 at a time, waited for until every line is confirmed; not measured. */
@@ -93,6 +98,7 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
     await warmUp(service, token, db);
     const before = await service.ask<DbCounts>('db-counts');
     await service.ask('profile-start');
+    const counting = machineCpu(service.pid);
     const settled: number[] = [];
     const accepted: number[] = [];
     const launchStarted = performance.now();
@@ -146,6 +152,7 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
       await watcher;
     }
     const totalSeconds = (performance.now() - launchStarted) / 1000;
+    const cpu = counting.stop();
     await service.ask('profile-stop');
     const after = await service.ask<DbCounts>('db-counts');
     return {
@@ -156,6 +163,7 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
       queries: after.queries - before.queries,
       transactions: after.transactions - before.transactions,
       peakRssMb,
+      cpu,
     };
   } finally {
     await db.destroy();
@@ -179,7 +187,7 @@ export async function benchLaunch(): Promise<void> {
     await service.stop();
   }
   // The floor, measured once the service is gone so the two do not share the machine.
-  const bare = await bareBullmq(REDIS_URL, `fdbench:bare:${randomBytes(4).toString('hex')}`);
+  const { perSecond: bare, cpu: bareCpu } = await bareBullmq(REDIS_URL, `fdbench:bare:${randomBytes(4).toString('hex')}`);
   const { settled } = run;
   const lineOps = (LAUNCHES * 7) / run.totalSeconds;
 
@@ -198,6 +206,16 @@ export async function benchLaunch(): Promise<void> {
   console.log(`  supplier line operations per second            ${lineOps.toFixed(0)}`);
   console.log(`  bare BullMQ add + process per second           ${bare.toFixed(0)}`);
   console.log(`  ratio line operations / bare BullMQ jobs       ${(lineOps / bare).toFixed(2)}`);
+  // Once the machine is busy, the ratio is one of CPU per operation: whose CPU it is says what could move it.
+  const lineCpu = run.cpu && perOperation(run.cpu, LAUNCHES * 7);
+  const bareJobCpu = bareCpu && perOperation(bareCpu, BARE_JOBS);
+  if (run.cpu && lineCpu && bareCpu && bareJobCpu) {
+    console.log(
+      `  machine busy: launches / bare BullMQ           ${(run.cpu.machineBusy * 100).toFixed(0)}% / ${(bareCpu.machineBusy * 100).toFixed(0)}% of ${run.cpu.cores} cores`,
+    );
+    console.log(`  CPU ms per line operation                      ${formatPerOperation(lineCpu)}`);
+    console.log(`  CPU ms per bare BullMQ job                     ${formatPerOperation(bareJobCpu)}`);
+  }
   console.log('');
   const p95 = pct(settled, 95);
   figures.push(
@@ -208,6 +226,8 @@ export async function benchLaunch(): Promise<void> {
       ratio: lineOps / bare,
       target: 'ratio >= 0.5',
       met: lineOps / bare >= 0.5,
+      ...(run.cpu && { machineBusy: run.cpu.machineBusy, cpuMsPerOperation: lineCpu }),
+      ...(bareCpu && { baselineMachineBusy: bareCpu.machineBusy, baselineCpuMsPerOperation: bareJobCpu }),
     },
     { name: 'seven-line launch to all lines definite, p95', value: p95, unit: 'ms', target: '< 250 ms', met: p95 < 250 },
     {

@@ -15,8 +15,68 @@ export async function callApi(baseUrl: string, token: string, path: string, meth
   return (await res.json()) as Body;
 }
 
-/** An approved seven-line sandbox campaign, ready to launch; returns its id. */
+/** Bytes each channel's creative is made of: enough of a real file's signature for content sniffing. */
+const MEDIA: Record<string, { type: string; head: Buffer }> = {
+  video: { type: 'video/mp4', head: Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypmp42')]) },
+  audio: { type: 'audio/mpeg', head: Buffer.from('ID3') },
+  image: { type: 'image/png', head: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) },
+};
+const MEDIA_OF: Record<string, keyof typeof MEDIA> = {
+  ctv: 'video',
+  tv: 'video',
+  cinema: 'video',
+  audio: 'audio',
+  dooh: 'image',
+  social: 'image',
+  search: 'image',
+};
+
+/** One creative per channel over uploaded bytes, as an advertiser books them; made once per service and token. */
+const creativesMade = new Map<string, Promise<Record<string, string>>>();
+function sevenCreatives(baseUrl: string, token: string): Promise<Record<string, string>> {
+  const key = `${baseUrl} ${token}`;
+  let made = creativesMade.get(key);
+  if (!made) {
+    made = (async () => {
+      const ids: Record<string, string> = {};
+      for (const channel of SEVEN) {
+        const media = MEDIA[MEDIA_OF[channel]!]!;
+        const res = await fetch(`${baseUrl}/api/v1/assets`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': media.type },
+          body: Buffer.concat([media.head, Buffer.from(`bench ${channel} ${Math.random()}`)]),
+        });
+        if (res.status !== 201) throw new Error(`POST /api/v1/assets: ${res.status} ${await res.text()}`);
+        const { asset } = (await res.json()) as { asset: { url: string } };
+        const { creative } = await callApi(baseUrl, token, '/api/v1/creatives', 'POST', {
+          name: `Bench ${channel} spot`,
+          channel,
+          format: channel === 'audio' ? 'audio-30s' : 'video-30s',
+          assetUrl: asset.url,
+          copyText: 'Refreshingly simple.',
+          ...(channel === 'audio'
+            ? {
+                audioDelivery: {
+                  tagline: 'Taste it',
+                  destinationUrl: 'https://bench.example/',
+                  callToAction: 'Visit us',
+                  language: 'en-GB',
+                },
+              }
+            : {}),
+        });
+        ids[channel] = creative.id as string;
+      }
+      return ids;
+    })();
+    creativesMade.set(key, made);
+  }
+  return made;
+}
+
+/** An approved seven-line sandbox campaign, each line with its channel's creative, ready to launch; returns its id. */
 export async function approvedSevenLineCampaign(baseUrl: string, token: string, name: string): Promise<string> {
+  const creatives = await sevenCreatives(baseUrl, token);
   const { campaign } = await callApi(baseUrl, token, '/api/v1/campaigns', 'POST', {
     name,
     clientName: 'Bench',
@@ -26,7 +86,12 @@ export async function approvedSevenLineCampaign(baseUrl: string, token: string, 
     maximumCommitmentMinor: 7_000,
     channels: SEVEN,
   });
-  const lines = SEVEN.map((channel) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 1_000 }));
+  const lines = SEVEN.map((channel) => ({
+    channel,
+    adapterKey: `sandbox-${channel}`,
+    budgetMinor: 1_000,
+    creativeIds: [creatives[channel]!],
+  }));
   await callApi(baseUrl, token, `/api/v1/campaigns/${campaign.id}/plan`, 'PUT', { lines });
   await callApi(baseUrl, token, `/api/v1/campaigns/${campaign.id}/plan/approve`, 'POST', { expectedVersion: 1 });
   return campaign.id as string;

@@ -89,7 +89,11 @@ export function machineCpu(servicePid?: number): { stop(): CpuShare | null } {
   };
 }
 
-const cpuCount = () => fs.readFileSync('/proc/stat', 'utf8').split('\n').filter((l) => /^cpu\d/.test(l)).length;
+const cpuCount = () =>
+  fs
+    .readFileSync('/proc/stat', 'utf8')
+    .split('\n')
+    .filter((l) => /^cpu\d/.test(l)).length;
 
 /** `service 1.21 ms, postgres 1.60 ms, ...`: CPU per operation by part. */
 export function perOperation(share: CpuShare, operations: number): Record<string, number> {

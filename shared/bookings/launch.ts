@@ -5,9 +5,8 @@ import type { Principal } from '../auth/principal';
 import type { Actor } from '../actor';
 import { findAdapter } from '../adapters/catalogue';
 import { requireSupplierAccess } from '../adapters/credentials';
-import { digestOf } from '../digest';
 import { campaignStatusUpdate, findCampaign } from '../campaigns/campaign-store';
-import { currentSnapshot, findPlanForCampaign } from '../campaigns/plan-store';
+import { findPlanForCampaign } from '../campaigns/plan-store';
 import { checkCreativeEvidence } from '../creatives/creative-approvals';
 import { outboxInsert, type OutboxMessage } from '../outbox/outbox';
 import { bookLineMessage } from '../queues/jobs';
@@ -54,8 +53,8 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       throw conflict('The campaign has no approved plan. Approve the plan before launching.', 'plan_not_approved');
     }
     const digest = stored.plan.approvedDigest;
-    const now = await currentSnapshot(trx, p, campaign, stored.plan).catch(() => null);
-    if (!now || digestOf(now) !== digest) {
+    // Read with the plan: whether the campaign and plan as they stand (creatives at their current versions) still have the approved digest.
+    if (!stored.plan.approvalCurrent) {
       throw conflict('The campaign or plan changed after approval. Approve it again before launching.', 'snapshot_changed');
     }
 

@@ -7,7 +7,7 @@ import { digestOf } from '../digest';
 import { refuseIfBooked } from '../bookings/open-booking';
 import type { Campaign, Plan, PlanLine, ReplacePlan } from './campaign-schemas';
 import type { CreativeRef } from '../creatives/creative-schemas';
-import { creativeRefs } from '../creatives/creative-store';
+import { planCreativeRefs } from '../creatives/creative-store';
 import { findCampaign, setCampaignStatus } from './campaign-store';
 
 interface PlanRow {
@@ -58,8 +58,8 @@ export async function currentSnapshot(
   campaign: Campaign,
   plan: { id: string; version: number; lines: PlanLine[] },
 ): Promise<PlanSnapshot> {
-  const lines = [];
-  for (const l of plan.lines) lines.push({ ...l, creatives: await creativeRefs(db, p, l.creativeIds, l.channel) });
+  const refs = await planCreativeRefs(db, p, plan.lines);
+  const lines = plan.lines.map((l, i) => ({ ...l, creatives: refs[i]! }));
   return planSnapshot(campaign, { id: plan.id, version: plan.version, lines });
 }
 
@@ -136,7 +136,7 @@ async function checkLines(db: Knex, p: Principal, campaign: Campaign, lines: Rep
     throw badRequest(`The lines add up to ${total}, over the campaign budget of ${campaign.budgetMinor}.`, undefined, 'plan_over_budget');
   }
   // Each creative must be the caller's and made for the line's channel.
-  for (const l of lines) await creativeRefs(db, p, l.creativeIds, l.channel);
+  await planCreativeRefs(db, p, lines);
 }
 
 /** Creates or replaces a campaign's plan lines. Replacing voids any approval. */

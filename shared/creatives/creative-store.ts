@@ -202,28 +202,47 @@ export async function loadCreativeForUpdate(trx: Knex, p: Principal, id: string)
   return loadCreative(trx, p, id, true);
 }
 
-/** The current versions of the given creatives, as plan lines reference them; any id not the caller's is a 404. */
-export async function creativeRefs(db: Knex, p: Principal, ids: readonly string[], channel: string): Promise<CreativeRef[]> {
-  const refs: CreativeRef[] = [];
-  for (const id of ids) {
-    const c = await loadCreative(db, p, id);
-    if (c.channel !== channel) {
-      throw badRequest(
-        `Creative ${id} is for ${c.channel}, not ${channel}.`,
-        [{ path: 'body.lines', message: 'creative channel differs from the line' }],
-        'creative_channel_mismatch',
-      );
-    }
-    const v = await db('creative_versions').where({ creative_id: id, version: c.current_version }).first();
-    refs.push({
-      id,
-      name: c.name,
-      format: c.format,
-      assetUrl: `/files/assets/${v.asset_name}`,
-      assetFingerprint: v.asset_fingerprint,
-      version: v.version,
-      metadataDigest: v.metadata_digest,
-    });
-  }
-  return refs;
+/**
+ * The current versions of each line's creatives, as plan lines reference them, read in one query
+ * for all lines; any id not the caller's (or out of its product scope) is a 404, and a creative
+ * made for another channel than its line's a 400. Lines and ids are checked in order, so the
+ * first bad one is the one reported.
+ */
+export async function planCreativeRefs(
+  db: Knex,
+  p: Principal,
+  lines: ReadonlyArray<{ creativeIds: readonly string[]; channel: string }>,
+): Promise<CreativeRef[][]> {
+  const ids = [...new Set(lines.flatMap((l) => l.creativeIds).filter(isUuid))];
+  const rows: Array<Record<string, unknown>> = ids.length
+    ? await db('creatives as c')
+        .join('creative_versions as v', (j) => j.on('v.creative_id', 'c.id').andOn('v.version', 'c.current_version'))
+        .whereIn('c.id', ids)
+        .andWhere('c.advertiser_id', p.advertiserId)
+        .select('c.id', 'c.name', 'c.format', 'c.channel', 'v.asset_name', 'v.asset_fingerprint', 'v.version', 'v.metadata_digest')
+    : [];
+  // Out-of-product creatives are as invisible as another tenant's.
+  const found = new Map(rows.filter((r) => (p.channels as string[]).includes(r.channel as string)).map((r) => [r.id as string, r]));
+  return lines.map(({ creativeIds, channel }) =>
+    creativeIds.map((id) => {
+      const c = found.get(id);
+      if (!c) throw notFound();
+      if (c.channel !== channel) {
+        throw badRequest(
+          `Creative ${id} is for ${c.channel as string}, not ${channel}.`,
+          [{ path: 'body.lines', message: 'creative channel differs from the line' }],
+          'creative_channel_mismatch',
+        );
+      }
+      return {
+        id,
+        name: c.name as string,
+        format: c.format as string,
+        assetUrl: `/files/assets/${c.asset_name as string}`,
+        assetFingerprint: c.asset_fingerprint as string,
+        version: c.version as number,
+        metadataDigest: c.metadata_digest as string,
+      };
+    }),
+  );
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Redis } from 'ioredis';
 import { pixelStreamKey } from '../shared/pixel/pixel-stream';
-import { cpuProfiler, measure, printPair } from './support';
+import { cpuProfiler, measureAlternating, printPair } from './support';
 import type { BenchService } from './service';
 
 /** Pageviews of the bench's pixel key in PostgreSQL. */
@@ -46,31 +46,41 @@ export async function benchHttp(service: BenchService): Promise<void> {
   const bare = await startBareExpress();
   try {
     console.log('HTTP (autocannon)');
-    const ctxService = await measure('GET /api/v1/auth/context', `${service.url}/api/v1/auth/context`, {
-      headers: { authorization: `Bearer ${service.token}` },
-    });
-    const ctxBare = await measure('bare express GET', `${bare.url}/context`);
-    printPair(ctxService, ctxBare);
+    printPair(
+      await measureAlternating(
+        {
+          name: 'GET /api/v1/auth/context',
+          url: `${service.url}/api/v1/auth/context`,
+          opts: { headers: { authorization: `Bearer ${service.token}` } },
+        },
+        { name: 'bare express GET', url: `${bare.url}/context` },
+      ),
+    );
 
     const body = JSON.stringify({ kind: 'pageview', event: 'view', valueMinor: 100 });
     const headers = { 'content-type': 'application/json' };
     const storedBefore = await storedPageviews(service);
+    // The profile is of the service's last pixel slice alone.
     const profiler = cpuProfiler('pixel');
-    await profiler.start();
-    const pixelService = await measure('POST /api/v1/t/{pixelKey}', `${service.url}/api/v1/t/${service.pixelKey}`, {
-      method: 'POST',
-      headers,
-      body,
-    });
-    await profiler.stop();
+    const pixel = await measureAlternating(
+      { name: 'POST /api/v1/t/{pixelKey}', url: `${service.url}/api/v1/t/${service.pixelKey}`, opts: { method: 'POST', headers, body } },
+      { name: 'bare express POST (json)', url: `${bare.url}/t`, opts: { method: 'POST', headers, body } },
+      async (run) => {
+        await profiler.start();
+        try {
+          return await run();
+        } finally {
+          await profiler.stop();
+        }
+      },
+    );
     // Every acknowledged pageview must reach PostgreSQL: count them once the writer has caught up.
     const drainMs = await drainPixelStream(service);
     const stored = (await storedPageviews(service)) - storedBefore;
-    const accepted = pixelService.ok2xx;
+    const accepted = pixel.service.ok2xx;
     // Requests still in flight when autocannon stops may be stored without being counted as answered.
     const lost = Math.max(0, accepted - stored);
-    const pixelBare = await measure('bare express POST (json)', `${bare.url}/t`, { method: 'POST', headers, body });
-    Object.assign(printPair(pixelService, pixelBare), { accepted, stored, lost, drainMs });
+    Object.assign(printPair(pixel), { accepted, stored, lost, drainMs });
     console.log(`  stored ${stored} of ${accepted} accepted (${lost} lost), stream drained ${drainMs} ms after the run`);
     console.log('');
   } finally {

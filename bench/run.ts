@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { BENCH_CONNECTIONS, BENCH_SECONDS, LOAD_GENERATOR, figures } from './support';
+import { BENCH_CONNECTIONS, BENCH_SECONDS, BENCH_SLICES, LOAD_GENERATOR, figures } from './support';
 import { startBenchService } from './service';
 import { benchHttp } from './http';
 import { benchLaunch } from './launch';
@@ -76,7 +76,9 @@ async function runOnce(only: Set<string>): Promise<void> {
 async function main() {
   const { only, runs, json } = parseArgs(process.argv.slice(2));
   dropLeftoversOnInterrupt(ADMIN_URL, REDIS_URL);
-  console.log(`Flightdeck benchmarks: ${BENCH_SECONDS}s per run, ${BENCH_CONNECTIONS} connections, node ${process.version}`);
+  console.log(
+    `Flightdeck benchmarks: ${BENCH_SECONDS}s per HTTP run (route and baseline alternating in ${BENCH_SLICES} slices), ${BENCH_CONNECTIONS} connections, node ${process.version}`,
+  );
   console.log(`Load generator: ${LOAD_GENERATOR}\n`);
   const results: Array<{ run: number; figures: Array<Record<string, unknown>> }> = [];
   for (let run = 1; run <= runs; run++) {

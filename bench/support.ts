@@ -14,10 +14,19 @@ export interface Measurement {
   ok2xx: number;
   /** CPU time of this process (service or bare express, both run here) per request, in microseconds. */
   cpuMicrosPerRequest: number;
+  requests: number;
+  seconds: number;
+  cpuMicros: number;
 }
 
 export const BENCH_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 export const BENCH_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+/**
+ * A route and its baseline are measured in this many alternating slices of BENCH_SECONDS / n
+ * each (service, baseline, service, ...): a change in the shared machine's load then falls on
+ * both, not on whichever ran second.
+ */
+export const BENCH_SLICES = Math.max(1, Number(process.env.BENCH_SLICES ?? 3));
 
 const AUTOCANNON_CLI = path.resolve(__dirname, '..', 'node_modules', 'autocannon', 'autocannon.js');
 // The load generator gets the last core to itself where taskset exists, so it does not compete with the service.
@@ -30,13 +39,17 @@ export const LOAD_GENERATOR = HAS_TASKSET
 /** Figures collected during the run, for `--json`. */
 export const figures: Array<Record<string, unknown>> = [];
 
+export interface MeasureOptions {
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  seconds?: number;
+}
+
 /** One autocannon run against a URL, from a separate process so the load generator is not measured. */
-export async function measure(
-  name: string,
-  url: string,
-  opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {},
-): Promise<Measurement> {
-  const args = [AUTOCANNON_CLI, '-j', '-c', String(BENCH_CONNECTIONS), '-d', String(BENCH_SECONDS), '-m', opts.method ?? 'GET'];
+export async function measure(name: string, url: string, opts: MeasureOptions = {}): Promise<Measurement> {
+  const seconds = opts.seconds ?? BENCH_SECONDS;
+  const args = [AUTOCANNON_CLI, '-j', '-c', String(BENCH_CONNECTIONS), '-d', String(seconds), '-m', opts.method ?? 'GET'];
   for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}=${v}`);
   if (opts.body) args.push('-b', opts.body);
   args.push(url);
@@ -58,23 +71,84 @@ export async function measure(
     non2xx: result.non2xx,
     ok2xx: result['2xx'],
     cpuMicrosPerRequest: Math.round((cpu.user + cpu.system) / Math.max(1, result.requests.total)),
+    requests: result.requests.total,
+    seconds,
+    cpuMicros: cpu.user + cpu.system,
   };
 }
 
-/** Prints a measured route beside its baseline from the same run; the ratio is the figure that matters. Returns its figure. */
-export function printPair(service: Measurement, baseline: Measurement): Record<string, unknown> {
-  const ratio = service.requestsPerSecond / baseline.requestsPerSecond;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Slices of one target as one measurement: their totals, the median p50 and the worst p99. */
+function combined(slices: Measurement[]): Measurement {
+  const sum = (f: (m: Measurement) => number) => slices.reduce((a, m) => a + f(m), 0);
+  const requests = sum((m) => m.requests);
+  const cpuMicros = sum((m) => m.cpuMicros);
+  return {
+    name: slices[0]!.name,
+    requestsPerSecond: Math.round(requests / sum((m) => m.seconds)),
+    p50Ms: median(slices.map((m) => m.p50Ms)),
+    p99Ms: Math.max(...slices.map((m) => m.p99Ms)),
+    non2xx: sum((m) => m.non2xx),
+    ok2xx: sum((m) => m.ok2xx),
+    cpuMicrosPerRequest: Math.round(cpuMicros / Math.max(1, requests)),
+    requests,
+    seconds: sum((m) => m.seconds),
+    cpuMicros,
+  };
+}
+
+export interface Target {
+  name: string;
+  url: string;
+  opts?: MeasureOptions;
+}
+
+/**
+ * A route and its baseline in BENCH_SLICES alternating slices; the ratio is the median of the
+ * slices' ratios. `aroundService` wraps each of the route's slices (a profiler, say).
+ */
+export async function measureAlternating(
+  service: Target,
+  baseline: Target,
+  aroundService: <T>(run: () => Promise<T>) => Promise<T> = (run) => run(),
+): Promise<{ service: Measurement; baseline: Measurement; ratio: number; sliceRatios: number[] }> {
+  const seconds = Math.max(1, Math.round(BENCH_SECONDS / BENCH_SLICES));
+  const ours: Measurement[] = [];
+  const theirs: Measurement[] = [];
+  for (let i = 0; i < BENCH_SLICES; i++) {
+    ours.push(await aroundService(() => measure(service.name, service.url, { ...service.opts, seconds })));
+    theirs.push(await measure(baseline.name, baseline.url, { ...baseline.opts, seconds }));
+  }
+  const sliceRatios = ours.map((m, i) => m.requestsPerSecond / theirs[i]!.requestsPerSecond);
+  return { service: combined(ours), baseline: combined(theirs), ratio: median(sliceRatios), sliceRatios };
+}
+
+/**
+ * Prints a measured route beside its baseline from the same run; the ratio (the median of the
+ * alternating slices' ratios) is the figure that matters. Returns its figure.
+ */
+export function printPair(pair: {
+  service: Measurement;
+  baseline: Measurement;
+  ratio: number;
+  sliceRatios: number[];
+}): Record<string, unknown> {
+  const { service, baseline, ratio, sliceRatios } = pair;
   const row = (m: Measurement) =>
     `  ${m.name.padEnd(44)} ${String(m.requestsPerSecond).padStart(8)} req/s   p50 ${String(m.p50Ms).padStart(4)} ms   p99 ${String(m.p99Ms).padStart(4)} ms   ${String(m.cpuMicrosPerRequest).padStart(5)} µs CPU/req${m.non2xx ? `   (${m.non2xx} non-2xx)` : ''}`;
   console.log(row(service));
   console.log(row(baseline));
-  console.log(`  ${'ratio service / bare express'.padEnd(44)} ${ratio.toFixed(2)}`);
+  console.log(
+    `  ${'ratio service / bare express'.padEnd(44)} ${ratio.toFixed(2)}   (median of ${sliceRatios.map((r) => r.toFixed(2)).join(', ')})`,
+  );
   console.log('');
   const figure = {
     name: service.name,
     value: service.requestsPerSecond,
     baseline: baseline.requestsPerSecond,
     ratio,
+    sliceRatios,
     p50Ms: service.p50Ms,
     p99Ms: service.p99Ms,
     non2xx: service.non2xx,

@@ -5,7 +5,7 @@ import { findAdapter } from '../adapters/catalogue';
 
 /** An approval counts only for the same creative version, bytes, delivery metadata and supplier. */
 const approvalKey = (a: { creativeId: string; version: number; assetFingerprint: string; metadataDigest: string; adapterKey: string }) =>
-  JSON.stringify([a.creativeId, a.version, a.assetFingerprint, a.metadataDigest, a.adapterKey]);
+  JSON.stringify([a.creativeId.toLowerCase(), a.version, a.assetFingerprint, a.metadataDigest, a.adapterKey]);
 
 /** The valid approvals of these creatives, read in one query, as keys `covers` can look up. */
 async function validApprovals(trx: Knex, creativeIds: readonly string[]): Promise<Set<string>> {

@@ -225,7 +225,8 @@ export async function planCreativeRefs(
   const found = new Map(rows.filter((r) => (p.channels as string[]).includes(r.channel as string)).map((r) => [r.id as string, r]));
   return lines.map(({ creativeIds, channel }) =>
     creativeIds.map((id) => {
-      const c = found.get(id);
+      // PostgreSQL reads a uuid in either case and answers in lower case.
+      const c = found.get(id.toLowerCase());
       if (!c) throw notFound();
       if (c.channel !== channel) {
         throw badRequest(

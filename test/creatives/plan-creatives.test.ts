@@ -1,8 +1,10 @@
 import type { Knex } from 'knex';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { approve, draftCampaign, post, type BookingBody, type PlanLineInput } from '../support/bookings';
-import { makeCreative } from '../support/creatives';
+import { approve, draftCampaign, post, type PlanLineInput } from '../support/bookings';
+import { approvedCreative, makeCreative } from '../support/creatives';
 import { createDb } from '../../shared/db/knex';
+import { checkCreativeEvidence } from '../../shared/creatives/creative-approvals';
+import type { CreativeRef } from '../../shared/creatives/creative-schemas';
 
 let env: TestEnv;
 let api: TestApi;
@@ -22,6 +24,24 @@ afterAll(async () => {
   await countedDb.destroy();
 });
 
+/** A creative at its current version, as a plan line carries it. */
+async function refOf(id: string): Promise<CreativeRef> {
+  const c = await env
+    .db('creatives as c')
+    .join('creative_versions as v', (j) => j.on('v.creative_id', 'c.id').andOn('v.version', 'c.current_version'))
+    .where('c.id', id)
+    .first('c.id', 'c.name', 'c.format', 'v.asset_name', 'v.asset_fingerprint', 'v.version', 'v.metadata_digest');
+  return {
+    id: c.id,
+    name: c.name,
+    format: c.format,
+    assetUrl: `/files/assets/${c.asset_name}`,
+    assetFingerprint: c.asset_fingerprint,
+    version: c.version,
+    metadataDigest: c.metadata_digest,
+  };
+}
+
 const creativeReads = () => statements.filter((s) => /creative_versions/.test(s)).length;
 const planVersion = async (campaignId: string) =>
   Number((await env.db('plans').where({ campaign_id: campaignId }).first('version')).version);
@@ -38,7 +58,8 @@ describe("a plan's creatives", () => {
       await makeCreative(api, token, 'dooh'),
     ];
     const lines: PlanLineInput[] = [
-      { channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 1_000, creativeIds: [ctv2!.id, ctv1!.id] },
+      // A uuid in upper case names the same creative.
+      { channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 1_000, creativeIds: [ctv2!.id.toUpperCase(), ctv1!.id] },
       { channel: 'audio', adapterKey: 'sandbox-audio', budgetMinor: 1_000, creativeIds: [audio!.id] },
       { channel: 'dooh', adapterKey: 'sandbox-dooh', budgetMinor: 1_000, creativeIds: [dooh!.id] },
       { channel: 'search', adapterKey: 'sandbox-search', budgetMinor: 1_000 },
@@ -59,10 +80,13 @@ describe("a plan's creatives", () => {
     expect(launched.status).toBe(202);
     expect(creativeReads()).toBe(1);
 
-    const { booking } = await json<{ booking: BookingBody & { lines: Array<{ creatives: Array<{ id: string; version: number }> }> } }>(
-      launched,
-    );
-    expect(booking.lines.map((l) => l.creatives.map((c) => c.id))).toEqual([[ctv2!.id, ctv1!.id], [audio!.id], [dooh!.id], []]);
+    const { booking } = await json<{ booking: { lines: Array<{ creatives: Array<{ id: string; version: number }> }> } }>(launched);
+    expect(booking.lines.map((l) => l.creatives.map((c) => c.id.toLowerCase()))).toEqual([
+      [ctv2!.id, ctv1!.id],
+      [audio!.id],
+      [dooh!.id],
+      [],
+    ]);
     expect(booking.lines[1]!.creatives[0]).toMatchObject({ version: 1, assetFingerprint: audio!.assetFingerprint });
   });
 
@@ -114,5 +138,37 @@ describe("a plan's creatives", () => {
     expect(res.status).toBe(400);
     expect(await json(res)).toMatchObject({ code: 'creative_channel_mismatch' });
     expect(await planVersion(campaignId)).toBe(1);
+  });
+
+  test("live evidence: each line's creatives need their own supplier's approval of those exact bytes and metadata", async () => {
+    const token = await env.issuer.token({ org: 'org-pc-4', user: 'buyer' });
+    const approved = await refOf(await approvedCreative(api, env.db, token, 'live-ctv'));
+    const unreviewed = await refOf((await makeCreative(api, token, 'ctv', { name: 'Unreviewed teaser' })).id);
+    const check = (lines: Array<{ adapterKey: string; creatives: CreativeRef[] }>) => checkCreativeEvidence(env.db, lines);
+
+    await expect(check([{ adapterKey: 'live-ctv', creatives: [{ ...approved, id: approved.id.toUpperCase() }] }])).resolves.toBeUndefined();
+    // Staff book workflow suppliers by hand: no review needed.
+    await expect(check([{ adapterKey: 'manual', creatives: [unreviewed] }])).resolves.toBeUndefined();
+
+    const refused = async (lines: Array<{ adapterKey: string; creatives: CreativeRef[] }>) => {
+      const err = (await check(lines).then(
+        () => null,
+        (e: unknown) => e,
+      )) as { code?: string; detail?: string } | null;
+      expect(err).not.toBeNull();
+      return err!;
+    };
+    // Approved by another supplier, or for other metadata: no evidence.
+    expect(await refused([{ adapterKey: 'live-tv', creatives: [approved] }])).toMatchObject({ code: 'creative_not_approved' });
+    expect(await refused([{ adapterKey: 'live-ctv', creatives: [{ ...approved, metadataDigest: 'f'.repeat(64) }] }])).toMatchObject({
+      code: 'creative_not_approved',
+    });
+    // The first line is fine; the second's unreviewed creative is the one named.
+    const second = await refused([
+      { adapterKey: 'live-ctv', creatives: [approved] },
+      { adapterKey: 'live-ctv', creatives: [approved, unreviewed] },
+    ]);
+    expect(second).toMatchObject({ code: 'creative_not_approved', detail: expect.stringContaining('Unreviewed teaser') });
+    expect(await refused([{ adapterKey: 'live-ctv', creatives: [] }])).toMatchObject({ code: 'creative_evidence_required' });
   });
 });

@@ -1,3 +1,5 @@
+import { MEDIA_FOR, SAMPLE, creativeBody } from '../test/support/creative-samples';
+
 /** The seven-line sandbox campaign every pipeline bench launches, built over the public API. */
 export const SEVEN = ['ctv', 'audio', 'tv', 'cinema', 'dooh', 'search', 'social'];
 
@@ -15,22 +17,6 @@ export async function callApi(baseUrl: string, token: string, path: string, meth
   return (await res.json()) as Body;
 }
 
-/** Bytes each channel's creative is made of: enough of a real file's signature for content sniffing. */
-const MEDIA: Record<string, { type: string; head: Buffer }> = {
-  video: { type: 'video/mp4', head: Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypmp42')]) },
-  audio: { type: 'audio/mpeg', head: Buffer.from('ID3') },
-  image: { type: 'image/png', head: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) },
-};
-const MEDIA_OF: Record<string, keyof typeof MEDIA> = {
-  ctv: 'video',
-  tv: 'video',
-  cinema: 'video',
-  audio: 'audio',
-  dooh: 'image',
-  social: 'image',
-  search: 'image',
-};
-
 /** One creative per channel over uploaded bytes, as an advertiser books them; made once per service and token. */
 const creativesMade = new Map<string, Promise<Record<string, string>>>();
 function sevenCreatives(baseUrl: string, token: string): Promise<Record<string, string>> {
@@ -40,31 +26,15 @@ function sevenCreatives(baseUrl: string, token: string): Promise<Record<string, 
     made = (async () => {
       const ids: Record<string, string> = {};
       for (const channel of SEVEN) {
-        const media = MEDIA[MEDIA_OF[channel]!]!;
+        const contentType = MEDIA_FOR[channel]!;
         const res = await fetch(`${baseUrl}/api/v1/assets`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': media.type },
-          body: Buffer.concat([media.head, Buffer.from(`bench ${channel} ${Math.random()}`)]),
+          headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+          body: SAMPLE[contentType](),
         });
         if (res.status !== 201) throw new Error(`POST /api/v1/assets: ${res.status} ${await res.text()}`);
         const { asset } = (await res.json()) as { asset: { url: string } };
-        const { creative } = await callApi(baseUrl, token, '/api/v1/creatives', 'POST', {
-          name: `Bench ${channel} spot`,
-          channel,
-          format: channel === 'audio' ? 'audio-30s' : 'video-30s',
-          assetUrl: asset.url,
-          copyText: 'Refreshingly simple.',
-          ...(channel === 'audio'
-            ? {
-                audioDelivery: {
-                  tagline: 'Taste it',
-                  destinationUrl: 'https://bench.example/',
-                  callToAction: 'Visit us',
-                  language: 'en-GB',
-                },
-              }
-            : {}),
-        });
+        const { creative } = await callApi(baseUrl, token, '/api/v1/creatives', 'POST', creativeBody(channel, asset.url));
         ids[channel] = creative.id as string;
       }
       return ids;

@@ -7,8 +7,9 @@ const EVIDENCE = 'Supplier desk confirmed the order by phone, reference read bac
 let world: ConsoleWorld;
 
 test.beforeAll(async () => {
-  // A slow sandbox supplier (budget …93) answers after 10 s: late, once staff have marked the line uncertain.
-  world = await startConsoleWorld({ SANDBOX_SLOW_MS: '10000' });
+  // A slow sandbox supplier (budget …93) answers after 20 s, within the supplier timeout of 30 s:
+  // late, once staff have marked the line uncertain, even where signing in takes many seconds.
+  world = await startConsoleWorld({ SANDBOX_SLOW_MS: '20000' });
   for (const user of ['staff-1', 'staff-2']) {
     await grantStaff(world.env.staff, user);
     await assignClient(world.env.staff, user, 'org-a');
@@ -120,6 +121,8 @@ test('refusals: a non-staff person sees no queue; an unassigned client’s booki
 test('a supplier answer that arrives after staff marked the line uncertain is shown as late evidence; browser-job intents carry the snapshot digest', async ({
   page,
 }) => {
+  // The supplier's late answer comes 20 s after the launch.
+  test.setTimeout(120_000);
   const booking = await world.launch('org-a', [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_093 }], (b) =>
     b.lines.every((l) => l.status === 'in-progress'),
   );
@@ -132,7 +135,7 @@ test('a supplier answer that arrives after staff marked the line uncertain is sh
 
   await expect
     .poll(async () => (await world.env.db('booking_events').where({ line_id: lineId, action: 'line.late-supplier-answer' })).length, {
-      timeout: 30_000,
+      timeout: 60_000,
     })
     .toBe(1);
   await page.reload();

@@ -119,19 +119,23 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
     startHeartbeat(connection, prefix, 'scheduler', [], config.HEARTBEAT_TTL_MS),
   ];
   logger.info({ queues: queues.length }, 'workers started');
+  let closing: Promise<void> | undefined;
 
   return {
     queues,
     relayNow: relay.relayNow,
     consumers: () => workers.map((w) => ({ queue: w.name, concurrency: w.concurrency, limiter: w.opts.limiter ?? null })),
-    async close() {
-      // Stop announcing and relaying first, then let in-flight jobs finish before the connection goes.
-      await Promise.all(beats.map((b) => b.stop()));
-      await relay.stop();
-      await Promise.all([...workers.map((w) => w.close()), pixelWriter?.close()]);
-      pixelRedis?.disconnect();
-      await producers.close();
-      connection.disconnect();
-    },
+    // Once: a second close (a second signal, a test's teardown) waits for the first rather than
+    // disconnecting closed connections again, which leaves a timer per connection behind.
+    close: () =>
+      (closing ??= (async () => {
+        // Stop announcing and relaying first, then let in-flight jobs finish before the connection goes.
+        await Promise.all(beats.map((b) => b.stop()));
+        await relay.stop();
+        await Promise.all([...workers.map((w) => w.close()), pixelWriter?.close()]);
+        pixelRedis?.disconnect();
+        await producers.close();
+        connection.disconnect();
+      })()),
   };
 }

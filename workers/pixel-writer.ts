@@ -256,7 +256,9 @@ export class PixelWriter {
       const own = await this.o.redis.xpending(this.stream, PIXEL_WRITER_GROUP, '-', '+', 1, this.consumer);
       if ((own as unknown[]).length === 0) await this.o.redis.xgroup('DELCONSUMER', this.stream, PIXEL_WRITER_GROUP, this.consumer);
     };
-    await Promise.race([leave().catch(() => undefined), new Promise<void>((r) => setTimeout(r, this.blockMs + 2000).unref())]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([leave().catch(() => undefined), new Promise<void>((r) => (timer = setTimeout(r, this.blockMs + 2000).unref()))]);
+    clearTimeout(timer);
   }
 }
 

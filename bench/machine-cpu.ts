@@ -6,6 +6,7 @@
  * say whose CPU it is. Elsewhere (no /proc) every figure is null.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 
 const TICKS_PER_SECOND = 100;
 /** The server processes counted by their command name (every backend of PostgreSQL, for one). */
@@ -84,16 +85,10 @@ export function machineCpu(servicePid?: number): { stop(): CpuShare | null } {
       if (!start) return null;
       const end = snapshot(servicePid);
       const seconds = Object.fromEntries(Object.entries(end.seconds).map(([k, v]) => [k, Math.max(0, v - (start.seconds[k] ?? 0))]));
-      return { machineBusy: (end.busy - start.busy) / Math.max(1, end.all - start.all), cores: cpuCount(), seconds };
+      return { machineBusy: (end.busy - start.busy) / Math.max(1, end.all - start.all), cores: os.cpus().length, seconds };
     },
   };
 }
-
-const cpuCount = () =>
-  fs
-    .readFileSync('/proc/stat', 'utf8')
-    .split('\n')
-    .filter((l) => /^cpu\d/.test(l)).length;
 
 /** `service 1.21 ms, postgres 1.60 ms, ...`: CPU per operation by part. */
 export function perOperation(share: CpuShare, operations: number): Record<string, number> {

@@ -1,12 +1,13 @@
 # One image for both processes; the command picks web or worker (see docker-compose.yml, Procfile).
-FROM node:20-bookworm-slim AS build
+# Production runs on Node.js 22 LTS, the release line oidc-provider and our dependencies support.
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

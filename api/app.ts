@@ -1,11 +1,13 @@
+import { adapterRoutes } from './routes/adapters';
 import express, { type Express } from 'express';
 import { RateLimiter } from '../shared/ratelimit/rate-limiter';
+import { staffVersionKey } from '../shared/staff/staff-version';
 import type { ApiDeps } from './deps';
 import type { RouteDef } from './http/route';
 import { mountRoutes } from './http/mount';
 import { authenticator } from './middleware/authenticate';
 import { errorHandler, unknownRoute } from './middleware/errors';
-import { rateLimit } from './middleware/rate-limit';
+import { rateLimit, rateLimitRules } from './middleware/rate-limit';
 import { requestLogging } from './middleware/request-log';
 import { assetFileRoutes } from './routes/asset-files';
 import { authRoutes } from './routes/auth-context';
@@ -14,6 +16,7 @@ import { pixelRoutes } from './routes/pixel';
 import { readinessRoutes } from './routes/readiness';
 import { campaignRoutes } from './routes/campaigns';
 import { bookingRoutes } from './routes/bookings';
+import { inFlightRoutes } from './routes/in-flight';
 import { fulfilmentRoutes } from './routes/fulfilment';
 import { agentRoutes } from './routes/agent';
 import { studyRoutes } from './routes/studies';
@@ -24,7 +27,9 @@ import { creativeRoutes } from './routes/creatives';
 import { assetRoutes } from './routes/assets';
 import { mountQueueDashboard } from './routes/queue-dashboard';
 import { billingRoutes } from './routes/billing';
+import { deliveryRoutes } from './routes/delivery';
 import { workspaceRoutes } from './routes/workspace';
+import { webhookRoutes } from './routes/webhooks';
 import { mountSandboxCheckout } from './routes/sandbox-checkout';
 import { measurementRoutes } from './routes/measurement';
 import { optimizationRoutes } from './routes/optimizations';
@@ -42,6 +47,8 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...assetFileRoutes(deps),
     ...campaignRoutes(deps),
     ...bookingRoutes(deps),
+    ...inFlightRoutes(deps),
+    ...adapterRoutes(deps),
     ...fulfilmentRoutes(deps),
     ...agentRoutes(deps),
     ...studyRoutes(deps),
@@ -52,9 +59,11 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...audienceRoutes(deps),
     ...billingRoutes(deps),
     ...workspaceRoutes(deps),
+    ...deliveryRoutes(deps),
     ...measurementRoutes(deps),
     ...optimizationRoutes(deps),
     ...studyArtifactRoutes(deps),
+    ...webhookRoutes(deps),
     ...discoveryRoutes(deps, () => routes),
   );
   return routes;
@@ -72,19 +81,9 @@ export function buildApp(deps: ApiDeps): Express {
 
   app.use(requestLogging(logger));
 
-  const limiter = new RateLimiter(deps.redis, deps.redisPrefix);
-  const window = config.RATE_LIMIT_WINDOW_MS;
-  app.use(
-    rateLimit(
-      limiter,
-      {
-        default: { bucket: 'default', limit: config.RATE_LIMIT_MAX, windowMs: window },
-        routes: { 'POST /api/v1/personas/extract': { bucket: 'persona-extract', limit: config.RATE_LIMIT_EXTRACT_MAX, windowMs: window } },
-      },
-      deps.staff,
-      logger,
-    ),
-  );
+  const limiter = new RateLimiter(deps.redis, deps.redisPrefix, staffVersionKey(deps.redisPrefix));
+  const limits = rateLimitRules(config);
+  app.use(rateLimit(limiter, limits, deps.staff, logger));
 
   // Cross-origin pages post pageviews to the public pixel.
   app.options('/api/v1/t/:pixelKey', (_req, res) => {
@@ -97,7 +96,7 @@ export function buildApp(deps: ApiDeps): Express {
 
   const routes = apiRoutes(deps);
   // Before the REST routes: its authorization server parses its own bodies.
-  if (deps.agentEndpoint) mountAgentEndpoint(app, deps, deps.agentEndpoint, routes);
+  if (deps.agentEndpoint) mountAgentEndpoint(app, deps, deps.agentEndpoint, routes, { limiter, rules: limits });
 
   mountRoutes(app, routes, {
     db: deps.db,

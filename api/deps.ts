@@ -1,6 +1,7 @@
+import type { AdcpSellerConnection } from '../shared/adapters/adcp/connection';
 import type { Knex } from 'knex';
-import type { Redis } from 'ioredis';
-import type { Config } from '../shared/config';
+import type { RedisClient } from '../shared/redis';
+import type { Config } from '../shared/config/config';
 import type { Logger } from '../shared/logger';
 import type { TokenVerifier } from '../shared/auth/verifier';
 import type { DevIssuer } from '../shared/auth/dev-issuer';
@@ -10,13 +11,17 @@ import type { StaffCache } from '../shared/staff/staff-cache';
 import type { QueueProducers } from '../shared/queues/producers';
 import type { ExtractionClient } from '../shared/personas/extraction-client';
 import type { Payments } from '../shared/billing/payments';
-import type { AgentEndpoint } from './mcp/setup';
+import type { Provider } from 'oidc-provider';
+import type { AuthorizationServer } from '../shared/mcp/authorization-server';
+import type { McpGrantVerifier } from '../shared/mcp/grant';
+import type { AgentCredentials } from '../shared/mcp/agent-credentials';
+import type { ToolListCache } from './mcp/tool-list';
 
 /** Everything the API's routes need, built once by the composition root and passed in. */
 export interface ApiDeps {
   config: Config;
   db: Knex;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   logger: Logger;
   verifier: TokenVerifier;
@@ -31,7 +36,26 @@ export interface ApiDeps {
   payments: Payments;
   /** Where people reach this service; set from PUBLIC_BASE_URL or, failing that, where it listens. */
   urls: { base: string };
+  /** The deployment's AdCP sellers, by adapter key. */
+  sellers: ReadonlyMap<string, AdcpSellerConnection>;
   /** The hosted agent endpoint (/mcp), when an authorization server is configured or embedded. */
   agentEndpoint: AgentEndpoint | null;
   runtime: { authMode: 'jwks' | 'development-issuer'; database: 'external' | 'embedded' };
+}
+
+/** The hosted agent endpoint (/mcp), as the composition root builds it (api/mcp/setup.ts). */
+export interface AgentEndpoint {
+  resourceUrl: string;
+  metadataUrl: string;
+  scope: string;
+  issuer: string;
+  authorizationServer: AuthorizationServer;
+  verifyGrant: McpGrantVerifier;
+  credentials: AgentCredentials;
+  /** The embedded development authorization server, when no MCP_ISSUER is configured. */
+  devServer: Provider | null;
+  /** The console's client at the embedded server, when the console signs in there. */
+  devConsoleClientId: string | null;
+  /** tools/list, answered from one list per process. */
+  toolList: ToolListCache;
 }

@@ -1,18 +1,19 @@
+import { adcpConnections, closeSellerConnections } from '../shared/adapters/adcp/connection';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Knex } from 'knex';
-import type { Redis } from 'ioredis';
-import { assetDirOf, type Config } from '../shared/config';
+import type { RedisClient } from '../shared/redis';
+import { assetDirOf, type Config } from '../shared/config/config';
 import type { Logger } from '../shared/logger';
 import { AssetStore } from '../shared/assets/asset-store';
 import { WorkspaceCache } from '../shared/workspaces/workspace-store';
 import { StaffCache } from '../shared/staff/staff-cache';
-import { createApiRedis } from '../shared/redis';
+import { createApiRedis, redisTarget } from '../shared/redis';
 import { QueueProducers } from '../shared/queues/producers';
 import { ExtractionClient } from '../shared/personas/extraction-client';
 import { PERSONA_EXTRACT_QUEUE } from '../shared/queues/names';
-import type { ResolvedAuth } from '../shared/runtime/infrastructure';
+import type { ResolvedAuth } from '../shared/auth/resolve-auth';
 import type { ApiDeps } from './deps';
 import { createPayments, recordBillingTerms } from '../shared/billing/payments';
 import { buildApp } from './app';
@@ -31,11 +32,12 @@ export interface ApiInputs {
 /** The API's composition root: everything is built here and passed down, nothing is a module singleton. */
 export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   const { config, logger, db, auth } = inputs;
-  const redis: Redis = createApiRedis(inputs.redisUrl);
+  const target = redisTarget(inputs.redisUrl, config.REDIS_CLUSTER_NODES);
+  const redis: RedisClient = createApiRedis(target);
   redis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
   await redis.connect().catch((err: Error) => logger.error({ err: { message: err.message } }, 'redis is not reachable yet'));
   // Producers get their own connection so queue traffic never waits behind rate-limit calls.
-  const queueRedis = createApiRedis(inputs.redisUrl);
+  const queueRedis = createApiRedis(target);
   queueRedis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue redis connection error'));
   await queueRedis.connect().catch(() => undefined);
   const producers = new QueueProducers(queueRedis, config.REDIS_PREFIX);
@@ -61,12 +63,13 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     producers,
     extractions: new ExtractionClient(
       () => producers.get(PERSONA_EXTRACT_QUEUE),
-      inputs.redisUrl,
+      target,
       config.REDIS_PREFIX,
       config.PERSONA_EXTRACT_TIMEOUT_MS,
     ),
     payments: createPayments(db, config, logger, () => urls.base),
     urls,
+    sellers: adcpConnections(config.ADCP_SELLERS, { capabilitiesTtlMs: config.ADCP_CAPABILITIES_TTL_MS }),
     agentEndpoint: await createAgentEndpoint({ config, logger, db, auth, workspaces, staff }),
     ...(auth.devIssuer ? { devIssuer: auth.devIssuer } : {}),
     runtime: { authMode: auth.mode, database: inputs.database },
@@ -115,6 +118,7 @@ export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = de
     async close() {
       await stopServing(server, deps.config.SHUTDOWN_GRACE_MS);
       await deps.extractions.close();
+      if (deps.sellers.size) await closeSellerConnections();
       await deps.producers.close().catch(() => undefined);
       deps.producers.connection.disconnect();
       deps.redis.disconnect();

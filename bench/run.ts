@@ -2,7 +2,7 @@
  * `npm run bench`: measures the service against baselines taken in the same run on the
  * same machine. Shared machines are noisy, so read the ratios, not the absolute figures.
  *
- * Options: `--only personas,rss,persona-queue,http,launch,overview,scale-out` runs a subset; `--runs N` repeats the
+ * Options: `--only personas,rss,persona-queue,http,launch,overview,delivery,scale-out,webhooks` runs a subset; `--runs N` repeats the
  * whole set; `--json [file]` writes every figure with the date and machine.
  */
 import { writeFileSync } from 'node:fs';
@@ -12,9 +12,11 @@ import { startBenchService } from './service';
 import { benchHttp } from './http';
 import { benchLaunch } from './launch';
 import { benchOverview } from './overview';
+import { benchDelivery } from './delivery';
 import { benchPersonas } from './personas';
 import { benchPersonaQueue } from './persona-queue';
 import { benchScaleOut } from './scale-out';
+import { benchWebhooks } from './webhooks';
 import { benchIdleRss } from './rss';
 import { ADMIN_URL, REDIS_URL } from './service-process';
 import { dropLeftoversOnInterrupt, isInterrupted } from './leftovers';
@@ -25,7 +27,7 @@ const RATIO_TARGETS: Record<string, number> = {
   'POST /api/v1/t/{pixelKey}': 0.7,
 };
 
-const SECTIONS = ['personas', 'rss', 'persona-queue', 'http', 'launch', 'overview', 'scale-out'] as const;
+const SECTIONS = ['personas', 'rss', 'persona-queue', 'http', 'launch', 'overview', 'delivery', 'scale-out', 'webhooks'] as const;
 
 function parseArgs(argv: string[]): { only: Set<string>; runs: number; json?: string } {
   const only = new Set<string>(SECTIONS);
@@ -39,7 +41,7 @@ function parseArgs(argv: string[]): { only: Set<string>; runs: number; json?: st
     } else if (arg === '--runs') runs = Math.max(1, Number(argv[++i] ?? 1));
     else if (arg === '--json') {
       const next = argv[i + 1];
-      json = next && !next.startsWith('--') ? (i++, next) : `bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+      json = next && !next.startsWith('--') ? (i++, next) : `bench/results/bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
     }
   }
   return { only, runs, json };
@@ -60,14 +62,29 @@ async function runOnce(only: Set<string>): Promise<void> {
       met: scale.ratio > 1,
     });
   }
+  if (only.has('webhooks')) {
+    const w = await benchWebhooks();
+    console.log(
+      `webhooks: ${w.events} events to 10 subscriptions, ${w.deliveriesPerSecond.toFixed(0)} deliveries/s (${w.eventsFannedOutPerSecond.toFixed(1)} events/s fanned out); a change's transaction p50/p95 ${w.changeP50Ms.toFixed(2)}/${w.changeP95Ms.toFixed(2)} ms, with its event ${w.changeWithEventP50Ms.toFixed(2)}/${w.changeWithEventP95Ms.toFixed(2)} ms`,
+    );
+    figures.push({ name: 'webhook deliveries per second, 10 subscriptions', value: w.deliveriesPerSecond, target: 'measured' });
+    figures.push({
+      name: "a change's transaction p95 with its webhook event (10 subscriptions) / without",
+      value: w.changeWithEventP95Ms,
+      baseline: w.changeP95Ms,
+      ratio: w.changeWithEventP95Ms / w.changeP95Ms,
+      target: 'measured',
+    });
+  }
   // Launch runs `npm start` in a child process of its own, as the idle RSS does.
   if (only.has('launch')) await benchLaunch();
-  if (!['persona-queue', 'http', 'overview'].some((s) => only.has(s))) return;
+  if (!['persona-queue', 'http', 'overview', 'delivery'].some((s) => only.has(s))) return;
   const service = await startBenchService();
   try {
     if (only.has('persona-queue')) await benchPersonaQueue(service);
     if (only.has('http')) await benchHttp(service);
     if (only.has('overview')) await benchOverview(service);
+    if (only.has('delivery')) await benchDelivery(service);
   } finally {
     await service.close();
   }

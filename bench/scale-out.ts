@@ -12,13 +12,13 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
-import { ConfigSchema } from '../shared/config';
+import { ConfigSchema } from '../shared/config/config';
 import { createLogger } from '../shared/logger';
 import { createDb, type Knex } from '../shared/db/knex';
 import { migrateLatest } from '../shared/db/migrations';
 import { freshHeartbeats } from '../shared/heartbeat';
 import { queuePrefix, supplierQueueName } from '../shared/queues/names';
-import { resolveAuth } from '../shared/runtime/infrastructure';
+import { resolveAuth } from '../shared/auth/resolve-auth';
 import { createApiDeps, startApi } from '../api/server';
 import { SEVEN, approvedSevenLineCampaign, callApi } from './campaigns';
 import { ADMIN_URL, REDIS_URL } from './service-process';
@@ -38,7 +38,7 @@ export interface ScaleOutResult {
   ratio: number;
 }
 
-interface Round {
+export interface Round {
   db: Knex;
   dbUrl: string;
   dataDir: string;
@@ -48,7 +48,7 @@ interface Round {
 /** Enqueues LAUNCHES seven-line launches into paused queues, through the API on this round's prefix. */
 async function enqueueBacklog(round: Round): Promise<Queue[]> {
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  const queues = QUEUES.map((name) => new Queue(name, { connection, prefix: queuePrefix(round.prefix) }));
+  const queues = QUEUES.map((name) => new Queue(name, { connection, prefix: queuePrefix(round.prefix, name) }));
   await Promise.all(queues.map((q) => q.pause()));
 
   const config = ConfigSchema.parse({
@@ -177,7 +177,7 @@ async function measureRound(round: Round, processes: number): Promise<number> {
   }
 }
 
-async function withRound<T>(fn: (round: Round) => Promise<T>): Promise<T> {
+export async function withRound<T>(fn: (round: Round) => Promise<T>): Promise<T> {
   const name = `fdscale_${randomBytes(4).toString('hex')}`;
   const admin = new Client({ connectionString: ADMIN_URL });
   await admin.connect();

@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import type { DevIssuer } from '../shared/auth/dev-issuer';
-import { loadConfig } from '../shared/config';
-import { resolveAuth } from '../shared/runtime/infrastructure';
+import { loadConfig } from '../shared/config/config';
+import { resolveAuth } from '../shared/auth/resolve-auth';
 import { deleteKeys, madeByBench } from './leftovers';
 import { profileArgs } from './support';
 

@@ -6,11 +6,11 @@
  * it within STAFF_CACHE_MAX_AGE_MS at most (running the command again retries the announcement).
  */
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { createLogger } from '../shared/logger';
 import { createDb, dbOptionsOf } from '../shared/db/knex';
 import { migrateLatest } from '../shared/db/migrations';
 import { DEFAULT_REDIS_URL, resolveDatabase } from '../shared/runtime/infrastructure';
+import { createApiRedis, redisTarget, type RedisTarget } from '../shared/redis';
 import { STAFF_CACHE_MAX_AGE_MS, staffWriter, type StaffWriter } from '../shared/staff/staff-version';
 import { assignClient, grantStaff, revokeStaff, unassignClient } from '../shared/staff/staff-store';
 import { grantOps, listOps, revokeOps } from '../shared/staff/ops-store';
@@ -30,8 +30,9 @@ const USAGE = `usage:
 class AnnouncementFailed extends Error {}
 
 /** Staff changes on the database, announced to the APIs sharing REDIS_URL and REDIS_PREFIX; a few quick retries, then give up loudly. */
-function announcingWriter(db: Knex, redisUrl: string, prefix: string): { writer: StaffWriter; close(): void } {
-  const redis = new Redis(redisUrl, {
+function announcingWriter(db: Knex, target: RedisTarget, prefix: string): { writer: StaffWriter; close(): void } {
+  const redis = createApiRedis(target, {
+    enableOfflineQueue: true,
     lazyConnect: true,
     connectTimeout: 2000,
     commandTimeout: 2000,
@@ -93,7 +94,7 @@ async function main() {
     if (area === 'ops') return await ops(db, action, values.user ?? userArg);
     const user = action === 'list' ? '' : need(values.user, '--user');
     // Connects to Redis only when a change is announced: listing needs none.
-    announcer = announcingWriter(db, config.REDIS_URL ?? DEFAULT_REDIS_URL, config.REDIS_PREFIX);
+    announcer = announcingWriter(db, redisTarget(config.REDIS_URL ?? DEFAULT_REDIS_URL, config.REDIS_CLUSTER_NODES), config.REDIS_PREFIX);
     const staff = announcer.writer;
     switch (action) {
       case 'grant':

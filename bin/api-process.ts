@@ -1,4 +1,4 @@
-import { resolveAuth, type ResolvedAuth } from '../shared/runtime/infrastructure';
+import { resolveAuth, type ResolvedAuth } from '../shared/auth/resolve-auth';
 import { createApiDeps, startApi, type RunningApi } from '../api/server';
 import type { ApiDeps } from '../api/deps';
 import { announceListening } from './api-cluster';

@@ -1,12 +1,16 @@
-import { ConfigError, loadConfig, type Config } from '../shared/config';
+import { ConfigError, loadConfig, type Config } from '../shared/config/config';
 import { createLogger, type Logger } from '../shared/logger';
+import { workerQueuesOf } from '../shared/queues/names';
 import { createDb, dbOptionsOf, missingRoleTimeouts, type Knex } from '../shared/db/knex';
 import { resolveDatabase, resolveRedisUrl, type ResolvedDatabase } from '../shared/runtime/infrastructure';
 
 /** Loads configuration or stops the process with a message naming the bad variable. */
 export function configOrExit(): Config {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    // Checked here too, so that a bad WORKER_QUEUES stops every process before it starts anything.
+    workerQueuesOf(config.WORKER_QUEUES);
+    return config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -77,6 +81,10 @@ function warnOfMissingRoleTimeouts(db: Knex, config: Config, logger: Logger): vo
 /** Failing to start is one line on stderr and a non-zero exit, never a stack dump of secrets. */
 export function runMain(what: string, main: () => Promise<void>): void {
   main().catch((err) => {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78);
+    }
     process.stderr.write(`${what} failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });

@@ -5,7 +5,7 @@
 import { apiRoutes } from '../api/app';
 import type { ApiDeps } from '../api/deps';
 import { buildOpenApiDocument } from '../api/http/openapi';
-import { ConfigSchema } from '../shared/config';
+import { ConfigSchema } from '../shared/config/config';
 
 const config = ConfigSchema.parse({ NODE_ENV: 'production' });
 // Building routes only reads configuration; nothing is connected.

@@ -243,6 +243,160 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/campaigns/{id}/pause': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Pause every running line of the campaign's open booking: each supplier is asked to stop spending. 202: inspect every line. */
+    post: operations['pauseCampaign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/bookings/{bookingId}/lines/{lineId}/pause': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Pause one running line (its supplier is asked to stop spending until resumed). */
+    post: operations['pauseLine'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/campaigns/{id}/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Resume every paused line (and enable staged lines whose evidence allows it) of the campaign's open booking. */
+    post: operations['resumeCampaign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/bookings/{bookingId}/lines/{lineId}/resume': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Resume one paused line, or enable a staged one whose evidence allows it. */
+    post: operations['resumeLine'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/campaigns/{id}/stop': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Stop the campaign for good: every line of its open booking that can still run is ended; it will not run again. */
+    post: operations['stopCampaign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/bookings/{bookingId}/lines/{lineId}/stop': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** End one line for good: it will not run again. */
+    post: operations['stopLine'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/campaigns/{id}/amendments': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The campaign's amendments, newest first, with each line's change and where it stands. */
+    get: operations['listAmendments'];
+    put?: never;
+    /** Change running lines' budgets (and the flight's end date): one budget change per line through its supplier. A live increase holds its difference from the wallet first. */
+    post: operations['amendCampaign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/adapters': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The suppliers this deployment books through, with each AdCP seller's declared capabilities (cached). */
+    get: operations['listAdapters'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/adapters/{key}/products': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An AdCP seller's products and pricing options for a brief (or a persona's description), for plan lines to name. Needs approved access to the seller. */
+    get: operations['listSellerProducts'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/internal/fulfilment/bookings': {
     parameters: {
       query?: never;
@@ -254,6 +408,23 @@ export interface paths {
     get: operations['listFulfilmentBookings'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/internal/fulfilment/bookings/{bookingId}/lines/{lineId}/delivery': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Enter a workflow line's delivery as its supplier reported it: CSV text with date,impressions,clicks,completions,spend_minor, one row per day. Changed figures are kept as revisions with who entered them; a live line's spend follows. */
+    post: operations['fulfilmentDeliveryLine'];
     delete?: never;
     options?: never;
     head?: never;
@@ -981,10 +1152,61 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Campaigns and bookings by status, lines needing attention, spend and pageviews in a date range, the wallet, open funding requests and pending agent approvals. */
+    /** Campaigns and bookings by status, lines needing attention and lines off pace, captured and delivered spend (sandbox apart) and pageviews in a date range, the wallet, open funding requests and pending agent approvals. */
     get: operations['workspaceOverview'];
     put?: never;
     post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/campaigns/{id}/delivery': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The campaign's delivery: totals and each line's impressions, clicks, completions and spend in the range (default: the flight so far), its pacing over the flight, how old its figures are, and its days. Accept: text/csv gives one row per line and day. */
+    get: operations['getCampaignDelivery'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/sandbox/clock': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The workspace's sandbox test clock: the sandbox suppliers' now, and how many days it runs ahead of real time. */
+    get: operations['getSandboxClock'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/sandbox/clock/advance': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Moves the workspace's sandbox clock forward 1 to 120 days: its sandbox bookings' flights start and end, delivery accrues for the days passed, and closeout follows. Live bookings keep real time. */
+    post: operations['advanceSandboxClock'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1026,6 +1248,24 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/campaigns/{id}/geo-lift-designs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The campaign's geo-lift designs, registered and refused as underpowered, newest first. */
+    get: operations['listGeoLiftDesigns'];
+    put?: never;
+    /** Register a geo-lift design before exposure: test market, controls, metric, exposure weeks, fit weeks, expected lift, α, power, sidedness. It is checked on the weeks before its fit window (correlation, Durbin–Watson, A/A test, power) and is immutable once registered; an identical repeat returns it. Refused when outcomes on or after the exposure start are already stored. */
+    post: operations['registerGeoLiftDesign'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/campaigns/{id}/prove-it': {
     parameters: {
       query?: never;
@@ -1035,7 +1275,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Evaluate causal lift in the test market by time-based regression. Underpowered or thin designs are refused (422) with the minimum detectable effect and what would power them. */
+    /** Evaluate causal lift against a registered geo-lift design (designId, or testMarket and exposureStart naming it; with none registered and no exposure data yet, the body registers it: 202). Weekly time-based regression. Before the registered end a look is interim and claims nothing; the final evaluation is made once (repeats return it, 200). Conclusion lift-detected, decline-detected or no-detectable-effect. Underpowered or thin designs are refused (422) with the minimum detectable lift. */
     post: operations['proveIt'];
     delete?: never;
     options?: never;
@@ -1139,6 +1379,111 @@ export interface paths {
     put?: never;
     /** Upload a study artifact (human only; Idempotency-Key required; body at most 2800300 bytes). Stored content-addressed with its SHA-256 until retainUntil. */
     post: operations['uploadStudyArtifact'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/webhooks/event-types': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The events a webhook subscription can ask for, with the subject each is about. */
+    get: operations['listWebhookEventTypes'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/webhooks/subscriptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The workspace's webhook subscriptions, newest first, each with whether it is failing. */
+    get: operations['listWebhookSubscriptions'];
+    put?: never;
+    /** Subscribe an https URL to event types. The signing secret (Standard Webhooks, whsec_…) is in this response only: keep it. */
+    post: operations['createWebhookSubscription'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/webhooks/subscriptions/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One webhook subscription (never its secret). */
+    get: operations['getWebhookSubscription'];
+    put?: never;
+    post?: never;
+    /** Remove a subscription and the record of its deliveries. */
+    delete: operations['deleteWebhookSubscription'];
+    options?: never;
+    head?: never;
+    /** Change the URL, event types, description, or pause it (enabled: false keeps its events waiting). */
+    patch: operations['updateWebhookSubscription'];
+    trace?: never;
+  };
+  '/api/v1/webhooks/subscriptions/{id}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A new signing secret, shown once. The previous one signs too (a second signature) for WEBHOOK_SECRET_OVERLAP_HOURS (24 h by default). */
+    post: operations['rotateWebhookSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/webhooks/subscriptions/{id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The subscription's deliveries, newest event first: each attempt's status code and latency, and the next retry. */
+    get: operations['listWebhookDeliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/webhooks/subscriptions/{id}/deliveries/{deliveryId}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send a delivered or failed delivery again (same webhook-id), with a fresh set of retries. */
+    post: operations['redeliverWebhook'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1290,6 +1635,7 @@ export interface components {
         adapterKey: string;
         budgetMinor: number;
         creativeIds: string[];
+        supplierProduct?: components['schemas']['SupplierProduct'];
       }[];
       totalBudgetMinor: number;
       approvedDigest: string | null;
@@ -1302,6 +1648,10 @@ export interface components {
       /** Format: date-time */
       updatedAt: string;
     } | null;
+    SupplierProduct: {
+      productId: string;
+      pricingOptionId: string;
+    };
     CreateCampaign: {
       name: string;
       clientName: string;
@@ -1326,6 +1676,7 @@ export interface components {
         budgetMinor: number;
         /** @default [] */
         creativeIds?: string[];
+        supplierProduct?: components['schemas']['SupplierProduct'];
       }[];
       expectedVersion?: number;
     };
@@ -1406,6 +1757,9 @@ export interface components {
         [key: string]: unknown;
       })[];
       attempts: components['schemas']['SupplierAttempt'][];
+      stop: components['schemas']['LineStop'];
+      /** @enum {string|null} */
+      pendingOperation: 'book' | 'pause' | 'resume' | 'stop' | 'change-budget' | null;
     } & {
       [key: string]: unknown;
     };
@@ -1422,6 +1776,14 @@ export interface components {
       /** Format: date-time */
       lateOutcomeAt: string | null;
     };
+    LineStop: {
+      /** @enum {string} */
+      kind: 'pause' | 'end' | 'staged';
+      /** Format: date-time */
+      requestedAt?: string;
+      by?: string;
+      note?: string;
+    } | null;
     BookingEvent: {
       id: string;
       bookingId: string;
@@ -1440,6 +1802,118 @@ export interface components {
       expectedVersion: number;
       evidence: string;
     };
+    CampaignControlResult: {
+      booking: components['schemas']['Booking'];
+      requested: string[];
+      skipped: components['schemas']['SkippedLine'][];
+    };
+    SkippedLine: {
+      /** Format: uuid */
+      lineId: string;
+      status: string;
+      reason: string;
+    };
+    CampaignControl: {
+      note?: string;
+    };
+    LineControl: {
+      expectedVersion: number;
+      note?: string;
+    };
+    Amendment: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      bookingId: string;
+      /** Format: uuid */
+      campaignId: string;
+      /** @enum {string} */
+      status: 'in-flight' | 'applied' | 'partially-applied' | 'refused' | 'reconciliation-required';
+      endDateFrom: string | null;
+      endDateTo: string | null;
+      /** @description What the amendment held from the wallet for budget increases (live bookings). */
+      increaseMinor: number;
+      note: string | null;
+      requestedBy: string;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
+      lines: components['schemas']['LineOperation'][];
+    };
+    LineOperation: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      lineId: string;
+      /** @enum {string} */
+      kind: 'pause' | 'resume' | 'stop' | 'change-budget';
+      /** @enum {string} */
+      status: 'requested' | 'in-flight' | 'applied' | 'refused' | 'reconciliation-required';
+      budgetFromMinor: number | null;
+      budgetToMinor: number | null;
+      endDateTo: string | null;
+      attemptId: string | null;
+      note: string | null;
+      /** @description The supplier's or a person's reason, when it was refused or is in doubt. */
+      reason: string | null;
+      requestedBy: string;
+      /** Format: date-time */
+      requestedAt: string;
+      /** Format: date-time */
+      settledAt: string | null;
+    };
+    AmendmentRequest: {
+      expectedVersion: number;
+      lines: {
+        /** Format: uuid */
+        lineId: string;
+        budgetMinor: number;
+      }[];
+      endDate?: string;
+      note?: string;
+    };
+    Adapter: {
+      key: string;
+      /** @enum {string} */
+      kind: 'sandbox' | 'workflow' | 'native-staged' | 'live' | 'adcp';
+      channels: ('ctv' | 'audio' | 'tv' | 'cinema' | 'dooh' | 'search' | 'social')[];
+      modes: ('sandbox' | 'live')[];
+      requiresCredential: boolean;
+      /** @enum {string|null} */
+      executionMethod: 'manual' | 'computer-use' | null;
+      endDateChanges: boolean;
+      seller?: {
+        name: string;
+        capabilities: {
+          majorVersions: number[];
+          protocols: string[];
+          idempotency: {
+            supported: boolean;
+            replayTtlSeconds: number | null;
+          };
+          reportingDeliveryMethods: string[];
+          sandboxAccounts: boolean | null;
+          fetchedAt: string;
+        } | null;
+        unavailable: string | null;
+      };
+    };
+    SellerProduct: {
+      productId: string;
+      name: string;
+      description: string | null;
+      deliveryType: string | null;
+      channels: string[];
+      pricingOptions: {
+        pricingOptionId: string;
+        pricingModel: string;
+        currency: string;
+        fixedPrice: number | null;
+        floorPrice: number | null;
+        minSpend: number | null;
+      }[];
+    };
     ClaimLine: {
       expectedVersion: number;
     };
@@ -1448,7 +1922,7 @@ export interface components {
     };
     ConfirmLine: {
       expectedVersion: number;
-      providerReference: string;
+      providerReference?: string;
       evidence: string;
     };
     RejectLine: {
@@ -1491,7 +1965,17 @@ export interface components {
     };
     AgentActionContract: {
       /** @enum {string} */
-      name: 'campaign.launch' | 'creative.submit' | 'audience.sync' | 'optimization.reject' | 'study.draft' | 'outcomes.import';
+      name:
+        | 'campaign.launch'
+        | 'campaign.pause'
+        | 'campaign.resume'
+        | 'campaign.stop'
+        | 'campaign.amend'
+        | 'creative.submit'
+        | 'audience.sync'
+        | 'optimization.reject'
+        | 'study.draft'
+        | 'outcomes.import';
       /** @enum {string} */
       method: 'POST';
       route: string;
@@ -1500,7 +1984,7 @@ export interface components {
         [key: string]: unknown;
       };
       /** @enum {string} */
-      budgetPolicy: 'campaign-commitment' | 'zero' | 'study-commitment';
+      budgetPolicy: 'campaign-commitment' | 'zero' | 'study-commitment' | 'incremental-commitment';
       /** @enum {string} */
       idempotency: 'governed-execution-receipt' | 'required';
       /** @enum {boolean} */
@@ -1535,7 +2019,7 @@ export interface components {
       /** @enum {string} */
       currency: 'GBP' | 'USD' | 'EUR';
       /** @enum {string} */
-      policy: 'campaign-commitment' | 'zero' | 'study-commitment';
+      policy: 'campaign-commitment' | 'zero' | 'study-commitment' | 'incremental-commitment';
       incrementalReservationMinor: number;
       description: string;
     };
@@ -2220,10 +2704,15 @@ export interface components {
         platformFeesMinor: number;
         feesMinor: number;
         assetChargesMinor: number;
+        deliveredSpendMinor: number;
         tier: {
           [key: string]: unknown;
         };
         wallet: components['schemas']['Wallet'];
+        sandbox: {
+          deliveredSpendMinor: number;
+          managementFeesMinor: number;
+        };
       } & {
         [key: string]: unknown;
       };
@@ -2260,8 +2749,19 @@ export interface components {
         };
         spend: {
           mediaSpendMinor: number;
+          deliveredSpendMinor: number;
           /** @enum {string} */
           currency: 'GBP';
+          sandbox: {
+            deliveredSpendMinor: number;
+            managementFeesMinor: number;
+          };
+        };
+        linesOffPace: {
+          total: number;
+          lines: {
+            [key: string]: unknown;
+          }[];
         };
         pageviews: {
           total: number;
@@ -2312,10 +2812,114 @@ export interface components {
         total: number;
       }[];
     };
+    GeoLiftDesign: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      campaignId: string;
+      /**
+       * @description An underpowered design is kept as refused and is never evaluated.
+       * @enum {string}
+       */
+      status: 'registered' | 'underpowered';
+      testMarket: string;
+      controlMarkets: string[];
+      /** @description Whether the registration named the controls (else every market with complete data). */
+      controlMarketsNamed: boolean;
+      metric: string;
+      exposureStart: string;
+      exposureEnd: string;
+      fitWeeks: number;
+      expectedLiftPct: number;
+      alpha: number;
+      power: number;
+      /** @enum {string} */
+      alternative: 'two-sided' | 'greater';
+      check: {
+        designPeriod: {
+          from: string;
+          to: string;
+          weeks: number;
+        };
+        fitPeriod: {
+          from: string;
+          to: string;
+          weeks: number;
+        };
+        exposurePeriod: {
+          from: string;
+          to: string;
+          weeks: number;
+        };
+        minimumDetectableLiftPct: number;
+        exposureWeeksNeeded: number | null;
+        fitWeeksNeeded: number | null;
+        diagnostics: {
+          correlation: number;
+          durbinWatson: number;
+          residualAutocorrelation: number;
+          modelledAutocorrelation: number;
+          relativeNoise: number;
+          aaTest: {
+            fitWeeks: number;
+            placeboWeeks: number;
+            placeboLiftPct: number;
+            pValue: number;
+          };
+        };
+      };
+      refusal: {
+        code: string;
+        reason: string;
+        detail: string;
+      } | null;
+      registeredBy: string;
+      agentClientId: string | null;
+      /** Format: date-time */
+      createdAt: string;
+    };
+    RegisterGeoLiftDesign: {
+      /** @description The market the campaign runs in (see GET /api/v1/measurement/markets). */
+      testMarket: string;
+      /** @description Default: every other market with outcomes on every day of the design window. */
+      controlMarkets?: string[];
+      /**
+       * @description Default: the configured PROVE_IT_METRIC.
+       * @enum {string}
+       */
+      metric?: 'conversions' | 'revenueMinor' | 'visits' | 'signups' | 'leads' | 'storeVisits';
+      /** @description The first day of exposure. */
+      exposureStart: string;
+      /** @description The last day of exposure: the exposure is 1..52 whole weeks. */
+      exposureEnd: string;
+      /** @description Whole weeks right before exposure to fit on; default 8. */
+      fitWeeks?: number;
+      /** @description The lift the campaign is expected to cause, in %. */
+      expectedLiftPct: number;
+      /** @description Significance level; default PROVE_IT_ALPHA. */
+      alpha?: number;
+      /** @description Power at the expected lift; default 0.8. */
+      power?: number;
+      /**
+       * @description `greater` tests for a lift only; default two-sided.
+       * @enum {string}
+       */
+      alternative?: 'two-sided' | 'greater';
+    };
     LiftEvidence: {
       id: string;
       /** Format: uuid */
       campaignId: string;
+      /**
+       * Format: uuid
+       * @description The registered design evaluated (null for evaluations made before designs were registered).
+       */
+      designId: string | null;
+      /**
+       * @description An interim look makes no claim; the final look is made once.
+       * @enum {string|null}
+       */
+      look: 'interim' | 'final' | null;
       method: string;
       estimate: {
         [key: string]: unknown;
@@ -2330,10 +2934,13 @@ export interface components {
       [key: string]: unknown;
     };
     ProveIt: {
-      /** @default london */
+      /** @description A registered design of this campaign (GET .../geo-lift-designs). */
+      designId?: string;
+      /** @description Default london. */
       testMarket?: string;
-      /** @default 15 */
+      /** @description Default 15 when the request registers the design. */
       expectedLiftPct?: number;
+      /** @description Default the campaign's start date. */
       exposureStart?: string;
     };
     Optimization: {
@@ -4994,6 +5601,1984 @@ export interface operations {
       };
     };
   };
+  pauseCampaign: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Delegated agents only: the approved execute-step id of agent action campaign.pause. People omit it. */
+        'x-flightdeck-agent-step-id'?: string;
+        /** @description Delegated agents only: the approved action digest, sent together with the step id. */
+        'x-flightdeck-agent-action-digest'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['CampaignControl'];
+      };
+    };
+    responses: {
+      /** @description Asked of every line that can take it; the others are listed with the reason. */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CampaignControlResult'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No open booking, or no line can take it now (the lines and reasons are named). */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  pauseLine: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        bookingId: string;
+        lineId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['LineControl'];
+      };
+    };
+    responses: {
+      /** @description Asked of the supplier; inspect the line. */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BookingEnvelope'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents act on whole campaigns through the governed actions. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A stale expectedVersion, or a move the line cannot take now (the allowed moves are named). */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  resumeCampaign: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Delegated agents only: the approved execute-step id of agent action campaign.resume. People omit it. */
+        'x-flightdeck-agent-step-id'?: string;
+        /** @description Delegated agents only: the approved action digest, sent together with the step id. */
+        'x-flightdeck-agent-action-digest'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['CampaignControl'];
+      };
+    };
+    responses: {
+      /** @description Asked of every line that can take it; the others are listed with the reason. */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CampaignControlResult'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No open booking, or no line can take it now (the lines and reasons are named). */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  resumeLine: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        bookingId: string;
+        lineId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['LineControl'];
+      };
+    };
+    responses: {
+      /** @description Asked of the supplier; inspect the line. */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BookingEnvelope'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents act on whole campaigns through the governed actions. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A stale expectedVersion, or a move the line cannot take now (the allowed moves are named). */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  stopCampaign: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Delegated agents only: the approved execute-step id of agent action campaign.stop. People omit it. */
+        'x-flightdeck-agent-step-id'?: string;
+        /** @description Delegated agents only: the approved action digest, sent together with the step id. */
+        'x-flightdeck-agent-action-digest'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['CampaignControl'];
+      };
+    };
+    responses: {
+      /** @description Asked of every line that can take it; the others are listed with the reason. */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['CampaignControlResult'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No open booking, or no line can take it now (the lines and reasons are named). */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  stopLine: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        bookingId: string;
+        lineId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['LineControl'];
+      };
+    };
+    responses: {
+      /** @description Asked of the supplier; inspect the line. */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BookingEnvelope'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents act on whole campaigns through the governed actions. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A stale expectedVersion, or a move the line cannot take now (the allowed moves are named). */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listAmendments: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Amendments. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            amendments: components['schemas']['Amendment'][];
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  amendCampaign: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Policy `required`: a uuid per logical request; reuse it when retrying. The first response for a key is replayed. */
+        'idempotency-key': string;
+        /** @description Delegated agents only: the approved execute-step id of agent action campaign.amend. People omit it. */
+        'x-flightdeck-agent-step-id'?: string;
+        /** @description Delegated agents only: the approved action digest, sent together with the step id. */
+        'x-flightdeck-agent-action-digest'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['AmendmentRequest'];
+      };
+    };
+    responses: {
+      /** @description Asked of each changed line’s supplier; inspect the amendment and the lines. */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            amendment: components['schemas']['Amendment'];
+          };
+        };
+      };
+      /** @description Nothing to change, a line not in the booking, or an end date in the past. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A stale expectedVersion, a line that cannot be amended now, a budget below what the line has spent, or insufficient_funds. */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A supplier cannot move a running line’s end date. */
+      422: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listAdapters: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The catalogue. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            adapters: components['schemas']['Adapter'][];
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listSellerProducts: {
+    parameters: {
+      query: {
+        channel: 'ctv' | 'audio' | 'tv' | 'cinema' | 'dooh' | 'search' | 'social';
+        brief?: string;
+        personaId?: string;
+      };
+      header?: never;
+      path: {
+        key: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The seller's products. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            products: components['schemas']['SellerProduct'][];
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such AdCP seller, or no such persona. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The seller does not sell the channel, or the workspace has no approved access to it. */
+      422: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The seller did not answer. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   listFulfilmentBookings: {
     parameters: {
       query?: {
@@ -5086,6 +7671,213 @@ export interface operations {
       };
       /** @description Not staff. */
       404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  fulfilmentDeliveryLine: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        bookingId: string;
+        lineId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          csv: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The booking after the change. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BookingEnvelope'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not staff, not assigned to this client, or no such line. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stale expectedVersion, a transition the line cannot take, or a claim conflict. */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -13251,6 +16043,566 @@ export interface operations {
       };
     };
   };
+  getCampaignDelivery: {
+    parameters: {
+      query?: {
+        from?: string;
+        to?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Delivery and pacing. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            delivery: {
+              /** Format: uuid */
+              campaignId: string;
+              range: {
+                from: string;
+                to: string;
+              };
+              /** @enum {string} */
+              currency: 'GBP';
+              today: string;
+              totals: {
+                impressions: number;
+                clicks: number;
+                completions: number;
+                spendMinor: number;
+                budgetMinor: number;
+                deliveredSpendMinor: number;
+                expectedSpendMinor: number;
+                projectedSpendMinor: number;
+              };
+              lines: {
+                /** Format: uuid */
+                lineId: string;
+                /** Format: uuid */
+                bookingId: string;
+                channel: string;
+                adapterKey: string;
+                status: string;
+                /** @enum {string} */
+                executionMode: 'sandbox' | 'live';
+                impressions: number;
+                clicks: number;
+                completions: number;
+                spendMinor: number;
+                budgetMinor: number;
+                deliveredSpendMinor: number;
+                overDeliveredMinor: number;
+                pacing: {
+                  expectedSpendMinor: number;
+                  ratio: number | null;
+                  /** @enum {string} */
+                  status: 'on-track' | 'under' | 'over';
+                  projectedSpendMinor: number;
+                };
+                asOf: string | null;
+                fetchedAt: string | null;
+                ageSeconds: number | null;
+                stale: boolean;
+                lastError: string | null;
+                days: {
+                  date: string;
+                  impressions: number;
+                  clicks: number;
+                  completions: number;
+                  spendMinor: number;
+                }[];
+              }[];
+            };
+          };
+          'text/csv': string;
+        };
+      };
+      /** @description Bad dates or range. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getSandboxClock: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The clock. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            clock: {
+              now: string;
+              today: string;
+              offsetDays: number;
+              realNow: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Billing is live: there is no sandbox clock. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  advanceSandboxClock: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          days: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The clock after the move. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            clock: {
+              now: string;
+              today: string;
+              offsetDays: number;
+              realNow: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A delegated agent, or billing is live. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   listMarkets: {
     parameters: {
       query?: never;
@@ -13777,7 +17129,7 @@ export interface operations {
       };
     };
   };
-  proveIt: {
+  listGeoLiftDesigns: {
     parameters: {
       query?: never;
       header?: never;
@@ -13786,14 +17138,10 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: {
-      content: {
-        'application/json': components['schemas']['ProveIt'];
-      };
-    };
+    requestBody?: never;
     responses: {
-      /** @description The lift estimate, stored as evidence. */
-      201: {
+      /** @description Designs. */
+      200: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -13807,7 +17155,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            evidence: components['schemas']['LiftEvidence'];
+            designs: components['schemas']['GeoLiftDesign'][];
           };
         };
       };
@@ -13881,6 +17229,214 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  registerGeoLiftDesign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['RegisterGeoLiftDesign'];
+      };
+    };
+    responses: {
+      /** @description This design was registered before, exactly so: it is returned as stored. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            design: components['schemas']['GeoLiftDesign'];
+          };
+        };
+      };
+      /** @description Registered. */
+      201: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            design: components['schemas']['GeoLiftDesign'];
+          };
+        };
+      };
+      /** @description Invalid body. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such campaign. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description design_registered (the test is registered otherwise), design_overlaps, power_target_relaxed (a rosier expected lift, α, power or sidedness than already stated), exposure_data_present. */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description The request body, counted as sent, is over 1048576 bytes. */
       413: {
         headers: {
@@ -13898,7 +17454,268 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Refused: underpowered or insufficient_data. */
+      /** @description Refused: underpowered (kept, as the answer to this test; designId in the body), insufficient_data or model_check_failed (nothing stored). */
+      422: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  proveIt: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['ProveIt'];
+      };
+    };
+    responses: {
+      /** @description The final evaluation, made before: returned as stored. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            evidence: components['schemas']['LiftEvidence'];
+          };
+        };
+      };
+      /** @description An interim look or the final evaluation, stored as evidence. */
+      201: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            evidence: components['schemas']['LiftEvidence'];
+          };
+        };
+      };
+      /** @description The body registered its design; nothing is exposed yet to evaluate. */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            design: components['schemas']['GeoLiftDesign'];
+          };
+        };
+      };
+      /** @description Invalid body. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such campaign or design. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description design_mismatch (the body changes the registered design), or a registration conflict. */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Refused: underpowered, insufficient_data or model_check_failed; nothing is stored. */
       422: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -14982,6 +18799,1806 @@ export interface operations {
       };
       /** @description Body over 2800300 bytes. */
       413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listWebhookEventTypes: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The catalogue. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            eventTypes: {
+              /** @enum {string} */
+              type:
+                | 'booking.line.status_changed'
+                | 'booking.status_changed'
+                | 'campaign.paused'
+                | 'campaign.resumed'
+                | 'campaign.stopped'
+                | 'amendment.completed'
+                | 'delivery.pacing_changed'
+                | 'agent.approval.pending'
+                | 'agent.approval.decided'
+                | 'agent.step.unknown'
+                | 'funding.credited'
+                | 'creative.review.completed';
+              subject: string;
+              description: string;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listWebhookSubscriptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Subscriptions. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscriptions: {
+              /** Format: uuid */
+              id: string;
+              url: string;
+              eventTypes: (
+                | 'booking.line.status_changed'
+                | 'booking.status_changed'
+                | 'campaign.paused'
+                | 'campaign.resumed'
+                | 'campaign.stopped'
+                | 'amendment.completed'
+                | 'delivery.pacing_changed'
+                | 'agent.approval.pending'
+                | 'agent.approval.decided'
+                | 'agent.step.unknown'
+                | 'funding.credited'
+                | 'creative.review.completed'
+              )[];
+              description: string | null;
+              enabled: boolean;
+              /** @enum {string} */
+              status: 'active' | 'disabled' | 'failing';
+              failingSince: string | null;
+              previousSecretExpiresAt: string | null;
+              version: number;
+              createdAt: string;
+              updatedAt: string;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents cannot manage webhooks (humans only), nor can products that do not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  createWebhookSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          url: string;
+          eventTypes: (
+            | 'booking.line.status_changed'
+            | 'booking.status_changed'
+            | 'campaign.paused'
+            | 'campaign.resumed'
+            | 'campaign.stopped'
+            | 'amendment.completed'
+            | 'delivery.pacing_changed'
+            | 'agent.approval.pending'
+            | 'agent.approval.decided'
+            | 'agent.step.unknown'
+            | 'funding.credited'
+            | 'creative.review.completed'
+          )[];
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Subscribed; the secret is shown this once. */
+      201: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscription: {
+              /** Format: uuid */
+              id: string;
+              url: string;
+              eventTypes: (
+                | 'booking.line.status_changed'
+                | 'booking.status_changed'
+                | 'campaign.paused'
+                | 'campaign.resumed'
+                | 'campaign.stopped'
+                | 'amendment.completed'
+                | 'delivery.pacing_changed'
+                | 'agent.approval.pending'
+                | 'agent.approval.decided'
+                | 'agent.step.unknown'
+                | 'funding.credited'
+                | 'creative.review.completed'
+              )[];
+              description: string | null;
+              enabled: boolean;
+              /** @enum {string} */
+              status: 'active' | 'disabled' | 'failing';
+              failingSince: string | null;
+              previousSecretExpiresAt: string | null;
+              version: number;
+              createdAt: string;
+              updatedAt: string;
+            };
+            secret: string;
+          };
+        };
+      };
+      /** @description A bad body, or a URL refused (not https, a private, loopback or link-local address). */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents cannot manage webhooks (humans only), nor can products that do not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getWebhookSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The subscription. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscription: {
+              /** Format: uuid */
+              id: string;
+              url: string;
+              eventTypes: (
+                | 'booking.line.status_changed'
+                | 'booking.status_changed'
+                | 'campaign.paused'
+                | 'campaign.resumed'
+                | 'campaign.stopped'
+                | 'amendment.completed'
+                | 'delivery.pacing_changed'
+                | 'agent.approval.pending'
+                | 'agent.approval.decided'
+                | 'agent.step.unknown'
+                | 'funding.credited'
+                | 'creative.review.completed'
+              )[];
+              description: string | null;
+              enabled: boolean;
+              /** @enum {string} */
+              status: 'active' | 'disabled' | 'failing';
+              failingSince: string | null;
+              previousSecretExpiresAt: string | null;
+              version: number;
+              createdAt: string;
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents cannot manage webhooks (humans only), nor can products that do not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  deleteWebhookSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            deleted: true;
+            /** Format: uuid */
+            id: string;
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents cannot manage webhooks (humans only), nor can products that do not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  updateWebhookSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          url?: string;
+          eventTypes?: (
+            | 'booking.line.status_changed'
+            | 'booking.status_changed'
+            | 'campaign.paused'
+            | 'campaign.resumed'
+            | 'campaign.stopped'
+            | 'amendment.completed'
+            | 'delivery.pacing_changed'
+            | 'agent.approval.pending'
+            | 'agent.approval.decided'
+            | 'agent.step.unknown'
+            | 'funding.credited'
+            | 'creative.review.completed'
+          )[];
+          description?: string | null;
+          enabled?: boolean;
+          expectedVersion?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Changed. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscription: {
+              /** Format: uuid */
+              id: string;
+              url: string;
+              eventTypes: (
+                | 'booking.line.status_changed'
+                | 'booking.status_changed'
+                | 'campaign.paused'
+                | 'campaign.resumed'
+                | 'campaign.stopped'
+                | 'amendment.completed'
+                | 'delivery.pacing_changed'
+                | 'agent.approval.pending'
+                | 'agent.approval.decided'
+                | 'agent.step.unknown'
+                | 'funding.credited'
+                | 'creative.review.completed'
+              )[];
+              description: string | null;
+              enabled: boolean;
+              /** @enum {string} */
+              status: 'active' | 'disabled' | 'failing';
+              failingSince: string | null;
+              previousSecretExpiresAt: string | null;
+              version: number;
+              createdAt: string;
+              updatedAt: string;
+            };
+          };
+        };
+      };
+      /** @description A bad body or a refused URL. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents cannot manage webhooks (humans only), nor can products that do not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A stale expectedVersion. */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  rotateWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Rotated; the new secret is shown this once. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            subscription: {
+              /** Format: uuid */
+              id: string;
+              url: string;
+              eventTypes: (
+                | 'booking.line.status_changed'
+                | 'booking.status_changed'
+                | 'campaign.paused'
+                | 'campaign.resumed'
+                | 'campaign.stopped'
+                | 'amendment.completed'
+                | 'delivery.pacing_changed'
+                | 'agent.approval.pending'
+                | 'agent.approval.decided'
+                | 'agent.step.unknown'
+                | 'funding.credited'
+                | 'creative.review.completed'
+              )[];
+              description: string | null;
+              enabled: boolean;
+              /** @enum {string} */
+              status: 'active' | 'disabled' | 'failing';
+              failingSince: string | null;
+              previousSecretExpiresAt: string | null;
+              version: number;
+              createdAt: string;
+              updatedAt: string;
+            };
+            secret: string;
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents cannot manage webhooks (humans only), nor can products that do not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        status?: 'pending' | 'delivered' | 'failed';
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deliveries. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            deliveries: {
+              /** Format: uuid */
+              id: string;
+              /** Format: uuid */
+              eventId: string;
+              /** @enum {string} */
+              eventType:
+                | 'booking.line.status_changed'
+                | 'booking.status_changed'
+                | 'campaign.paused'
+                | 'campaign.resumed'
+                | 'campaign.stopped'
+                | 'amendment.completed'
+                | 'delivery.pacing_changed'
+                | 'agent.approval.pending'
+                | 'agent.approval.decided'
+                | 'agent.step.unknown'
+                | 'funding.credited'
+                | 'creative.review.completed';
+              subjectId: string;
+              subjectVersion: number;
+              /** @enum {string} */
+              status: 'pending' | 'delivered' | 'failed';
+              attemptCount: number;
+              nextAttemptAt: string | null;
+              deliveredAt: string | null;
+              lastStatusCode: number | null;
+              lastError: string | null;
+              createdAt: string;
+              attempts: {
+                attempt: number;
+                startedAt: string;
+                statusCode: number | null;
+                latencyMs: number;
+                error: string | null;
+              }[];
+            }[];
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents cannot manage webhooks (humans only), nor can products that do not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  redeliverWebhook: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        deliveryId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Queued. */
+      202: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            delivery: {
+              /** Format: uuid */
+              id: string;
+              /** Format: uuid */
+              eventId: string;
+              /** @enum {string} */
+              eventType:
+                | 'booking.line.status_changed'
+                | 'booking.status_changed'
+                | 'campaign.paused'
+                | 'campaign.resumed'
+                | 'campaign.stopped'
+                | 'amendment.completed'
+                | 'delivery.pacing_changed'
+                | 'agent.approval.pending'
+                | 'agent.approval.decided'
+                | 'agent.step.unknown'
+                | 'funding.credited'
+                | 'creative.review.completed';
+              subjectId: string;
+              subjectVersion: number;
+              /** @enum {string} */
+              status: 'pending' | 'delivered' | 'failed';
+              attemptCount: number;
+              nextAttemptAt: string | null;
+              deliveredAt: string | null;
+              lastStatusCode: number | null;
+              lastError: string | null;
+              createdAt: string;
+              attempts: {
+                attempt: number;
+                startedAt: string;
+                statusCode: number | null;
+                latencyMs: number;
+                error: string | null;
+              }[];
+            };
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents cannot manage webhooks (humans only), nor can products that do not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The delivery is still being attempted. */
+      409: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis';
 
 export type HeartbeatRole = 'worker' | 'scheduler';
 
@@ -17,7 +17,7 @@ const hashKey = (prefix: string) => `${prefix}:heartbeats`;
 
 /** A worker or scheduler announces itself every third of the TTL; readiness reads the fresh ones. */
 export function startHeartbeat(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   role: HeartbeatRole,
   queues: string[],
@@ -28,20 +28,25 @@ export function startHeartbeat(
     const hb: Heartbeat = { id, role, queues, host: os.hostname(), pid: process.pid, at: Date.now() };
     await redis.hset(hashKey(prefix), id, JSON.stringify(hb));
   };
-  void beat().catch(() => undefined);
-  const timer = setInterval(() => void beat().catch(() => undefined), Math.max(250, Math.floor(ttlMs / 3)));
+  const announce = () => void beat().catch(() => undefined);
+  announce();
+  const timer = setInterval(announce, Math.max(250, Math.floor(ttlMs / 3)));
   timer.unref();
+  // Back from an outage (or a Redis that lost its data, or a failover), announce at once rather
+  // than at the next tick: readiness waits for fresh heartbeats, and a tick is a third of the TTL away.
+  redis.on('ready', announce);
   return {
     id,
     async stop() {
       clearInterval(timer);
+      redis.off('ready', announce);
       await redis.hdel(hashKey(prefix), id).catch(() => undefined);
     },
   };
 }
 
 /** Fresh heartbeats; stale ones are pruned as they are found. */
-export async function freshHeartbeats(redis: Redis, prefix: string, ttlMs: number, now = Date.now()): Promise<Heartbeat[]> {
+export async function freshHeartbeats(redis: RedisClient, prefix: string, ttlMs: number, now = Date.now()): Promise<Heartbeat[]> {
   const all = await redis.hgetall(hashKey(prefix));
   const fresh: Heartbeat[] = [];
   const stale: string[] = [];

@@ -1,7 +1,7 @@
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis';
 import type { Knex } from 'knex';
-import type { Config } from '../shared/config';
+import type { Config } from '../shared/config/config';
 import type { Logger } from '../shared/logger';
 import { supplierMutationOptions } from './mutation-options';
 import { executeAudienceSync } from '../shared/audiences/sync-execution';
@@ -14,7 +14,7 @@ import { audienceSupplierFor } from './adapters/audience-sandbox';
  * on the job); a job whose worker died is re-delivered once (maxStalledCount: 1) so that the new
  * delivery finds the in-flight attempt and sends it to resolution instead of syncing again.
  */
-export function audienceWorker(deps: { connection: Redis; config: Config; db: Knex; logger: Logger }): Worker {
+export function audienceWorker(deps: { connection: RedisClient; config: Config; db: Knex; logger: Logger }): Worker {
   const { config, db } = deps;
   const log = deps.logger.child({ queue: AUDIENCE_SYNC_QUEUE });
   return new Worker(
@@ -30,6 +30,6 @@ export function audienceWorker(deps: { connection: Redis; config: Config; db: Kn
       log.info({ jobId: job.id, cohortId: data.cohortId, attemptId: data.attemptId, result }, 'audience sync handled');
       return { result };
     },
-    supplierMutationOptions(deps.connection, config, 2),
+    supplierMutationOptions(deps.connection, AUDIENCE_SYNC_QUEUE, config, 2),
   );
 }

@@ -1,18 +1,19 @@
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis';
 import type { Knex } from 'knex';
-import { assetDirOf, type Config } from '../shared/config';
+import { assetDirOf, type Config } from '../shared/config/config';
 import type { Logger } from '../shared/logger';
 import { supplierMutationOptions } from './mutation-options';
 import type { SupplierAdapter } from '../shared/adapters/adapter';
 import { executeReview } from '../shared/creatives/review-execution';
+import { refreshStagedLines } from '../shared/bookings/staged-lines';
 import { CREATIVE_REVIEW, CreativeReviewJobSchema } from '../shared/queues/jobs';
 import { creativeReviewQueueName } from '../shared/queues/names';
 
 /** One supplier's creative-review queue: like supplier bookings, never retried, re-delivered once to be reconciled. */
 export function creativeReviewWorker(
   adapter: SupplierAdapter,
-  deps: { connection: Redis; config: Config; db: Knex; logger: Logger },
+  deps: { connection: RedisClient; config: Config; db: Knex; logger: Logger },
 ): Worker {
   const { config, db } = deps;
   const log = deps.logger.child({ adapterKey: adapter.descriptor.key, queue: 'creative-review' });
@@ -28,10 +29,11 @@ export function creativeReviewWorker(
         timeoutMs: config.SUPPLIER_TIMEOUT_MS,
         context: { db, sandboxSlowMs: config.SANDBOX_SLOW_MS },
         logger: log,
+        afterApproval: refreshStagedLines,
       });
       log.info({ jobId: job.id, reviewId, result }, 'creative review handled');
       return { result };
     },
-    supplierMutationOptions(deps.connection, config, 2),
+    supplierMutationOptions(deps.connection, creativeReviewQueueName(adapter.descriptor.key), config, 2),
   );
 }

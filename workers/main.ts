@@ -1,27 +1,33 @@
 import type { Worker } from 'bullmq';
 import type { Knex } from 'knex';
-import type { Config } from '../shared/config';
+import type { Config } from '../shared/config/config';
 import type { Logger } from '../shared/logger';
-import { createWorkerRedis } from '../shared/redis';
+import { createWorkerRedis, redisTarget } from '../shared/redis';
 import { startHeartbeat } from '../shared/heartbeat';
 import {
   AUDIENCE_SYNC_QUEUE,
   MAINTENANCE_QUEUE,
   PERSONA_EXTRACT_QUEUE,
   PIXEL_EVENTS_QUEUE,
+  WEBHOOKS_QUEUE,
   adapterKeyOfQueue,
-  requiredQueues,
+  workerQueuesOf,
 } from '../shared/queues/names';
 import { QueueProducers } from '../shared/queues/producers';
 import { relayOutbox } from '../shared/outbox/outbox';
-import { ADAPTER_IMPLEMENTATIONS } from './adapters/registry';
+import { adapterImplementations } from './adapters/registry';
+import { adcpConnections, closeSellerConnections } from '../shared/adapters/adcp/connection';
+import type { SupplierAdapter } from '../shared/adapters/adapter';
+import { startTaskPoller } from './supplier-task-poller';
 import { maintenanceWorker, scheduleMaintenance } from './maintenance';
 import { recordBillingTerms } from '../shared/billing/payments';
 import { supplierWorker } from './supplier-worker';
+import { scheduleDeliveryPolls } from './delivery-schedule';
 import { personaWorker } from './persona-worker';
 import { audienceWorker } from './audience-worker';
 import { creativeReviewWorker } from './creative-review-worker';
 import { startPixelWriter, type PixelWriter } from './pixel-writer';
+import { webhookWorker, type WebhookWorker } from './webhook-worker';
 
 export interface WorkerInputs {
   config: Config;
@@ -34,6 +40,8 @@ export interface RunningWorkers {
   queues: string[];
   /** Relays pending outbox rows now (the scheduler also does so on an interval). */
   relayNow(): Promise<number>;
+  /** Asks suppliers about pending bookings now (the poller also does so on an interval); how many were settled. */
+  pollSupplierTasksNow(): Promise<number>;
   /** What each consumer was configured with, for operators and tests. */
   consumers(): Array<{ queue: string; concurrency: number; limiter: { max: number; duration: number } | null }>;
   close(): Promise<void>;
@@ -64,23 +72,28 @@ function startRelay(db: Knex, producers: QueueProducers, intervalMs: number, log
  * so that each supplier's workers can scale on their own.
  */
 export async function startWorkers({ config, logger, db, redisUrl }: WorkerInputs): Promise<RunningWorkers> {
-  // Configuration has expanded roles and refused unknown names.
-  const queues = config.WORKER_QUEUES.length ? config.WORKER_QUEUES : requiredQueues();
+  const queues = workerQueuesOf(config.WORKER_QUEUES);
   // Workers capture spend and accrue fees, so they record the deployment's fee terms too.
   await recordBillingTerms(db, config, logger);
 
-  const connection = createWorkerRedis(redisUrl);
+  const target = redisTarget(redisUrl, config.REDIS_CLUSTER_NODES);
+  const connection = createWorkerRedis(target);
   connection.on('error', (err) => logger.warn({ err: { message: err.message } }, 'worker redis connection error'));
   const prefix = config.REDIS_PREFIX;
   const workers: Worker[] = [];
   const producers = new QueueProducers(connection, prefix);
   let pixelWriter: PixelWriter | null = null;
   let pixelRedis: ReturnType<typeof createWorkerRedis> | null = null;
+  let webhooks: WebhookWorker | null = null;
+  const implementations = adapterImplementations({
+    adcp: adcpConnections(config.ADCP_SELLERS, { capabilitiesTtlMs: config.ADCP_CAPABILITIES_TTL_MS }),
+  });
+  const booking: SupplierAdapter[] = [];
 
   for (const queue of queues) {
     if (queue === PIXEL_EVENTS_QUEUE) {
       // Its reads block, so it has a connection of its own.
-      pixelRedis = createWorkerRedis(redisUrl);
+      pixelRedis = createWorkerRedis(target);
       pixelRedis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'pixel writer redis connection error'));
       pixelWriter = await startPixelWriter({ redis: pixelRedis, prefix, db, logger });
       continue;
@@ -93,12 +106,18 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
       workers.push(personaWorker({ connection, prefix, db, logger }));
       continue;
     }
+    if (queue === WEBHOOKS_QUEUE) {
+      webhooks = webhookWorker({ connection, config, db, logger, queue: producers.get(WEBHOOKS_QUEUE) });
+      workers.push(webhooks.worker);
+      continue;
+    }
     if (queue === AUDIENCE_SYNC_QUEUE) {
       workers.push(audienceWorker({ connection, config, db, logger }));
       continue;
     }
-    const adapter = ADAPTER_IMPLEMENTATIONS.get(adapterKeyOfQueue(queue) ?? '');
+    const adapter = implementations.get(adapterKeyOfQueue(queue) ?? '');
     if (!adapter) throw new Error(`no adapter implementation for queue ${queue}`);
+    if (!queue.startsWith('creative-review.')) booking.push(adapter);
     workers.push(
       queue.startsWith('creative-review.')
         ? creativeReviewWorker(adapter, { connection, config, db, logger })
@@ -112,7 +131,15 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
 
   // The scheduler: keeps repeatable housekeeping registered and relays the outbox.
   await scheduleMaintenance(producers.get(MAINTENANCE_QUEUE));
+  // Delivery: a job scheduler on each supplier queue this process consumes, so polling scales with WORKER_QUEUES.
+  await scheduleDeliveryPolls(queues, producers.get, config.DELIVERY_POLL_EVERY_MS);
   const relay = startRelay(db, producers, config.OUTBOX_RELAY_INTERVAL_MS, logger);
+  // The processes that book with a supplier also follow up the bookings it is still working on.
+  const taskPoller = startTaskPoller(db, booking, {
+    intervalMs: config.ADCP_TASK_POLL_INTERVAL_MS,
+    timeoutMs: config.SUPPLIER_TIMEOUT_MS,
+    logger,
+  });
 
   const beats = [
     startHeartbeat(connection, prefix, 'worker', queues, config.HEARTBEAT_TTL_MS),
@@ -124,6 +151,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   return {
     queues,
     relayNow: relay.relayNow,
+    pollSupplierTasksNow: taskPoller.pollNow,
     consumers: () => workers.map((w) => ({ queue: w.name, concurrency: w.concurrency, limiter: w.opts.limiter ?? null })),
     // Once: a second close (a second signal, a test's teardown) waits for the first rather than
     // disconnecting closed connections again, which leaves a timer per connection behind.
@@ -132,6 +160,9 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
         // Stop announcing and relaying first, then let in-flight jobs finish before the connection goes.
         await Promise.all(beats.map((b) => b.stop()));
         await relay.stop();
+        await webhooks?.stopSweep();
+        await taskPoller.stop();
+        if (config.ADCP_SELLERS.length) await closeSellerConnections();
         await Promise.all([...workers.map((w) => w.close()), pixelWriter?.close()]);
         pixelRedis?.disconnect();
         await producers.close();

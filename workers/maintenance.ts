@@ -1,18 +1,20 @@
 import { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
 import { MAINTENANCE_QUEUE, queuePrefix } from '../shared/queues/names';
 import { purgeExpiredIdempotencyRecords } from '../shared/idempotency/retention';
 import { purgeExpiredOauthArtifacts } from '../shared/auth/oauth-artifact-retention';
 import { pruneRelayedOutbox } from '../shared/outbox/outbox';
+import { pruneWebhookRecord } from '../shared/webhooks/retention';
 import { retryUnsent } from './retry-unsent';
 import { requeueVanished } from './requeue-vanished';
 import { sweepStuck } from './sweep-stuck-attempts';
 import { rollUpPageviews } from '../shared/pixel/pageview-rollup';
 import { oldestUnstoredPageviewAt } from '../shared/pixel/pixel-stream';
-import type { Config } from '../shared/config';
+import type { Config } from '../shared/config/config';
 import { runExclusively } from '../shared/runtime/exclusive-run';
+import { closeOutBooking, closeoutDue } from '../shared/delivery/closeout';
 import { ArtifactStore, artifactDirOf, sweepExpiredArtifacts } from '../shared/studies/artifact-store';
 
 /** Housekeeping jobs and how often each runs. */
@@ -24,7 +26,10 @@ const SCHEDULES: Array<[name: string, everyMs: number]> = [
   ['rollup-pageviews', 10 * 60 * 1000],
   ['sweep-artifact-retention', 60 * 60 * 1000],
   ['prune-relayed-outbox', 6 * 60 * 60 * 1000],
+  ['prune-webhook-record', 6 * 60 * 60 * 1000],
   ['purge-oauth-artifacts', 60 * 60 * 1000],
+  // Bookings of suppliers that report no delivery themselves (workflow) close out here too.
+  ['closeout-bookings', 60 * 60 * 1000],
 ];
 
 /** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
@@ -35,18 +40,18 @@ export async function scheduleMaintenance(queue: Queue): Promise<void> {
 }
 
 export function maintenanceWorker(
-  connection: Redis,
+  connection: RedisClient,
   prefix: string,
   db: Knex,
   logger: Logger,
   queueFor: (name: string) => Queue,
-  config: Pick<Config, 'SUPPLIER_TIMEOUT_MS' | 'ATTEMPT_STUCK_GRACE_MS' | 'ARTIFACT_DIR' | 'DATA_DIR'>,
+  config: Pick<Config, 'SUPPLIER_TIMEOUT_MS' | 'ATTEMPT_STUCK_GRACE_MS' | 'ARTIFACT_DIR' | 'DATA_DIR' | 'DELIVERY_RESTATEMENT_DAYS'>,
 ): Worker {
   return new Worker<unknown, unknown, string>(
     MAINTENANCE_QUEUE,
     // One housekeeping job at a time across every worker process, as a single process runs them.
     async (job) => runExclusively(connection, `${prefix}:housekeeping-lock`, () => runHousekeeping(job.name, job.id)),
-    { connection, prefix: queuePrefix(prefix), concurrency: 1 },
+    { connection, prefix: queuePrefix(prefix, MAINTENANCE_QUEUE), concurrency: 1 },
   );
 
   async function runHousekeeping(name: string, jobId: string | undefined): Promise<unknown> {
@@ -77,6 +82,11 @@ export function maintenanceWorker(
         logger.info({ pruned, jobId }, 'relayed outbox rows pruned');
         return { pruned };
       }
+      case 'prune-webhook-record': {
+        const pruned = await pruneWebhookRecord(db);
+        logger.info({ pruned, jobId }, 'webhook events past retention pruned');
+        return { pruned };
+      }
       case 'purge-oauth-artifacts': {
         const purged = await purgeExpiredOauthArtifacts(db);
         logger.info({ purged, jobId }, 'expired authorization server artifacts purged');
@@ -86,6 +96,12 @@ export function maintenanceWorker(
         const deleted = await sweepExpiredArtifacts(db, new ArtifactStore(artifactDirOf(config)));
         logger.info({ deleted, jobId }, 'study artifact bytes past retention deleted');
         return { deleted };
+      }
+      case 'closeout-bookings': {
+        let closed = 0;
+        for (const id of await closeoutDue(db, config.DELIVERY_RESTATEMENT_DAYS)) if ((await closeOutBooking(db, id)).closed) closed++;
+        logger.info({ closed, jobId }, 'bookings closed out');
+        return { closed };
       }
       default:
         throw new Error(`unknown maintenance job ${name}`);

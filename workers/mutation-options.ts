@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis';
 import type { WorkerOptions } from 'bullmq';
-import type { Config } from '../shared/config';
+import type { Config } from '../shared/config/config';
 import { queuePrefix } from '../shared/queues/names';
 
 /**
@@ -9,10 +9,10 @@ import { queuePrefix } from '../shared/queues/names';
  * re-delivered once, after WORKER_LOCK_DURATION_MS, so the new delivery finds its open
  * attempt and hands it to reconciliation instead of calling again.
  */
-export function supplierMutationOptions(connection: Redis, config: Config, concurrency: number): WorkerOptions {
+export function supplierMutationOptions(connection: RedisClient, queue: string, config: Config, concurrency: number): WorkerOptions {
   return {
     connection,
-    prefix: queuePrefix(config.REDIS_PREFIX),
+    prefix: queuePrefix(config.REDIS_PREFIX, queue),
     concurrency,
     lockDuration: config.WORKER_LOCK_DURATION_MS,
     stalledInterval: config.WORKER_STALLED_INTERVAL_MS,

@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
 import { createRuleExtractor } from '../shared/personas/extractor';
@@ -9,7 +9,7 @@ import { PERSONA_EXTRACT, PersonaExtractJobSchema } from '../shared/queues/jobs'
 import { PERSONA_EXTRACT_QUEUE, queuePrefix } from '../shared/queues/names';
 
 /** Turns briefs into personas. Extraction is pure and repeatable, so an ordinary retry is safe here. */
-export function personaWorker(deps: { connection: Redis; prefix: string; db: Knex; logger: Logger }): Worker {
+export function personaWorker(deps: { connection: RedisClient; prefix: string; db: Knex; logger: Logger }): Worker {
   const extractor = createRuleExtractor();
   // The language model loads once per process, at start, not on the first brief someone waits for.
   const { loadMs } = warmNlp();
@@ -23,6 +23,6 @@ export function personaWorker(deps: { connection: Redis; prefix: string; db: Kne
       deps.logger.info({ jobId: job.id, requestId, personaId: result.personaId }, 'persona extracted');
       return result;
     },
-    { connection: deps.connection, prefix: queuePrefix(deps.prefix), concurrency: 4 },
+    { connection: deps.connection, prefix: queuePrefix(deps.prefix, PERSONA_EXTRACT_QUEUE), concurrency: 4 },
   );
 }

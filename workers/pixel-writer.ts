@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
 import { storePageviews, type StreamedPageview } from '../shared/pixel/pixel-events';
@@ -8,7 +8,7 @@ import { PIXEL_WRITER_GROUP, decodePageview, pixelDeadLetterKey, pixelStreamKey 
 
 export interface PixelWriterOptions {
   /** A connection of its own: the writer blocks on it while it waits for pageviews. */
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   db: Knex;
   logger: Logger;
@@ -263,7 +263,7 @@ export class PixelWriter {
 }
 
 /** Starts a writer on a connection of its own; closing it closes the connection. */
-export async function startPixelWriter(opts: Omit<PixelWriterOptions, 'redis'> & { redis: Redis }): Promise<PixelWriter> {
+export async function startPixelWriter(opts: Omit<PixelWriterOptions, 'redis'> & { redis: RedisClient }): Promise<PixelWriter> {
   const writer = new PixelWriter(opts);
   await writer.ensureGroup();
   writer.start();

@@ -1,7 +1,14 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
-import { reopenInOutbox, type OutboxMessage, type QueueFor } from '../shared/outbox/outbox';
-import { audienceSyncMessage, bookLineMessage, creativeReviewMessage } from '../shared/queues/jobs';
+import { reopenInOutbox, type QueueFor } from '../shared/outbox/outbox';
+import type { JobMessage } from '../shared/queues/jobs';
+import {
+  audienceSyncMessage,
+  bookLineMessage,
+  creativeReviewMessage,
+  lineOperationJobId,
+  lineOperationMessage,
+} from '../shared/queues/jobs';
 
 /** Work that has waited this long in its first state without a job in Redis has lost its job. */
 export const VANISHED_AFTER_MS = 10 * 60_000;
@@ -9,7 +16,7 @@ export const VANISHED_AFTER_MS = 10 * 60_000;
 interface WaitingKind {
   /** One page of candidates older than the cutoff, with ids after the cursor. */
   page(db: Knex, cutoff: Date, afterId: string | null, size: number): Promise<Array<Record<string, unknown>>>;
-  message(row: Record<string, unknown>): OutboxMessage;
+  message(row: Record<string, unknown>): JobMessage;
 }
 
 /** Keyset paging on id, so a backlog of merely late jobs never hides lost ones behind it. */
@@ -24,8 +31,8 @@ const queuedSince =
 
 /**
  * Supplier work still in its first state with nothing sent: a booking line `queued` with no
- * booking attempt (workflow lines already handed to staff excluded), a creative review or an
- * audience sync attempt still `queued`.
+ * booking attempt (workflow lines already handed to staff excluded), an operation asked of a
+ * booked line still `requested`, a creative review or an audience sync attempt still `queued`.
  */
 const KINDS: WaitingKind[] = [
   {
@@ -33,6 +40,7 @@ const KINDS: WaitingKind[] = [
       pageOf(
         db('booking_lines as l')
           .where('l.status', 'queued')
+          .where('l.operation', 'book')
           .where('l.updated_at', '<', cutoff)
           .where((q) => q.whereNull('l.execution_method').orWhereNull('l.workflow_steps'))
           .whereNotExists(db('supplier_attempts as a').whereRaw('a.line_id = l.id').where('a.operation', 'book')),
@@ -41,6 +49,28 @@ const KINDS: WaitingKind[] = [
         size,
       ).select('l.id', 'l.booking_id', 'l.adapter_key'),
     message: (r) => bookLineMessage(String(r.adapter_key), { bookingId: String(r.booking_id), lineId: String(r.id) }),
+  },
+  {
+    // An operation asked of a booked line, still requested, with no attempt under its job (nor handed to staff).
+    page: (db, cutoff, cursor, size) =>
+      pageOf(
+        db('line_operations as o')
+          .join('booking_lines as l', 'l.id', 'o.line_id')
+          .where('o.status', 'requested')
+          .where('o.created_at', '<', cutoff)
+          .whereRaw('l.operation_id = o.id')
+          .where((q) => q.whereNull('l.execution_method').orWhereNull('l.workflow_steps'))
+          .whereNotExists(db('supplier_attempts as a').whereRaw(`a.job_id = '${lineOperationJobId('')}' || o.id::text`)),
+        'o.id',
+        cursor,
+        size,
+      ).select('o.id', 'o.booking_id', 'o.line_id', 'l.adapter_key'),
+    message: (r) =>
+      lineOperationMessage(String(r.adapter_key), {
+        bookingId: String(r.booking_id),
+        lineId: String(r.line_id),
+        operationId: String(r.id),
+      }),
   },
   {
     page: queuedSince('creative_reviews', 'adapter_key'),
@@ -78,7 +108,7 @@ export async function requeueVanished(
   return requeued;
 }
 
-async function requeueIfVanished(db: Knex, queueFor: QueueFor, logger: Logger, message: OutboxMessage): Promise<boolean> {
+async function requeueIfVanished(db: Knex, queueFor: QueueFor, logger: Logger, message: JobMessage): Promise<boolean> {
   // Any job under this id (waiting, delayed, active, failed) is someone else's business.
   if (await queueFor(message.queue).getJob(message.jobId)) return false;
   if (!(await reopenInOutbox(db, message))) return false;

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
-import { AUDIENCE_SYNC, BOOK_LINE, CREATIVE_REVIEW } from '../shared/queues/jobs';
+import { AUDIENCE_SYNC, BOOK_LINE, CREATIVE_REVIEW, LINE_OPERATION, lineOperationJobId } from '../shared/queues/jobs';
 import { AUDIENCE_SYNC_QUEUE, CREATIVE_REVIEW_QUEUES, SUPPLIER_QUEUES } from '../shared/queues/names';
 
 /**
@@ -15,6 +15,16 @@ const NOTHING_SENT: Record<string, (db: Knex, data: Record<string, string>) => P
     const line = await db('booking_lines').where({ id: d.lineId }).first('status', 'execution_method', 'workflow_steps');
     const attempts = await db('supplier_attempts').where({ line_id: d.lineId, operation: 'book' }).first('id');
     return line?.status === 'queued' && !attempts && !(line.execution_method && line.workflow_steps);
+  },
+  [LINE_OPERATION]: async (db, d) => {
+    const op = await db('line_operations as o')
+      .join('booking_lines as l', 'l.id', 'o.line_id')
+      .where('o.id', d.operationId)
+      .first('o.status', 'l.operation_id', 'l.execution_method', 'l.workflow_steps');
+    const attempts = await db('supplier_attempts')
+      .where({ job_id: lineOperationJobId(d.operationId) })
+      .first('id');
+    return op?.status === 'requested' && op.operation_id === d.operationId && !attempts && !(op.execution_method && op.workflow_steps);
   },
   [CREATIVE_REVIEW]: async (db, d) => (await db('creative_reviews').where({ id: d.reviewId }).first('status'))?.status === 'queued',
   [AUDIENCE_SYNC]: async (db, d) => (await db('cohort_sync_attempts').where({ id: d.attemptId }).first('status'))?.status === 'queued',

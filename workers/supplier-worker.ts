@@ -1,34 +1,71 @@
 import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../shared/redis';
 import type { Knex } from 'knex';
-import type { Config } from '../shared/config';
+import type { Config } from '../shared/config/config';
 import type { Logger } from '../shared/logger';
 import { supplierMutationOptions } from './mutation-options';
 import type { SupplierAdapter } from '../shared/adapters/adapter';
 import { executeBookingLine } from '../shared/bookings/line-execution';
-import { BOOK_LINE, BookLineJobSchema } from '../shared/queues/jobs';
+import { executeLineOperation } from '../shared/bookings/line-operation-execution';
+import {
+  BOOK_LINE,
+  BookLineJobSchema,
+  DeliveryPollJobSchema,
+  LINE_OPERATION,
+  LineOperationJobSchema,
+  POLL_DELIVERY,
+} from '../shared/queues/jobs';
+import { pollDelivery } from './delivery-poller';
 import { supplierQueueName } from '../shared/queues/names';
 
-/** One adapter's booking queue consumer. */
-export function supplierWorker(adapter: SupplierAdapter, deps: { connection: Redis; config: Config; db: Knex; logger: Logger }): Worker {
+/** One adapter's queue consumer: its bookings, and the operations asked of its booked lines. */
+export function supplierWorker(
+  adapter: SupplierAdapter,
+  deps: { connection: RedisClient; config: Config; db: Knex; logger: Logger },
+): Worker {
   const { config, db, logger } = deps;
   const settings = config.ADAPTER_SETTINGS[adapter.descriptor.key] ?? {};
   const log = logger.child({ adapterKey: adapter.descriptor.key });
   return new Worker(
     supplierQueueName(adapter.descriptor.key),
     async (job) => {
-      if (job.name !== BOOK_LINE) throw new Error(`unknown supplier job ${job.name}`);
-      const data = BookLineJobSchema.parse(job.data);
-      const result = await executeBookingLine(db, adapter, data, {
-        timeoutMs: config.SUPPLIER_TIMEOUT_MS,
-        context: { db, sandboxSlowMs: config.SANDBOX_SLOW_MS },
-        logger: log,
-      });
-      log.info({ jobId: job.id, lineId: data.lineId, bookingId: data.bookingId, result }, 'supplier operation handled');
-      return { result };
+      const options = { timeoutMs: config.SUPPLIER_TIMEOUT_MS, context: { db, sandboxSlowMs: config.SANDBOX_SLOW_MS }, logger: log };
+      if (job.name === BOOK_LINE) {
+        const data = BookLineJobSchema.parse(job.data);
+        const result = await executeBookingLine(db, adapter, data, options);
+        log.info({ jobId: job.id, lineId: data.lineId, bookingId: data.bookingId, result }, 'supplier operation handled');
+        return { result };
+      }
+      if (job.name === LINE_OPERATION) {
+        const data = LineOperationJobSchema.parse(job.data);
+        const result = await executeLineOperation(db, adapter, data, options);
+        log.info({ jobId: job.id, lineId: data.lineId, operationId: data.operationId, result }, 'line operation handled');
+        return { result };
+      }
+      if (job.name === POLL_DELIVERY) {
+        const data = DeliveryPollJobSchema.parse(job.data ?? {});
+        const result = await pollDelivery(db, adapter, {
+          batchSize: config.DELIVERY_BATCH_SIZE,
+          restatementDays: config.DELIVERY_RESTATEMENT_DAYS,
+          callsPerSecond: config.DELIVERY_CALLS_PER_SECOND,
+          timeoutMs: config.SUPPLIER_TIMEOUT_MS,
+          sandboxSlowMs: config.SANDBOX_SLOW_MS,
+          pacingTolerance: config.DELIVERY_PACING_TOLERANCE,
+          logger: log,
+          ...(data.advertiserId ? { advertiserId: data.advertiserId } : {}),
+        });
+        log.info({ jobId: job.id, ...result }, 'delivery polled');
+        return result;
+      }
+      throw new Error(`unknown supplier job ${job.name}`);
     },
     {
-      ...supplierMutationOptions(deps.connection, config, settings.concurrency ?? config.ADAPTER_CONCURRENCY),
+      ...supplierMutationOptions(
+        deps.connection,
+        supplierQueueName(adapter.descriptor.key),
+        config,
+        settings.concurrency ?? config.ADAPTER_CONCURRENCY,
+      ),
       ...(settings.rateMax ? { limiter: { max: settings.rateMax, duration: settings.rateDurationMs ?? 1000 } } : {}),
     },
   );

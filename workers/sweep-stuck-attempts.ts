@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import type { Config } from '../shared/config';
+import type { Config } from '../shared/config/config';
 import type { Logger } from '../shared/logger';
 import type { QueueFor } from '../shared/outbox/outbox';
 import { sweepStuckAttempts } from '../shared/suppliers/stuck-attempts';
-import { SUBJECT_HANDLERS } from '../shared/suppliers/subjects';
+import { SUBJECT_HANDLERS } from './supplier-subjects';
 
 /** Job states in which a worker may still record the attempt's outcome itself. */
 const LIVE = new Set(['active', 'waiting', 'delayed', 'prioritized', 'waiting-children']);

@@ -9,6 +9,8 @@ export interface Viewer {
   staff: boolean;
   reconciler: boolean;
   approver: boolean;
+  /** The IANA time zone times are shown in: the viewer's preference, UTC until they set one. */
+  timeZone: string;
 }
 
 export interface Flash {
@@ -31,8 +33,19 @@ button.secondary{background:#fff;color:#12355b}.flash{padding:.6rem .8rem;border
 .flash.ok{background:#e6f4ea;border-color:#1e7b34}.flash.error{background:#fdecea;border-color:#a61b1b}
 .attention{background:#fff4e0}.badge{display:inline-block;padding:0 .4rem;border-radius:3px;background:#eef2f6;border:1px solid #8a96a3;font-size:13px}
 .badge.warn{background:#fff4e0;border-color:#9a5b00}.note{background:#eef2f6;border-left:4px solid #12355b;padding:.5rem .8rem}
-ol.timeline{padding-left:1.2rem}ol.timeline li{margin:.2rem 0}pre{white-space:pre-wrap;background:#f6f8fa;padding:.5rem;border:1px solid #d0d7de;font-size:13px}
+pre{white-space:pre-wrap;background:#f6f8fa;padding:.5rem;border:1px solid #d0d7de;font-size:13px}
 .skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:.5rem;background:#fff;color:#000;padding:.3rem}
+button.danger{background:#a61b1b;border-color:#a61b1b}.req{font-weight:normal;color:#7f1d1d}
+[aria-invalid="true"]{border:2px solid #a61b1b;background:#fff8f8}
+.status{display:inline-block;padding:0 .45rem;border-radius:1rem;border:1px solid;font-size:13px;font-weight:600;white-space:nowrap}
+.status.attention{background:#fff1d6;color:#6b3a00;border-color:#b35c00}.status.ok{background:#e3f4e8;color:#14532d;border-color:#1e7b34}
+.status.bad{background:#fde8e8;color:#7f1d1d;border-color:#b42318}.status.open{background:#e6eefb;color:#0b3a75;border-color:#2f6fd1}
+.status.neutral{background:#eef2f6;color:#1a1a1a;border-color:#6b7785}
+section.line{border-left:4px solid #b8c0c8;padding-left:.8rem;margin:1.2rem 0}section.line.attention{border-left-color:#b35c00}
+blockquote{margin:.3rem 0 .6rem;padding:.4rem .7rem;border-left:3px solid #6b7785;background:#f6f8fa;white-space:pre-wrap}
+ol.evidence,ol.timeline{list-style:none;padding-left:0}ol.evidence>li,ol.timeline>li{margin:.5rem 0;padding:.3rem 0;border-bottom:1px solid #e3e7eb}
+dl.detail{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .8rem;margin:.3rem 0}dl.detail dt{font-weight:600}dl.detail dd{margin:0}
+.who-when{color:#3d4752}ul.plain{list-style:none;padding:0;margin:0}form.filters fieldset{display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;align-items:end}form.filters legend{width:100%}
 `;
 
 /** The console page frame: skip link, navigation for what the viewer may use, and sign-out (a POST with the CSRF token). */
@@ -43,14 +56,15 @@ export function layout(title: string, body: string, viewer: Viewer | null, flash
         viewer.reconciler ? '<a href="/console/operator">Operator</a>' : '',
         viewer.approver ? '<a href="/console/approvals">Agent approvals</a>' : '',
         viewer.staff ? '<a href="/console/queues">Queues</a>' : '',
+        '<a href="/console/bookings">Campaigns</a>',
       ].join('')
     : '';
   const who = viewer
-    ? `<span class="who"><span>${esc(viewer.userId)} · ${esc(viewer.workspace)}</span>
+    ? `<span class="who"><span>${esc(viewer.userId)} · ${esc(viewer.workspace)}</span><a href="/console/preferences">Times in ${esc(viewer.timeZone)}</a>
 <form method="post" action="/console/logout" class="inline">${csrfField(viewer)}<button type="submit" class="secondary">Sign out</button></form></span>`
     : '';
   const message = flash
-    ? `<div class="flash ${flash.kind}" role="${flash.kind === 'error' ? 'alert' : 'status'}">${esc(flash.text)}</div>`
+    ? `<div id="flash" class="flash ${flash.kind}" role="${flash.kind === 'error' ? 'alert' : 'status'}">${esc(flash.text)}</div>`
     : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

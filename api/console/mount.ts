@@ -1,18 +1,21 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { randomBytes } from 'node:crypto';
 import { Problem } from '../../shared/errors';
-import { consoleBaseOf } from '../../shared/config';
+import { consoleBaseOf } from '../../shared/config/config';
 import { requireOps } from '../../shared/staff/ops-store';
 import type { ApiDeps } from '../deps';
 import type { RouteDef } from '../http/route';
-import { DASHBOARD_COOKIE, DASHBOARD_PATH } from '../routes/queue-dashboard';
+import { DASHBOARD_PATH, DashboardSessions } from '../routes/queue-dashboard';
 import { consoleRequest, problemPage, SignInRequired, type ConsoleDeps } from './context';
 import { esc, layout } from './html';
 import { approvalPages } from './pages/approvals';
+import { campaignPages } from './pages/campaigns';
+import { deliveryPages } from './pages/delivery';
 import { fulfilmentPages } from './pages/fulfilment';
 import { operatorPages } from './pages/operator';
+import { preferencePages } from './pages/preferences';
 import { queuePages } from './pages/queues';
-import { registrars } from './routing';
+import { backOf, registrars } from './routing';
 import { ConsoleSessions } from './session';
 import { ConsoleSignIn } from './sign-in';
 
@@ -140,29 +143,33 @@ export function mountConsole(app: Express, deps: ApiDeps, routes: RouteDef[]): v
   router.post('/console/logout', async (req, res, next) => {
     try {
       const r = await consoleRequest(c, req, res);
-      await sessions.destroy(res, r.sessionId);
+      await sessions.destroy(res, r.sessionId, r.session);
       res.redirect(303, '/console/login');
     } catch (err) {
       if (err instanceof SignInRequired) res.redirect(303, '/console/login');
-      else if (err instanceof Problem && err.status < 500) problemPage(res, err, null);
+      else if (err instanceof Problem && err.status < 500) problemPage(res, err, null, backOf(req));
       else next(err);
     }
   });
 
-  // bull-board reads its own cookie: ops members reach it without putting a token in a URL.
+  // The queue dashboard gets a session of its own, bound to this one: its cookie holds a random id, and signing out ends both.
+  const dashboards = new DashboardSessions(deps.redis, deps.redisPrefix);
   router.post('/console/queues/dashboard', async (req, res, next) => {
     try {
       const r = await consoleRequest(c, req, res);
       await requireOps(deps.db, r.principal);
-      const secure = config.NODE_ENV !== 'development' ? '; Secure' : '';
-      res.append(
-        'set-cookie',
-        `${DASHBOARD_COOKIE}=${encodeURIComponent(r.session.accessToken)}; Path=${DASHBOARD_PATH}; HttpOnly; SameSite=Strict${secure}`,
-      );
+      const key = await dashboards.open(res, {
+        accessToken: r.session.accessToken,
+        boundTo: sessions.keyOf(r.sessionId),
+        ttlSeconds: (r.session.expiresAt - Date.now()) / 1000,
+        secure: config.NODE_ENV !== 'development',
+      });
+      r.session.linked = [...(r.session.linked ?? []), key].slice(-20);
+      await sessions.save(r.sessionId, r.session);
       res.redirect(303, DASHBOARD_PATH);
     } catch (err) {
       if (err instanceof SignInRequired) res.redirect(303, '/console/login');
-      else if (err instanceof Problem && err.status < 500) problemPage(res, err, null);
+      else if (err instanceof Problem && err.status < 500) problemPage(res, err, null, backOf(req));
       else next(err);
     }
   });
@@ -170,24 +177,22 @@ export function mountConsole(app: Express, deps: ApiDeps, routes: RouteDef[]): v
   const reg = registrars(router, c);
   reg.get('/console', async (r, _req, res) => {
     const v = r.viewer;
+    // Staff work the queue all day: they land on it, urgent work counted at its top.
+    if (v.staff) {
+      res.redirect(303, '/console/fulfilment');
+      return;
+    }
     const items = [
       v.staff ? '<li><a href="/console/fulfilment">Fulfilment queue</a>: bookings of your assigned clients.</li>' : '',
       v.reconciler ? '<li><a href="/console/operator">Operator</a>: uncertain outcomes, identity attempts, funding requests.</li>' : '',
       v.approver ? '<li><a href="/console/approvals">Agent approvals</a>: an agent\'s prepared actions waiting for a person.</li>' : '',
-      v.staff ? '<li><a href="/console/queues">Queues</a>: supplier queue counts and failures.</li>' : '',
+      v.staff ? '<li><a href="/console/queues">Queues</a>: supplier queue counts and failures, failing webhook subscriptions.</li>' : '',
+      '<li><a href="/console/bookings">Campaigns</a>: pause, resume, stop and amend the budget of your workspace’s running campaigns.</li>',
     ].join('');
-    res
-      .type('html')
-      .send(
-        layout(
-          'Console',
-          items ? `<ul>${items}</ul>` : '<p>There is nothing in the console for you: it is for staff, operators and approvers.</p>',
-          v,
-          r.flash,
-        ),
-      );
+    res.type('html').send(layout('Console', `<ul>${items}</ul>`, v, r.flash));
   });
-  for (const pages of [fulfilmentPages, operatorPages, approvalPages, queuePages]) pages(router, reg, c);
+  for (const pages of [fulfilmentPages, operatorPages, approvalPages, campaignPages, queuePages, preferencePages, deliveryPages])
+    pages(router, reg, c);
   // Anything else under /console is a page that does not exist, said as a page.
   router.use('/console', (_req: Request, res: Response) => {
     res

@@ -1,6 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../shared/redis';
+import { readCookie } from '../http/cookies';
+import type { Draft } from './forms';
 import type { Flash } from './html';
 
 export const SESSION_COOKIE = 'fd_console';
@@ -12,6 +14,9 @@ export interface ConsoleSession {
   csrf: string;
   expiresAt: number;
   flash?: Flash;
+  draft?: Draft;
+  /** Redis keys that end with this session: the queue dashboard sessions opened from it. */
+  linked?: string[];
 }
 
 export interface PendingSignIn {
@@ -21,14 +26,6 @@ export interface PendingSignIn {
 
 const token = () => randomBytes(32).toString('base64url');
 const hash = (v: string) => createHash('sha256').update(v).digest('hex');
-
-export function readCookie(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const i = part.indexOf('=');
-    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
-  }
-  return undefined;
-}
 
 export const sameSecret = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -43,12 +40,15 @@ export const sameSecret = (a: string, b: string) => {
  */
 export class ConsoleSessions {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly secure: boolean,
   ) {}
 
   private key = (kind: string, id: string) => `${this.prefix}:console:${kind}:${hash(id)}`;
+
+  /** The session's Redis key: what a dashboard session opened from it is bound to. */
+  keyOf = (id: string) => this.key('session', id);
 
   cookie(res: Response, name: string, value: string, maxAgeSeconds: number): void {
     const attrs = [`${name}=${value}`, 'Path=/console', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSeconds}`];
@@ -90,8 +90,9 @@ export class ConsoleSessions {
     if (ttl > 0) await this.redis.set(this.key('session', id), JSON.stringify(session), 'EX', ttl);
   }
 
-  async destroy(res: Response, id: string): Promise<void> {
-    await this.redis.del(this.key('session', id));
+  /** Ends the session and everything opened from it. */
+  async destroy(res: Response, id: string, session?: ConsoleSession): Promise<void> {
+    await this.redis.del(this.key('session', id), ...(session?.linked ?? []));
     this.cookie(res, SESSION_COOKIE, '', 0);
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Problem, badRequest } from '../../shared/errors';
-import { PROBLEM_CONTENT_TYPE, problemBody } from './problem';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../middleware/problem';
 
 /**
  * Requests Node refuses before express sees them (a head over its 16 KiB limit, bytes that

@@ -8,10 +8,29 @@ import { digestOf } from '../../shared/digest';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from '../../shared/idempotency/idempotency-store';
 import { problemOf } from '../middleware/errors';
 import type { HandlerResult } from './route';
-import { PROBLEM_CONTENT_TYPE, problemBody } from './problem';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../middleware/problem';
 
 interface PolicyOptions {
   db: Knex;
+}
+
+/**
+ * A result whose body is serialised once, here: the bytes sent are the bytes stored, so that
+ * a replay can send them again exactly.
+ */
+function withJson(result: HandlerResult | void): HandlerResult {
+  if (!result) throw new Error('governed and idempotent routes must return their result');
+  if (result.json !== undefined || result.body === undefined) return result;
+  return { ...result, json: JSON.stringify(result.body) };
+}
+
+/** A stored response as sent the first time: its exact bytes, and the body they say for callers in process (tools). */
+function replayOf(status: number, json: string | null): HandlerResult {
+  return {
+    status,
+    ...(json === null ? {} : { body: JSON.parse(json) as unknown, json }),
+    ...(status >= 400 ? { contentType: PROBLEM_CONTENT_TYPE } : {}),
+  };
 }
 
 /**
@@ -35,22 +54,18 @@ export async function runGoverned(
     headers,
   );
   if (begun.kind === 'replay') {
-    const isProblem = begun.status >= 400;
-    return {
-      status: begun.status,
-      body: begun.body,
-      headers: { 'x-flightdeck-receipt': 'replayed' },
-      ...(isProblem ? { contentType: PROBLEM_CONTENT_TYPE } : {}),
-    };
+    return { ...replayOf(begun.status, begun.json), headers: { 'x-flightdeck-receipt': 'replayed' } };
   }
   try {
-    const result = await run();
-    if (!result) throw new Error('governed routes must return their result');
-    await finishGovernedExecution(opts.db, principal, begun.stepId, { status: result.status, body: result.body });
+    const result = withJson(await run());
+    await finishGovernedExecution(opts.db, principal, begun.stepId, { status: result.status, json: result.json ?? null });
     return result;
   } catch (err) {
     if (err instanceof Problem && err.status < 500) {
-      await finishGovernedExecution(opts.db, principal, begun.stepId, { status: err.status, body: problemBody(err, requestId) });
+      await finishGovernedExecution(opts.db, principal, begun.stepId, {
+        status: err.status,
+        json: JSON.stringify(problemBody(err, requestId)),
+      });
     } else {
       // A 500 or a crash mid-flight: the outcome is unknown, so the step never runs again.
       await finishGovernedExecution(opts.db, principal, begun.stepId, 'unknown').catch(() => undefined);
@@ -84,13 +99,11 @@ export async function runIdempotent(
     digestOf({ params: request.params ?? null, query: request.query ?? null, body: request.body ?? null }),
   );
   if (claim.kind === 'replay') {
-    const { status, body } = claim.response;
-    return { status, body, headers: { 'idempotency-replayed': 'true' }, ...(status >= 400 ? { contentType: PROBLEM_CONTENT_TYPE } : {}) };
+    return { ...replayOf(claim.response.status, claim.response.json), headers: { 'idempotency-replayed': 'true' } };
   }
   try {
-    const result = await invoke();
-    if (!result) throw new Error('idempotent routes must return their result');
-    await completeIdempotencyKey(opts.db, claim.recordId, { status: result.status, body: result.body });
+    const result = withJson(await invoke());
+    await completeIdempotencyKey(opts.db, claim.recordId, { status: result.status, json: result.json ?? null });
     return result;
   } catch (err) {
     const problem = problemOf(err);
@@ -98,7 +111,10 @@ export async function runIdempotent(
     const settle =
       problem.status >= 500 || problem.status === 429
         ? releaseIdempotencyKey(opts.db, claim.recordId)
-        : completeIdempotencyKey(opts.db, claim.recordId, { status: problem.status, body: problemBody(problem, requestId) });
+        : completeIdempotencyKey(opts.db, claim.recordId, {
+            status: problem.status,
+            json: JSON.stringify(problemBody(problem, requestId)),
+          });
     await settle.catch(() => undefined);
     throw err;
   }

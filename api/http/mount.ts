@@ -83,7 +83,12 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
         if (!result) return;
         if (result.contentType) res.type(result.contentType);
         for (const [k, v] of Object.entries(result.headers ?? {})) res.setHeader(k, v);
-        if (result.body === undefined) res.status(result.status).end();
+        if (result.json !== undefined)
+          res
+            .status(result.status)
+            .type(result.contentType ?? 'application/json')
+            .send(result.json);
+        else if (result.body === undefined) res.status(result.status).end();
         else res.status(result.status).json(result.body);
       } catch (err) {
         next(err);

@@ -125,7 +125,14 @@ export function buildOpenApiDocument(routes: RouteDef[], opts: { defaultBodyLimi
       responses[key] = {
         description: doc.description,
         headers: headersFor(status, doc),
-        ...(schema ? { content: { [contentType]: { schema } } } : {}),
+        ...(schema
+          ? {
+              content: {
+                [contentType]: { schema },
+                ...Object.fromEntries(Object.entries(doc.alternatives ?? {}).map(([type, alt]) => [type, { schema: alt }])),
+              },
+            }
+          : {}),
       };
     }
     const headers = mergeHeaders(r.headers, requestHeaders(r));

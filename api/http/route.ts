@@ -36,6 +36,8 @@ export interface RouteContext<P, Q, B, A extends Access> {
 export interface HandlerResult {
   status: number;
   body?: unknown;
+  /** `body` as JSON text, when its exact bytes must be sent (a replay sends the first response's). */
+  json?: string;
   headers?: Record<string, string>;
   contentType?: string;
 }
@@ -44,6 +46,8 @@ export interface ResponseDoc {
   description: string;
   schema?: ZodType;
   contentType?: string;
+  /** The same answer in other content types, chosen by the request's Accept (e.g. text/csv). */
+  alternatives?: Record<string, ZodType>;
   /** Response headers beyond those every response carries. */
   headers?: Record<string, { description: string; required?: boolean; schema: Record<string, unknown> }>;
 }

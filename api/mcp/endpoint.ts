@@ -4,28 +4,38 @@ import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middlew
 import { mcpAuthMetadataRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { Problem } from '../../shared/errors';
+import { Problem, badRequest } from '../../shared/errors';
 import type { Principal } from '../../shared/auth/principal';
 import type { Logger } from '../../shared/logger';
 import type { McpGrant } from '../../shared/mcp/grant';
-import type { ApiDeps } from '../deps';
 import type { RouteDef } from '../http/route';
 import { PUBLIC_TOOL, buildMcpServer } from './tools';
-import type { AgentEndpoint } from './setup';
+import type { AgentEndpoint, ApiDeps } from '../deps';
 import { requestLog } from '../middleware/request-log';
+import { problemBody } from '../middleware/problem';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/validate';
+import { chargeRoute, type RateLimitRules } from '../middleware/rate-limit';
+import type { RateLimiter } from '../../shared/ratelimit/rate-limiter';
 
 /** What may be asked without a grant: the handshake, the tool list, and get_platform_info. */
 const PUBLIC_METHODS = new Set(['initialize', 'notifications/initialized', 'notifications/cancelled', 'ping', 'tools/list']);
 
-function needsGrant(body: unknown): boolean {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.some((m) => {
-    if (!m || typeof m !== 'object' || !('method' in m)) return false;
-    const { method, params } = m as { method: unknown; params?: { name?: unknown } };
-    if (method === 'tools/call') return params?.name !== PUBLIC_TOOL;
-    return typeof method !== 'string' || !PUBLIC_METHODS.has(method);
-  });
+function needsGrant(m: unknown): boolean {
+  if (!m || typeof m !== 'object' || !('method' in m)) return false;
+  const { method, params } = m as { method: unknown; params?: { name?: unknown } };
+  if (method === 'tools/call') return params?.name !== PUBLIC_TOOL;
+  return typeof method !== 'string' || !PUBLIC_METHODS.has(method);
 }
+
+/**
+ * One JSON-RPC message per request. Batches (dropped from MCP in the 2025-06-18 revision) would
+ * let one request, charged once, run up to a hundred tool calls.
+ */
+const BATCH_REFUSED = {
+  jsonrpc: '2.0',
+  error: { code: -32600, message: 'Invalid Request: batches are not supported; send one JSON-RPC message per request.' },
+  id: null,
+};
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
@@ -35,7 +45,13 @@ const BEARER = /^Bearer\s+(\S+)$/i;
  * 401 carries `WWW-Authenticate: Bearer … resource_metadata="…"`, which starts the client's
  * OAuth flow.
  */
-export function mountAgentEndpoint(app: Express, deps: ApiDeps, endpoint: AgentEndpoint, routes: RouteDef[]): void {
+export function mountAgentEndpoint(
+  app: Express,
+  deps: ApiDeps,
+  endpoint: AgentEndpoint,
+  routes: RouteDef[],
+  limits: { limiter: RateLimiter; rules: RateLimitRules },
+): void {
   const { logger } = deps;
   if (endpoint.devServer) {
     // Loaded only in development, like the server itself (see setup.ts).
@@ -93,7 +109,9 @@ export function mountAgentEndpoint(app: Express, deps: ApiDeps, endpoint: AgentE
   const serve = async (req: Request, res: Response, principal: Principal | null) => {
     const requestId = String(res.locals.requestId);
     const log: Logger = requestLog(req, logger);
-    const server = buildMcpServer({ deps, endpoint, routes, principal, requestId, log });
+    const clientKey = req.ip ?? 'unknown';
+    const charge = (route: RouteDef) => chargeRoute(limits.limiter, limits.rules, `${route.method.toUpperCase()} ${route.path}`, clientKey);
+    const server = buildMcpServer({ deps, endpoint, routes, principal, requestId, log, charge });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -107,6 +125,21 @@ export function mountAgentEndpoint(app: Express, deps: ApiDeps, endpoint: AgentE
 
   app.post(resourceUrl.pathname, json, async (req: Request, res: Response, next: NextFunction) => {
     res.locals.route = `POST ${resourceUrl.pathname}`;
+    if (Array.isArray(req.body)) {
+      res.status(400).json(BATCH_REFUSED);
+      return;
+    }
+    // The REST body rules hold for tool arguments, two levels below the message (params.arguments),
+    // and are checked before the SDK walks the message: thousands of levels overflowed its stack.
+    if (nestsDeeperThan(req.body, MAX_JSON_DEPTH + 2)) {
+      const problem = badRequest(`Tool arguments nest deeper than ${MAX_JSON_DEPTH} levels.`, undefined, 'body_too_deep');
+      res.status(400).json({
+        jsonrpc: '2.0',
+        error: { code: -32600, message: `Invalid Request: ${problem.detail}`, data: problemBody(problem, String(res.locals.requestId)) },
+        id: null,
+      });
+      return;
+    }
     try {
       const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
       if (!req.headers.authorization && !needsGrant(req.body)) {

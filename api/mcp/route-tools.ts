@@ -1,5 +1,5 @@
 import { z, type ZodType } from 'zod';
-import { badRequest } from '../../shared/errors';
+import { badRequest, payloadTooLarge } from '../../shared/errors';
 import { findAction } from '../../shared/agent/actions';
 import { DIGEST_HEADER, STEP_HEADER } from '../../shared/agent/execution';
 import { DigestSchema } from '../../shared/agent/governance';
@@ -25,6 +25,8 @@ export const ROUTE_TOOLS: ReadonlyArray<{ name: string; operationId: string }> =
   { name: 'get_plan', operationId: 'getPlan' },
   { name: 'list_campaign_bookings', operationId: 'listCampaignBookings' },
   { name: 'get_booking', operationId: 'getBooking' },
+  { name: 'list_amendments', operationId: 'listAmendments' },
+  { name: 'get_delivery', operationId: 'getCampaignDelivery' },
   { name: 'list_actions', operationId: 'listAgentActions' },
   { name: 'list_mandates', operationId: 'listAgentMandates' },
   { name: 'prepare_action', operationId: 'prepareAgentAction' },
@@ -38,6 +40,7 @@ export const ROUTE_TOOLS: ReadonlyArray<{ name: string; operationId: string }> =
   { name: 'list_markets', operationId: 'listMarkets' },
   { name: 'prove_it', operationId: 'proveIt' },
   { name: 'list_lift_evidence', operationId: 'listLiftEvidence' },
+  { name: 'list_webhook_event_types', operationId: 'listWebhookEventTypes' },
 ];
 
 export interface CallContext {
@@ -45,10 +48,15 @@ export interface CallContext {
   principal: Principal;
   requestId: string;
   log: Logger;
+  /** Charges the operation's own rate-limit bucket (a 429 problem when it is spent), where the request was not charged to it. */
+  charge?(route: RouteDef): Promise<void>;
 }
 
-const shapeOf = (schema: ZodType | undefined): Record<string, ZodType> =>
-  schema instanceof z.ZodObject ? (schema.shape as Record<string, ZodType>) : {};
+/** An operation's fields; an optional body (`schema.optional()`) has its object's fields. */
+const shapeOf = (schema: ZodType | undefined): Record<string, ZodType> => {
+  const object = schema instanceof z.ZodOptional ? (schema.unwrap() as ZodType) : schema;
+  return object instanceof z.ZodObject ? (object.shape as Record<string, ZodType>) : {};
+};
 
 const pick = (args: Record<string, unknown>, schema: ZodType | undefined) =>
   Object.fromEntries(Object.keys(shapeOf(schema)).flatMap((k) => (k in args ? [[k, args[k]]] : [])));
@@ -59,6 +67,8 @@ export function toolInputSchema(route: RouteDef) {
 }
 
 async function invoke(route: RouteDef, ctx: CallContext, parts: { params: unknown; query: unknown; body: unknown }, headers = {}) {
+  // Each call, as each REST request: a tool is never a way around its operation's limit.
+  await ctx.charge?.(route);
   if (route.authorize) await route.authorize(ctx.principal as never);
   await requireRouteScope(ctx.db, route, ctx.principal, parts.params);
   return route.handler({ ...parts, principal: ctx.principal, headers, requestId: ctx.requestId, log: ctx.log } as never);
@@ -81,6 +91,13 @@ export const ExecuteActionSchema = z.strictObject({
   actionDigest: DigestSchema.describe('The approved action digest.'),
   name: z.string().min(1).max(120).describe('The action name, as prepared.'),
   parameters: z.record(z.string(), z.unknown()).describe('The action parameters, exactly as prepared.'),
+  content: z
+    .strictObject({
+      type: z.enum(['application/json', 'text/csv']).describe('Its media type.'),
+      text: z.string().min(1).describe('The body, whose UTF-8 bytes must hash to the prepared contentSha256.'),
+    })
+    .optional()
+    .describe('Only for actions whose operation takes raw bytes (outcomes.import): the request body, exactly as hashed.'),
 });
 
 /**
@@ -103,10 +120,34 @@ export async function executeAction(
   const contractKeys = [...contract.route.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const routeKeys = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
   const rawParams = Object.fromEntries(routeKeys.map((k, i) => [k, String(args.parameters[contractKeys[i]!] ?? '')]));
-  const rawBody = Object.fromEntries(Object.entries(args.parameters).filter(([k]) => !contractKeys.includes(k)));
   const params = route.params ? parsePart(route.params, rawParams, 'params') : {};
-  const body = route.body ? parsePart(route.body, rawBody, 'body') : undefined;
-  const headers = { [STEP_HEADER]: args.stepId, [DIGEST_HEADER]: args.actionDigest };
+  const headers: Record<string, string> = { [STEP_HEADER]: args.stepId, [DIGEST_HEADER]: args.actionDigest };
+  let sent: unknown;
+  if (route.rawBody) {
+    // The operation reads bytes (CSV or JSON rows): they travel as content, bound to the approval by their SHA-256.
+    if (!args.content) {
+      throw badRequest(
+        `${args.name} takes its request body as content: { type, text }, the text whose SHA-256 is contentSha256.`,
+        [{ path: 'content', message: 'required for this action' }],
+        'content_required',
+      );
+    }
+    sent = Buffer.from(args.content.text, 'utf8');
+    if (route.bodyLimitBytes && (sent as Buffer).length > route.bodyLimitBytes) {
+      throw payloadTooLarge(route.bodyLimitBytes);
+    }
+    headers['content-type'] = args.content.type;
+  } else {
+    if (args.content) {
+      throw badRequest(
+        `${args.name} takes no content; its body is its parameters.`,
+        [{ path: 'content', message: 'not taken by this action' }],
+        'unexpected_content',
+      );
+    }
+    sent = Object.fromEntries(Object.entries(args.parameters).filter(([k]) => !contractKeys.includes(k)));
+  }
+  const body = route.body ? parsePart(route.body, sent, 'body') : undefined;
   return runGoverned({ db }, args.name, ctx.principal, { params, body }, headers, ctx.requestId, () =>
     invoke(route, ctx, { params, query: {}, body }, headers),
   );

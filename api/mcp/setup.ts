@@ -1,32 +1,27 @@
 import { getOAuthProtectedResourceMetadataUrl } from '@modelcontextprotocol/sdk/server/auth/router.js';
 import type { Knex } from 'knex';
 import type { Provider } from 'oidc-provider';
-import { consoleBaseOf, mcpResourceUrlOf, type Config } from '../../shared/config';
+import { consoleBaseOf, mcpResourceUrlOf, type Config } from '../../shared/config/config';
 import type { Logger } from '../../shared/logger';
-import { describeCaller } from '../../shared/auth/auth-context';
+import { describeCaller } from '../../shared/access/auth-context';
 import { AgentCredentials } from '../../shared/mcp/agent-credentials';
 import { AuthorizationServer } from '../../shared/mcp/authorization-server';
-import { createGrantVerifier, type McpGrantVerifier } from '../../shared/mcp/grant';
-import type { ResolvedAuth } from '../../shared/runtime/infrastructure';
+import { createGrantVerifier } from '../../shared/mcp/grant';
+import type { ResolvedAuth } from '../../shared/auth/resolve-auth';
 import type { WorkspaceCache } from '../../shared/workspaces/workspace-store';
 import type { StaffCache } from '../../shared/staff/staff-cache';
 import { loadDevAuthorizationKeys } from '../oauth/dev-keys';
+import type { AgentEndpoint } from '../deps';
+import { ToolListCache } from './tool-list';
 
-/** Everything the agent endpoint needs, built once by the composition root. */
-export interface AgentEndpoint {
-  resourceUrl: string;
-  metadataUrl: string;
-  scope: string;
-  issuer: string;
-  authorizationServer: AuthorizationServer;
-  verifyGrant: McpGrantVerifier;
-  credentials: AgentCredentials;
-  /** The embedded development authorization server, when no MCP_ISSUER is configured. */
-  devServer: Provider | null;
-  /** The console's client at the embedded server, when the console signs in there. */
-  devConsoleClientId: string | null;
+/** Requests to the embedded server, handed to it in process (loaded in development only, like the server). */
+function devFetch(devServer: Provider): typeof fetch {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { inProcessFetch } = require('../oauth/in-process-fetch') as typeof import('../oauth/in-process-fetch');
+  return inProcessFetch(devServer.callback());
 }
 
+/** Everything the agent endpoint needs, built once by the composition root. */
 /**
  * The configured issuer (MCP_ISSUER), or, in development (the development issuer signs API
  * tokens), the embedded authorization server under /oauth. With neither, there is no agent
@@ -75,14 +70,32 @@ export async function createAgentEndpoint(i: {
     i.logger.warn('the agent endpoint /mcp is off: set MCP_ISSUER (and MCP_RESOURCE_URL, MCP_EXCHANGE_CLIENT_SECRET) to enable it');
     return null;
   }
-  const authorizationServer = new AuthorizationServer(issuer, { id: config.MCP_EXCHANGE_CLIENT_ID, secret });
+  const keyRules = {
+    cooldownMs: config.AUTH_JWKS_COOLDOWN_MS,
+    cacheMaxAgeMs: config.AUTH_JWKS_CACHE_MAX_AGE_MS,
+    maxStaleMs: config.AUTH_JWKS_MAX_STALE_MS,
+  };
+  // The embedded server is asked in process: over HTTP to ourselves, its calls would spend (and
+  // be refused by) the rate limit of the service's own address.
+  const authorizationServer = new AuthorizationServer(
+    issuer,
+    { id: config.MCP_EXCHANGE_CLIENT_ID, secret },
+    keyRules,
+    devServer ? devFetch(devServer) : fetch,
+  );
   return {
     resourceUrl,
     metadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(resourceUrl)),
     scope: config.MCP_SCOPE,
     issuer,
     authorizationServer,
-    verifyGrant: createGrantVerifier({ issuer, audience: resourceUrl, jwks: () => authorizationServer.jwks() }),
+    verifyGrant: createGrantVerifier({
+      issuer,
+      audience: resourceUrl,
+      keys: () => authorizationServer.keys(),
+      // As for API tokens: never remembered past the window in which the keys count as fresh.
+      verifiedTokenMaxAgeMs: Math.min(60_000, keyRules.cacheMaxAgeMs),
+    }),
     credentials: new AgentCredentials({
       exchange: (grantToken) => authorizationServer.exchange(grantToken, config.AUTH_AUDIENCE),
       verifyApiToken: auth.verifier,
@@ -90,5 +103,6 @@ export async function createAgentEndpoint(i: {
     }),
     devServer,
     devConsoleClientId: devServer && !config.CONSOLE_ISSUER ? config.CONSOLE_CLIENT_ID : null,
+    toolList: new ToolListCache(),
   };
 }

@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Problem, internal } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
-import { problemBody } from '../http/problem';
+import { problemBody } from '../middleware/problem';
 
 /** One line a person (or a model reading only text) can act on; the full result is the structured content. */
 function summarise(body: Record<string, unknown>): string {
@@ -37,7 +37,9 @@ export function problemResult(body: Record<string, unknown>): CallToolResult {
 export function toolFailure(err: unknown, requestId: string, log: Logger, tool: string): CallToolResult {
   if (err instanceof Problem) {
     if (err.status >= 500) log.warn({ tool, code: err.code }, 'agent tool failed');
-    return problemResult(problemBody(err, requestId));
+    // A tool result has no headers: when to try again (a rate limit, an outage) travels in the body.
+    const retryAfter = Number(err.headers?.['retry-after']);
+    return problemResult(problemBody(err, requestId, retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}));
   }
   log.error({ tool, err: { message: err instanceof Error ? err.message : String(err) } }, 'agent tool failed unexpectedly');
   return problemResult(problemBody(internal(), requestId));

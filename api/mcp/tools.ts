@@ -4,14 +4,13 @@ import { CHANNELS, PRODUCTS, entitledChannels } from '../../shared/auth/products
 import type { Principal } from '../../shared/auth/principal';
 import { badRequest, unauthenticated } from '../../shared/errors';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { problemBody } from '../http/problem';
+import { problemBody } from '../middleware/problem';
 import type { Logger } from '../../shared/logger';
-import type { ApiDeps } from '../deps';
 import type { RouteDef } from '../http/route';
 import { version } from '../../package.json';
 import { ExecuteActionSchema, ROUTE_TOOLS, callRoute, executeAction, toolInputSchema, type CallContext } from './route-tools';
 import { problemResult, toolFailure, toolResult } from './tool-results';
-import type { AgentEndpoint } from './setup';
+import type { AgentEndpoint, ApiDeps } from '../deps';
 
 export const PUBLIC_TOOL = 'get_platform_info';
 
@@ -23,6 +22,8 @@ export interface ToolScope {
   principal: Principal | null;
   requestId: string;
   log: Logger;
+  /** Charges a tool call to its REST operation's own rate-limit bucket, as the REST route is charged. */
+  charge: NonNullable<CallContext['charge']>;
 }
 
 /** What any caller may know before connecting: who we are and how to connect. */
@@ -52,6 +53,7 @@ export function platformInfo(endpoint: AgentEndpoint, config: ApiDeps['config'])
 /** One MCP server per request (stateless Streamable HTTP), its tools bound to the caller. */
 export function buildMcpServer(s: ToolScope): McpServer {
   const server = new McpServer({ name: 'flightdeck', version });
+  s.endpoint.toolList.serve(server);
   // The SDK checks tool arguments against the input schema before our handler runs and reports
   // a failure as bare text. Agents act on `code` and `recovery`, so its refusals carry them too
   // (test/mcp/governed-tools.test.ts holds this to account across SDK upgrades).
@@ -73,7 +75,7 @@ export function buildMcpServer(s: ToolScope): McpServer {
     // Unreachable over HTTP (the endpoint answers 401 first); kept so a tool can never run unauthenticated.
     if (!s.principal) return toolFailure(unauthenticated('Connect with OAuth first.'), s.requestId, s.log, tool);
     try {
-      const result = await call({ db: s.deps.db, principal: s.principal, requestId: s.requestId, log: s.log });
+      const result = await call({ db: s.deps.db, principal: s.principal, requestId: s.requestId, log: s.log, charge: s.charge });
       // A governed replay may carry the first execution's refusal as its receipt.
       if (result.status >= 400) return problemResult(result.body as Record<string, unknown>);
       return toolResult(result.body);

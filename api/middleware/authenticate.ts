@@ -10,7 +10,7 @@ const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/i;
 /** The JWT of a `Bearer` authorization header, or undefined when the header is not one. */
 export const bearerTokenOf = (header: string | undefined): string | undefined => (header ? BEARER.exec(header)?.[1] : undefined);
 
-/** Verifies the bearer token and provisions the caller's workspace on its first request. */
+/** Verifies the bearer token, provisions the caller's workspace on its first request, and says the caller came through the REST API. */
 export function authenticator(verify: TokenVerifier, workspaces: WorkspaceCache) {
   return async (req: Request): Promise<Principal> => {
     const header = req.headers.authorization;
@@ -19,6 +19,7 @@ export function authenticator(verify: TokenVerifier, workspaces: WorkspaceCache)
     if (!token) throw unauthenticated('The Authorization header must be "Bearer" followed by a JWT.');
     const principal = await verify(token);
     await workspaces.get(principal.advertiserId);
-    return principal;
+    // A new object: the verifier caches the one it made. This door is the REST API.
+    return { ...principal, via: 'api' };
   };
 }

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Problem, badRequest, internal, notFound, payloadTooLarge } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import { databaseProblem } from '../../shared/db/db-errors';
-import { sendProblem } from '../http/problem';
+import { sendProblem } from './problem';
 import { requestLog } from './request-log';
 
 interface BodyParserError {
@@ -19,6 +19,15 @@ function fromBodyParser(err: BodyParserError): Problem | null {
       return badRequest('The request body is not valid JSON.', undefined, 'malformed_json');
     case 'entity.too.large':
       return payloadTooLarge(err.limit ?? 0);
+    case 'parameters.too.many':
+      // A form body (the console's) with more fields than any form has.
+      return new Problem(
+        413,
+        'too_many_parameters',
+        'Payload too large',
+        'The form has more fields than this service accepts.',
+        'correctable',
+      );
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return badRequest('The request body encoding is not supported.', undefined, 'unsupported_encoding');

@@ -3,6 +3,7 @@ import { rateLimited, unavailable } from '../../shared/errors';
 import type { RateLimiter, RateLimitRule } from '../../shared/ratelimit/rate-limiter';
 import type { Logger } from '../../shared/logger';
 import type { StaffCache } from '../../shared/staff/staff-cache';
+import type { Config } from '../../shared/config/config';
 
 const LIMITER_RETRY_AFTER_SECONDS = 5;
 
@@ -10,6 +11,29 @@ export interface RateLimitRules {
   default: RateLimitRule;
   /** Rules for particular routes, keyed `METHOD path`. */
   routes: Record<string, RateLimitRule>;
+}
+
+/** The service's rules: one bucket for persona extraction, the default for everything else. */
+export function rateLimitRules(config: Pick<Config, 'RATE_LIMIT_WINDOW_MS' | 'RATE_LIMIT_MAX' | 'RATE_LIMIT_EXTRACT_MAX'>): RateLimitRules {
+  const windowMs = config.RATE_LIMIT_WINDOW_MS;
+  return {
+    default: { bucket: 'default', limit: config.RATE_LIMIT_MAX, windowMs },
+    routes: { 'POST /api/v1/personas/extract': { bucket: 'persona-extract', limit: config.RATE_LIMIT_EXTRACT_MAX, windowMs } },
+  };
+}
+
+/**
+ * Charges one more request to a particular route's own bucket, for a caller whose HTTP request
+ * was charged elsewhere (an agent's tool call through /mcp runs a REST operation in process):
+ * operations of the default bucket were already counted by the request itself.
+ */
+export async function chargeRoute(limiter: RateLimiter, rules: RateLimitRules, routeKey: string, clientKey: string): Promise<void> {
+  const rule = rules.routes[routeKey];
+  if (!rule) return;
+  const r = await limiter.hit(rule, clientKey).catch(() => {
+    throw unavailable('The rate limiter is unavailable. Retry shortly.', 'dependency_unavailable', LIMITER_RETRY_AFTER_SECONDS);
+  });
+  if (!r.allowed) throw rateLimited(r.resetSeconds);
 }
 
 /**
@@ -23,7 +47,7 @@ export function rateLimit(limiter: RateLimiter, rules: RateLimitRules, staff: St
     const rule = rules.routes[`${req.method} ${req.path}`] ?? rules.default;
     try {
       const r = await limiter.hit(rule, req.ip ?? 'unknown');
-      staff.observe(r.staffVersion);
+      staff.observe(r.readAlong);
       res.setHeader('x-ratelimit-limit', String(r.limit));
       res.setHeader('x-ratelimit-remaining', String(r.remaining));
       res.setHeader('x-ratelimit-reset', String(r.resetSeconds));

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 
 /**
  * oidc-provider's storage in PostgreSQL: codes, grants, sessions and interactions live in one
@@ -12,6 +12,13 @@ export function artifactStore(db: Knex) {
     if (!row) return undefined;
     return row.consumed_at ? { ...row.payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) } : row.payload;
   };
+
+  /** Everything issued under a grant, and the grant itself. */
+  const revokeGrant = (grantId: string) =>
+    table()
+      .where({ grant_id: grantId })
+      .orWhere((w) => w.where({ model: 'Grant', id: grantId }))
+      .delete();
 
   return class ArtifactStore implements Adapter {
     constructor(private readonly model: string) {}
@@ -42,8 +49,18 @@ export function artifactStore(db: Knex) {
       return undefined; // no device flow
     }
 
+    /**
+     * Codes and refresh tokens are used once. oidc-provider reads one, checks it is unused, then
+     * consumes it: two requests can both pass the check, so only the one whose update finds it
+     * unused goes on. The other is a reuse, handled as oidc-provider handles one it sees: the
+     * grant behind it is revoked, since the artifact may be in a thief's hands.
+     */
     async consume(id: string): Promise<void> {
-      await table().where({ model: this.model, id }).update({ consumed_at: db.fn.now() });
+      const won = await table().where({ model: this.model, id }).whereNull('consumed_at').update({ consumed_at: db.fn.now() });
+      if (won === 1) return;
+      const row = await table().where({ model: this.model, id }).first('grant_id');
+      if (row?.grant_id) await revokeGrant(row.grant_id);
+      throw new errors.InvalidGrant(`${this.model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
     }
 
     async destroy(id: string): Promise<void> {

@@ -9,7 +9,7 @@ function page(title: string, body: string): string {
 <style>body{font:16px system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem}label{display:block;margin:.75rem 0}
 input,select{display:block;width:100%;padding:.4rem;margin-top:.25rem}button{padding:.5rem 1rem;margin:1rem .5rem 0 0}
 .note{color:#a33}</style></head>
-<body><h1>${escape(title)}</h1>${body}</body></html>`;
+<body><main><h1>${escape(title)}</h1>${body}</main></body></html>`;
 }
 
 /** The development sign-in: no password, not for production. */

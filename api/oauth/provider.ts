@@ -1,7 +1,8 @@
-import { createLocalJWKSet, decodeJwt, type JWK } from 'jose';
+import { decodeJwt, type JWK } from 'jose';
 import type { Knex } from 'knex';
 import { Provider, errors, type Configuration } from 'oidc-provider';
 import type { DevIssuer } from '../../shared/auth/dev-issuer';
+import { localKeys } from '../../shared/auth/verifier';
 import { createGrantVerifier } from '../../shared/mcp/grant';
 import { TOKEN_EXCHANGE_GRANT } from '../../shared/mcp/authorization-server';
 import { accountOf } from './account';
@@ -29,7 +30,8 @@ export interface DevAuthorizationServerOptions {
 
 export const CONSOLE_SCOPE = 'console';
 
-const GRANT_TTL_SECONDS = 3600;
+/** Short: assistants renew it with their refresh token, and a revoked grant is refused at the next exchange anyway. */
+const GRANT_TTL_SECONDS = 600;
 const CONSOLE_TOKEN_TTL_SECONDS = 8 * 3600;
 
 /**
@@ -64,7 +66,7 @@ export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): 
   const { d: _d, ...publicJwk } = o.keys.signingJwk;
   void _d;
   const isConsole = (clientId: string) => clientId === o.console?.clientId;
-  const localKeys = createLocalJWKSet({ keys: [publicJwk as JWK] });
+  const grantKeys = localKeys({ keys: [publicJwk as JWK] });
 
   const configuration: Configuration = {
     adapter: artifactStore(o.db),
@@ -151,6 +153,8 @@ export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): 
           if (account.channels) jwt.payload.channels = account.channels;
           // Permissions are a person's: only the console's API tokens carry them, never an agent's grant.
           if (jwt.payload.aud === o.apiIssuer.audience) jwt.payload.permissions = account.permissions ?? [];
+          // An agent's grant names the consent it stands for, so the exchange can refuse it once that is revoked.
+          else if ('grantId' in token && token.grantId) jwt.payload.grant_id = token.grantId;
         },
       },
     },
@@ -193,9 +197,10 @@ export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): 
   if (o.console) signConsoleTokensAsApi(provider, o.console.clientId, o.apiIssuer);
   registerTokenExchange(provider, {
     exchangeClientId: o.exchangeClientId,
-    verifyGrant: createGrantVerifier({ issuer: o.issuer, audience: o.resourceUrl, jwks: async () => localKeys }),
+    verifyGrant: createGrantVerifier({ issuer: o.issuer, audience: o.resourceUrl, keys: grantKeys }),
     apiIssuer: o.apiIssuer,
     ttlSeconds: o.apiTokenTtlSeconds,
+    grantIsLive: async (grantId) => (await provider.Grant.find(grantId)) !== undefined,
   });
   return provider;
 }

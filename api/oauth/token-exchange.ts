@@ -17,7 +17,14 @@ interface ExchangeParams {
  */
 export function registerTokenExchange(
   provider: Provider,
-  opts: { exchangeClientId: string; verifyGrant: McpGrantVerifier; apiIssuer: DevIssuer; ttlSeconds: number },
+  opts: {
+    exchangeClientId: string;
+    verifyGrant: McpGrantVerifier;
+    apiIssuer: DevIssuer;
+    ttlSeconds: number;
+    /** Whether the consent a grant names still stands (not revoked, not expired). */
+    grantIsLive(grantId: string): Promise<boolean>;
+  },
 ): void {
   provider.registerGrantType<ExchangeParams>(
     TOKEN_EXCHANGE_GRANT,
@@ -31,6 +38,10 @@ export function registerTokenExchange(
       const grant = await opts.verifyGrant(params.subject_token).catch(() => {
         throw new errors.InvalidGrant('subject_token is not a valid grant for the agent endpoint');
       });
+      // A grant whose consent was revoked is worth nothing, though its signature still verifies.
+      if (!grant.grantId || !(await opts.grantIsLive(grant.grantId))) {
+        throw new errors.InvalidGrant('subject_token was revoked or names no grant');
+      }
       // Never outlive the grant it was exchanged for.
       const ttl = Math.min(opts.ttlSeconds, grant.expiresAt - Math.floor(Date.now() / 1000));
       if (ttl < 1) throw new errors.InvalidGrant('subject_token has expired');

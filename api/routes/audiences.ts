@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requireHuman } from '../http/guards';
 import { notFound } from '../../shared/errors';
-import { actorOf } from '../../shared/actor';
+import { actorOf } from '../../shared/auth/actor';
 import { findCampaign } from '../../shared/campaigns/campaign-store';
 import { relayAfterCommit } from '../../shared/outbox/outbox';
 import {
@@ -27,7 +27,7 @@ const requireReconciler = requireHuman('resolve identity attempts', 'operator:re
 
 /** Audience sync (spec 20), cohorts and identity reconciliation (spec 28). */
 export function audienceRoutes(deps: ApiDeps): RouteDef[] {
-  const { db, runtime, logger } = deps;
+  const { db, logger } = deps;
   return [
     defineRoute({
       method: 'post',
@@ -50,13 +50,7 @@ export function audienceRoutes(deps: ApiDeps): RouteDef[] {
         422: { description: 'The adapter cannot sync audiences, serve the channel or mode, or live access is not approved.' },
       },
       async handler({ principal, params, body, log }) {
-        const { queued, ...result } = await requestAudienceSync(
-          db,
-          principal,
-          actorOf(principal, runtime.authMode).actorId,
-          uuidOr404(params.id),
-          body,
-        );
+        const { queued, ...result } = await requestAudienceSync(db, principal, actorOf(principal).actorId, uuidOr404(params.id), body);
         await relayAfterCommit(db, deps.producers.addAll, log ?? logger, { cohortId: result.cohort.id }, queued);
         return { status: 202, body: result };
       },

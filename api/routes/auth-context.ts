@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AuthContextSchema, describeCaller } from '../../shared/auth/auth-context';
+import { AuthContextSchema, describeCaller } from '../../shared/access/auth-context';
 import { isHuman } from '../../shared/auth/principal';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';

@@ -7,7 +7,7 @@ import {
   inspectTopup,
   reconcileTopup,
 } from '../../shared/billing/funding';
-import { SummaryQuerySchema, billingSummary } from '../../shared/billing/summary';
+import { SummaryQuerySchema, billingSummary } from '../../shared/reporting/billing-summary';
 import {
   BillingSummaryEnvelope,
   CreatedTopupSchema,

@@ -1,5 +1,5 @@
 import { requireHuman } from '../http/guards';
-import { actorOf } from '../../shared/actor';
+import { actorOf } from '../../shared/auth/actor';
 import { visibleBooking } from '../../shared/bookings/visible-booking';
 import { BookingEnvelope } from '../../shared/bookings/booking-schemas';
 import { findBookingById } from '../../shared/bookings/booking-store';
@@ -10,7 +10,7 @@ import { IdParams, LineParams, uuidOr404 } from '../http/params';
 
 /** The advertiser's views of its bookings, and the operator's uncertain call (spec 14). */
 export function bookingRoutes(deps: ApiDeps) {
-  const { db, runtime } = deps;
+  const { db } = deps;
   return [
     defineRoute({
       method: 'get',
@@ -47,7 +47,7 @@ export function bookingRoutes(deps: ApiDeps) {
         const { id: bookingId } = await visibleBooking(db, principal, params.bookingId);
         const lineId = uuidOr404(params.lineId);
         await markUncertain(db, { bookingId, lineId }, body, {
-          actor: actorOf(principal, runtime.authMode),
+          actor: actorOf(principal),
           userId: principal.userId,
           staffId: null,
         });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { forbidden, notFound } from '../../shared/errors';
-import { actorOf } from '../../shared/actor';
+import { actorOf } from '../../shared/auth/actor';
 import {
   CampaignSchema,
   CreateCampaignSchema,
@@ -10,7 +10,7 @@ import {
   ReplacePlanSchema,
 } from '../../shared/campaigns/campaign-schemas';
 import { createCampaign, findCampaign, listCampaigns } from '../../shared/campaigns/campaign-store';
-import { approvePlan, findPlan, findPlanForCampaign, replacePlan } from '../../shared/campaigns/plan-store';
+import { approvePlan, findPlan, findPlanForCampaign, replacePlan } from '../../shared/plans/plan-store';
 import { relayAfterCommit } from '../../shared/outbox/outbox';
 import { launchCampaign } from '../../shared/bookings/launch';
 import { BookingEnvelope, BookingSchema } from '../../shared/bookings/booking-schemas';
@@ -23,7 +23,7 @@ const CampaignEnvelope = z.object({ campaign: CampaignSchema, plan: PlanSchema.n
 const ListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(50) });
 
 export function campaignRoutes(deps: ApiDeps) {
-  const { db, config, runtime, logger } = deps;
+  const { db, config, logger } = deps;
 
   const load = async (principal: Parameters<typeof findCampaign>[1], id: string) => {
     const campaign = await findCampaign(db, principal, uuidOr404(id));
@@ -156,7 +156,7 @@ export function campaignRoutes(deps: ApiDeps) {
         422: { description: 'Supplier access or capability refused.' },
       },
       async handler({ principal, params, log }) {
-        const result = await launchCampaign(db, principal, actorOf(principal, runtime.authMode), uuidOr404(params.id), {
+        const result = await launchCampaign(db, principal, actorOf(principal), uuidOr404(params.id), {
           confirmationSlaHours: config.CONFIRMATION_SLA_HOURS,
         });
         await relayAfterCommit(db, deps.producers.addAll, log ?? logger, { bookingId: result.booking.id }, result.queued);

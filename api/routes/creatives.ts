@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { actorOf } from '../../shared/actor';
+import { actorOf } from '../../shared/auth/actor';
 import {
   CreateCreativeSchema,
   CreativeEnvelope,
@@ -15,7 +15,7 @@ import { defineRoute } from '../http/route';
 import { IdParams } from '../http/params';
 
 export function creativeRoutes(deps: ApiDeps) {
-  const { db, runtime, logger } = deps;
+  const { db, logger } = deps;
   return [
     defineRoute({
       method: 'post',
@@ -34,7 +34,7 @@ export function creativeRoutes(deps: ApiDeps) {
         422: { description: 'The asset is not stored here, or does not suit the channel.' },
       },
       async handler({ principal, body }) {
-        return { status: 201, body: await createCreative(db, principal, body, actorOf(principal, runtime.authMode).actorId) };
+        return { status: 201, body: await createCreative(db, principal, body, actorOf(principal).actorId) };
       },
     }),
     defineRoute({
@@ -65,7 +65,7 @@ export function creativeRoutes(deps: ApiDeps) {
       completeness: 'envelope-only',
       responses: { 200: { description: 'The new version.', schema: CreativeEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params, body }) {
-        return { status: 200, body: await reviseCreative(db, principal, params.id, body, actorOf(principal, runtime.authMode).actorId) };
+        return { status: 200, body: await reviseCreative(db, principal, params.id, body, actorOf(principal).actorId) };
       },
     }),
     defineRoute({
@@ -90,13 +90,7 @@ export function creativeRoutes(deps: ApiDeps) {
         422: { description: 'The supplier does not review this channel, or needs approved access.' },
       },
       async handler({ principal, params, body, log }) {
-        const { review, queued, creative } = await submitForReview(
-          db,
-          principal,
-          params.id,
-          body,
-          actorOf(principal, runtime.authMode).actorId,
-        );
+        const { review, queued, creative } = await submitForReview(db, principal, params.id, body, actorOf(principal).actorId);
         const responseBody = { review: reviewView(review), creative };
         await relayAfterCommit(db, deps.producers.addAll, log ?? logger, { reviewId: review.id }, queued);
         return { status: 202, body: responseBody };

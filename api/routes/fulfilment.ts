@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { notFound } from '../../shared/errors';
-import { actorOf } from '../../shared/actor';
+import { actorOf } from '../../shared/auth/actor';
 import type { Principal } from '../../shared/auth/principal';
 import { requireAssigned, requireStaff } from '../../shared/staff/staff-access';
 import { BookingEnvelope, BookingSchema } from '../../shared/bookings/booking-schemas';
@@ -22,6 +22,7 @@ import {
   startLine,
   type Operator,
 } from '../../shared/bookings/line-operations';
+import { DeliveryEntrySchema, enterDelivery } from '../../shared/delivery/staff-entry';
 import type { ApiDeps } from '../deps';
 import { defineRoute, type RouteDef } from '../http/route';
 import { LineParams, PathId, uuidOr404 } from '../http/params';
@@ -56,7 +57,7 @@ function lineOperation<S extends z.ZodType>(
     async handler({ principal, params, body }) {
       const { staff, ref } = await staffLine(deps, principal, params);
       await op.run(ref, body as z.output<S>, {
-        actor: actorOf(principal, deps.runtime.authMode),
+        actor: actorOf(principal),
         userId: principal.userId,
         staffId: staff.id,
       });
@@ -101,6 +102,13 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
         const staff = await requireStaff(deps.staff, principal);
         return { status: 200, body: await listFulfilmentQueue(db, staff, query) };
       },
+    }),
+    lineOperation(deps, {
+      name: 'delivery',
+      summary:
+        "Enter a workflow line's delivery as its supplier reported it: CSV text with date,impressions,clicks,completions,spend_minor, one row per day. Changed figures are kept as revisions with who entered them; a live line's spend follows.",
+      body: DeliveryEntrySchema,
+      run: (ref, body, who) => enterDelivery(db, ref, body.csv, who.actor, deps.config.DELIVERY_PACING_TOLERANCE),
     }),
     lineOperation(deps, {
       name: 'uncertain',

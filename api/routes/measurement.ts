@@ -2,18 +2,35 @@ import { z } from 'zod';
 import { unprocessable } from '../../shared/errors';
 import { importOutcomes, outcomesView, OUTCOMES_BODY_LIMIT_BYTES } from '../../shared/measurement/outcomes';
 import { ProveItSchema, listEvidence, proveIt, readEvidence } from '../../shared/measurement/prove-it';
+import { RegisterGeoLiftDesignSchema, listDesigns, normalise, registerDesign } from '../../shared/measurement/geo-lift-designs';
+import type { Refusal } from '../../shared/measurement/geo-lift';
 import { RawBody } from '../../shared/measurement/raw-body';
-import { LiftEvidenceSchema, MarketsEnvelope, OutcomeBatchSchema, OutcomesEnvelope } from '../../shared/measurement/measurement-views';
+import {
+  GeoLiftDesignSchema,
+  LiftEvidenceSchema,
+  MarketsEnvelope,
+  OutcomeBatchSchema,
+  OutcomesEnvelope,
+} from '../../shared/measurement/measurement-views';
 import type { ApiDeps } from '../deps';
 import { IdParams } from '../http/params';
-import { PROBLEM_CONTENT_TYPE, problemBody } from '../http/problem';
+import { PROBLEM_CONTENT_TYPE, problemBody } from '../middleware/problem';
 import { defineRoute } from '../http/route';
 
 const Bytes = z
   .custom<Buffer>((v) => Buffer.isBuffer(v) && v.length > 0, 'send the outcome rows as the request body')
   .transform((b) => new RawBody(b));
 
-/** Outcomes import, geo-lift evidence (spec 21) and the configured markets. */
+// A refusal is an answer, not a failure: its figures travel in the problem body.
+const refusalResult = (r: Refusal, requestId: string) => ({
+  status: 422,
+  contentType: PROBLEM_CONTENT_TYPE,
+  body: problemBody(unprocessable(r.detail, r.code), requestId, { reason: r.reason, ...r.figures }),
+});
+
+const DesignEnvelope = z.object({ design: GeoLiftDesignSchema });
+
+/** Outcomes import, geo-lift designs and evidence (spec 21) and the configured markets. */
 export function measurementRoutes({ db, config }: ApiDeps) {
   return [
     defineRoute({
@@ -71,10 +88,58 @@ export function measurementRoutes({ db, config }: ApiDeps) {
     }),
     defineRoute({
       method: 'post',
+      path: '/api/v1/campaigns/:id/geo-lift-designs',
+      operationId: 'registerGeoLiftDesign',
+      summary:
+        'Register a geo-lift design before exposure: test market, controls, metric, exposure weeks, fit weeks, expected lift, α, power, sidedness. It is checked on the weeks before its fit window (correlation, Durbin–Watson, A/A test, power) and is immutable once registered; an identical repeat returns it. Refused when outcomes on or after the exposure start are already stored.',
+      tags: ['measurement'],
+      access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
+      params: IdParams,
+      body: RegisterGeoLiftDesignSchema,
+      responses: {
+        200: { description: 'This design was registered before, exactly so: it is returned as stored.', schema: DesignEnvelope },
+        201: { description: 'Registered.', schema: DesignEnvelope },
+        400: { description: 'Invalid body.' },
+        404: { description: 'No such campaign.' },
+        409: {
+          description:
+            'design_registered (the test is registered otherwise), design_overlaps, power_target_relaxed (a rosier expected lift, α, power or sidedness than already stated), exposure_data_present.',
+        },
+        422: {
+          description:
+            'Refused: underpowered (kept, as the answer to this test; designId in the body), insufficient_data or model_check_failed (nothing stored).',
+        },
+      },
+      async handler({ principal, params, body, requestId }) {
+        const r = await registerDesign(db, principal, params.id, normalise(body, config), config);
+        if (r.kind === 'refused' || r.kind === 'underpowered') return refusalResult(r.refusal, requestId);
+        return { status: r.kind === 'created' ? 201 : 200, body: { design: r.design } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/campaigns/:id/geo-lift-designs',
+      operationId: 'listGeoLiftDesigns',
+      summary: "The campaign's geo-lift designs, registered and refused as underpowered, newest first.",
+      tags: ['measurement'],
+      access: 'bearer',
+      scope: { resource: 'campaign', param: 'id' },
+      params: IdParams,
+      responses: {
+        200: { description: 'Designs.', schema: z.object({ designs: z.array(GeoLiftDesignSchema) }) },
+        404: { description: 'No such campaign.' },
+      },
+      async handler({ principal, params }) {
+        return { status: 200, body: await listDesigns(db, principal, params.id) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
       path: '/api/v1/campaigns/:id/prove-it',
       operationId: 'proveIt',
       summary:
-        'Evaluate causal lift in the test market by time-based regression. Underpowered or thin designs are refused (422) with the minimum detectable effect and what would power them.',
+        'Evaluate causal lift against a registered geo-lift design (designId, or testMarket and exposureStart naming it; with none registered and no exposure data yet, the body registers it: 202). Weekly time-based regression. Before the registered end a look is interim and claims nothing; the final evaluation is made once (repeats return it, 200). Conclusion lift-detected, decline-detected or no-detectable-effect. Underpowered or thin designs are refused (422) with the minimum detectable lift.',
       tags: ['measurement'],
       access: 'bearer',
       scope: { resource: 'campaign', param: 'id' },
@@ -82,20 +147,22 @@ export function measurementRoutes({ db, config }: ApiDeps) {
       body: ProveItSchema,
       completeness: 'unmodeled',
       responses: {
-        201: { description: 'The lift estimate, stored as evidence.', schema: z.object({ evidence: LiftEvidenceSchema }) },
-        404: { description: 'No such campaign.' },
-        422: { description: 'Refused: underpowered or insufficient_data.' },
+        200: { description: 'The final evaluation, made before: returned as stored.', schema: z.object({ evidence: LiftEvidenceSchema }) },
+        201: {
+          description: 'An interim look or the final evaluation, stored as evidence.',
+          schema: z.object({ evidence: LiftEvidenceSchema }),
+        },
+        202: { description: 'The body registered its design; nothing is exposed yet to evaluate.', schema: DesignEnvelope },
+        400: { description: 'Invalid body.' },
+        404: { description: 'No such campaign or design.' },
+        409: { description: 'design_mismatch (the body changes the registered design), or a registration conflict.' },
+        422: { description: 'Refused: underpowered, insufficient_data or model_check_failed; nothing is stored.' },
       },
       async handler({ principal, params, body, requestId }) {
         const outcome = await proveIt(db, principal, params.id, body, config);
-        if ('evidence' in outcome) return { status: 201, body: { evidence: outcome.evidence } };
-        const { code, reason, detail, figures } = outcome.refused;
-        // A refusal is an answer, not a failure: its figures travel in the problem body.
-        return {
-          status: 422,
-          contentType: PROBLEM_CONTENT_TYPE,
-          body: problemBody(unprocessable(detail, code), requestId, { reason, ...figures }),
-        };
+        if ('refused' in outcome) return refusalResult(outcome.refused, requestId);
+        if ('registered' in outcome) return { status: 202, body: { design: outcome.registered } };
+        return { status: outcome.replayed ? 200 : 201, body: { evidence: outcome.evidence } };
       },
     }),
     defineRoute({

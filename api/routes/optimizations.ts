@@ -23,7 +23,10 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
         404: { description: 'No such campaign.' },
       },
       async handler({ principal, params }) {
-        return { status: 200, body: await listOptimizations(db, principal, params.id, config.OPTIMIZATION_IDLE_DAYS) };
+        return {
+          status: 200,
+          body: await listOptimizations(db, principal, params.id, config.OPTIMIZATION_IDLE_DAYS, config.DELIVERY_PACING_TOLERANCE),
+        };
       },
     }),
     defineRoute({
@@ -43,7 +46,10 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
         409: { description: 'Already rejected, accepted or stale.' },
       },
       async handler({ principal, params }) {
-        return { status: 200, body: await rejectOptimization(db, principal, params.id, config.OPTIMIZATION_IDLE_DAYS) };
+        return {
+          status: 200,
+          body: await rejectOptimization(db, principal, params.id, config.OPTIMIZATION_IDLE_DAYS, config.DELIVERY_PACING_TOLERANCE),
+        };
       },
     }),
     defineRoute({
@@ -63,7 +69,10 @@ export function optimizationRoutes({ db, config }: ApiDeps) {
         409: { description: 'Already rejected, accepted or stale.' },
       },
       async handler({ principal, params }) {
-        return { status: 200, body: await acceptOptimization(db, principal, params.id, config.OPTIMIZATION_IDLE_DAYS) };
+        return {
+          status: 200,
+          body: await acceptOptimization(db, principal, params.id, config.OPTIMIZATION_IDLE_DAYS, config.DELIVERY_PACING_TOLERANCE),
+        };
       },
     }),
   ];

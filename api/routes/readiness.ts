@@ -3,7 +3,7 @@ import { Problem } from '../../shared/errors';
 import { runReadinessChecks } from '../../shared/readiness/checks';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
-import { sendProblem } from '../http/problem';
+import { sendProblem } from '../middleware/problem';
 
 const Check = z.object({ ok: z.boolean(), detail: z.string(), durationMs: z.number() });
 const Readiness = z

@@ -12,6 +12,14 @@ export interface BookingRequest {
   channelCampaignId: string;
   startDate: string;
   endDate: string;
+  /** AdCP sellers: the seller's product and pricing option the approved plan line named. */
+  supplierProduct: SupplierProduct | null;
+}
+
+/** A seller's product and one of its pricing options, as a plan line on an AdCP seller names them. */
+export interface SupplierProduct {
+  productId: string;
+  pricingOptionId: string;
 }
 
 export interface WorkflowStep {
@@ -26,7 +34,30 @@ export type BookingOutcome =
   /** A native staged supplier created the campaign paused; it stays stopped until it may be enabled. */
   | { kind: 'staged'; providerReference: string }
   /** A workflow supplier: staff carry the booking out by these steps. */
-  | { kind: 'workflow'; steps: WorkflowStep[] };
+  | { kind: 'workflow'; steps: WorkflowStep[] }
+  /**
+   * The supplier accepted the request and is still working on it (an AdCP task `submitted` or
+   * `working`): the line stays in progress under the supplier's task id until the task's final
+   * outcome arrives (polled through `tasks`, or pushed by the supplier's webhook).
+   */
+  | { kind: 'pending'; taskId: string; supplierStatus: string };
+
+/** The final word on a pending task, or that it is still pending. */
+export type TaskOutcome = Exclude<BookingOutcome, { kind: 'staged' }>;
+
+/** A supplier task a pending booking waits on. */
+export interface PendingTask {
+  taskId: string;
+  attemptId: string;
+  bookingId: string;
+  lineId: string;
+}
+
+/** Suppliers whose bookings may finish later: how to ask about a pending task. */
+export interface TaskPoller {
+  /** The task's outcome now; `pending` while the supplier still works on it. Throws when it cannot be asked. */
+  poll(task: PendingTask, ctx: AdapterContext): Promise<TaskOutcome>;
+}
 
 /** The supplier may or may not have acted (timeout, lost response, 5xx after send). Never retried blindly. */
 export class UnknownOutcome extends Error {
@@ -36,6 +67,65 @@ export class UnknownOutcome extends Error {
 export interface AdapterContext {
   db: Knex;
   sandboxSlowMs: number;
+  /** The supplier's "now": a sandbox booking's workspace test clock; real time when absent. */
+  now?: Date;
+}
+
+/** A booked line as its supplier knows it: what every operation after booking names. */
+export interface LineAtSupplier {
+  bookingId: string;
+  lineId: string;
+  channel: string;
+  executionMode: 'sandbox' | 'live';
+  channelCampaignId: string;
+  /** The supplier's own reference from the booking; null when its answer was never known. */
+  providerReference: string | null;
+  /** The booking attempt's id: the idempotency key the supplier was booked with. */
+  bookingAttemptId: string | null;
+  budgetMinor: number;
+  startDate: string;
+  endDate: string;
+}
+
+/** The in-flight operations on a booked line, beside `book`. */
+export const LINE_OPERATIONS = ['pause', 'resume', 'stop', 'change-budget'] as const;
+export type LineOperationKind = (typeof LINE_OPERATIONS)[number];
+
+/** An operation on a booked line. `attemptId` is the supplier's idempotency key for it. */
+export interface LineOperationRequest extends LineAtSupplier {
+  attemptId: string;
+}
+
+/** A budget (and, where the supplier allows, end date) change: the line's new figures. */
+export interface BudgetChangeRequest extends LineOperationRequest {
+  newBudgetMinor: number;
+  /** Only when the amendment moves the flight's end. */
+  newEndDate?: string;
+}
+
+export type LineOperationOutcome =
+  /** The supplier did it. */
+  | { kind: 'applied'; providerReference?: string | null; detail?: Record<string, unknown> }
+  /** The supplier definitely did not do it, and says why. */
+  | { kind: 'refused'; reason: string }
+  /** A workflow supplier: staff carry it out by these steps. */
+  | { kind: 'workflow'; steps: WorkflowStep[] };
+
+/** One day of a line's delivery as the supplier reports it. */
+export interface DeliveryDay {
+  /** UTC date, YYYY-MM-DD. */
+  date: string;
+  impressions: number;
+  clicks: number;
+  /** Completed views or listens (video and audio); 0 where the channel has none. */
+  completions: number;
+  spendMinor: number;
+}
+
+export interface DeliveryReport {
+  /** The supplier's own as-of time for these figures (ISO 8601). */
+  asOf: string;
+  days: DeliveryDay[];
 }
 
 export interface SupplierAdapter {
@@ -43,8 +133,28 @@ export interface SupplierAdapter {
   /** Workflow adapters return steps without calling anyone, so no attempt is opened for them. */
   readonly callsSupplier: boolean;
   book(request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome>;
+  /** Stop the line spending for now; `resume` undoes it. */
+  pause(request: LineOperationRequest, ctx: AdapterContext): Promise<LineOperationOutcome>;
+  /** Run a paused line again, or enable a staged one whose evidence now allows it. */
+  resume(request: LineOperationRequest, ctx: AdapterContext): Promise<LineOperationOutcome>;
+  /** End the line for good: it will not run again. */
+  stop(request: LineOperationRequest, ctx: AdapterContext): Promise<LineOperationOutcome>;
+  changeBudget(request: BudgetChangeRequest, ctx: AdapterContext): Promise<LineOperationOutcome>;
   /** Suppliers that review creatives before they run; workflow suppliers do not. */
   reviewer?: CreativeReviewer;
+  /** Suppliers that report delivery themselves; workflow suppliers' delivery is entered by staff. */
+  reporter?: DeliveryReporter;
+  /** Suppliers whose bookings may answer `pending`. */
+  tasks?: TaskPoller;
+}
+
+export interface DeliveryReporter {
+  /**
+   * What the line delivered on each day from `fromDate` to `toDate` (inclusive, UTC), as the
+   * supplier reports it now; days it has no figures for yet are absent. Throws when the supplier
+   * cannot be asked: the figures then wait, they are never invented.
+   */
+  delivery(line: LineAtSupplier, fromDate: string, toDate: string, ctx: AdapterContext): Promise<DeliveryReport>;
 }
 
 /** What a worker sends a supplier for creative review: the exact bytes and the metadata being approved. */

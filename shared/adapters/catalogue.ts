@@ -1,10 +1,11 @@
 import { CHANNELS, type Channel } from '../auth/products';
+import { adcpAdapterKey, adcpSellersAtStart, type AdcpSeller } from '../config/adcp-sellers';
 
 /**
  * The suppliers Flightdeck can book through. Each key has its own queue
  * (`supplier.<key>`) and its own worker implementation in `workers/adapters/`.
  */
-export type AdapterKind = 'sandbox' | 'workflow' | 'native-staged' | 'live';
+export type AdapterKind = 'sandbox' | 'workflow' | 'native-staged' | 'live' | 'adcp';
 export type ExecutionMode = 'sandbox' | 'live';
 
 export interface AdapterDescriptor {
@@ -19,6 +20,10 @@ export interface AdapterDescriptor {
   executionMethod: 'manual' | 'computer-use' | null;
   /** Hosts of the supplier's official public sources: the only places a browser job may observe. */
   officialSourceHosts: readonly string[];
+  /** Whether the supplier can move a running line's end date (an amendment's `endDate`). */
+  endDateChanges: boolean;
+  /** AdCP sellers: the seller's key in ADCP_SELLERS. */
+  adcpSeller?: string;
 }
 
 /** The sandbox suppliers publish their (fictional) rate cards and specs here. */
@@ -32,6 +37,7 @@ const sandbox: AdapterDescriptor[] = CHANNELS.map((channel) => ({
   requiresCredential: false,
   executionMethod: null,
   officialSourceHosts: SANDBOX_SOURCES,
+  endDateChanges: true,
 }));
 
 const live: AdapterDescriptor[] = CHANNELS.map((channel) => ({
@@ -42,7 +48,28 @@ const live: AdapterDescriptor[] = CHANNELS.map((channel) => ({
   requiresCredential: true,
   executionMethod: null,
   officialSourceHosts: [],
+  endDateChanges: false,
 }));
+
+/**
+ * An AdCP seller as an adapter. A sandbox seller takes sandbox bookings only and a live seller
+ * live bookings only, so a sandbox booking can never reach a live seller. Live buying needs
+ * approved supplier access naming the workspace's account on the seller; so does sandbox buying
+ * (the seller must know whose sandbox account it is).
+ */
+export function adcpDescriptor(seller: AdcpSeller): AdapterDescriptor {
+  return {
+    key: adcpAdapterKey(seller.key),
+    kind: 'adcp',
+    channels: CHANNELS.filter((c) => seller.channels.includes(c)),
+    modes: seller.sandbox ? ['sandbox'] : ['live'],
+    requiresCredential: true,
+    executionMethod: null,
+    officialSourceHosts: [new URL(seller.agentUrl).hostname],
+    endDateChanges: true,
+    adcpSeller: seller.key,
+  };
+}
 
 export const ADAPTERS: readonly AdapterDescriptor[] = [
   ...sandbox,
@@ -54,6 +81,7 @@ export const ADAPTERS: readonly AdapterDescriptor[] = [
     requiresCredential: false,
     executionMethod: 'manual',
     officialSourceHosts: SANDBOX_SOURCES,
+    endDateChanges: true,
   },
   {
     key: 'computer-use',
@@ -63,6 +91,7 @@ export const ADAPTERS: readonly AdapterDescriptor[] = [
     requiresCredential: false,
     executionMethod: 'computer-use',
     officialSourceHosts: SANDBOX_SOURCES,
+    endDateChanges: true,
   },
   {
     key: 'native-staged',
@@ -72,8 +101,10 @@ export const ADAPTERS: readonly AdapterDescriptor[] = [
     requiresCredential: false,
     executionMethod: null,
     officialSourceHosts: SANDBOX_SOURCES,
+    endDateChanges: true,
   },
   ...live,
+  ...adcpSellersAtStart().map(adcpDescriptor),
 ];
 
 export function findAdapter(key: string): AdapterDescriptor | undefined {
@@ -89,6 +120,7 @@ export function catalogueProblems(adapters: readonly AdapterDescriptor[] = ADAPT
     if (seen.has(a.key)) problems.push(`adapter key ${a.key} is registered twice`);
     seen.add(a.key);
     if (a.channels.length === 0) problems.push(`adapter ${a.key} serves no channel`);
+    if (a.kind === 'adcp' && a.modes.length !== 1) problems.push(`adapter ${a.key} must be sandbox or live, not both`);
   }
   for (const channel of CHANNELS) {
     if (!adapters.some((a) => a.kind === 'sandbox' && a.channels.includes(channel))) {

@@ -18,3 +18,40 @@ export async function requireSupplierAccess(db: Knex, adapterKey: string, advert
     );
   }
 }
+
+/** A workspace's account on an AdCP seller, as ops recorded it with the workspace's supplier access. */
+export interface SellerAccount {
+  brand: { domain: string };
+  operator: string;
+}
+
+const isSellerAccount = (v: unknown): v is SellerAccount => {
+  const a = v as Partial<SellerAccount> | null;
+  return !!a && typeof a.operator === 'string' && typeof a.brand?.domain === 'string';
+};
+
+/**
+ * The workspace's own approved access to an AdCP seller, naming its account there; null without
+ * it. A deployment-wide credential names no brand, so it never stands in for a workspace's account.
+ */
+export async function sellerAccountOf(db: Knex, adapterKey: string, advertiserId: string): Promise<SellerAccount | null> {
+  const row = (await db('supplier_credentials')
+    .where({ adapter_key: adapterKey, status: 'active', advertiser_id: advertiserId })
+    .whereNotNull('approved_at')
+    .whereNotNull('account')
+    .orderBy('approved_at', 'desc')
+    .first('account')) as { account: unknown } | undefined;
+  return row && isSellerAccount(row.account) ? { brand: { domain: row.account.brand.domain }, operator: row.account.operator } : null;
+}
+
+/** Buying from an AdCP seller (sandbox or live) needs approved access naming the workspace's account there. */
+export async function requireSellerAccount(db: Knex, adapterKey: string, advertiserId: string): Promise<SellerAccount> {
+  const account = await sellerAccountOf(db, adapterKey, advertiserId);
+  if (!account) {
+    throw unprocessable(
+      `Buying through ${adapterKey} needs approved supplier access naming this workspace's account on the seller, which it does not have.`,
+      'supplier_access_required',
+    );
+  }
+  return account;
+}

@@ -8,10 +8,12 @@ import { studyCommitment } from '../studies/study-store';
 import { creativeView } from '../creatives/creative-store';
 import { rawBodySha256 } from '../measurement/raw-body';
 import { findOptimization } from '../optimizations/optimization-store';
+import { AmendmentParametersSchema, amendmentIncrease, type AmendmentRequest } from '../bookings/amendments';
 
 export const CurrencySchema = z.enum(['GBP', 'USD', 'EUR']);
 export type Currency = z.infer<typeof CurrencySchema>;
-export type BudgetPolicy = 'campaign-commitment' | 'zero' | 'study-commitment';
+export const BUDGET_POLICIES = ['campaign-commitment', 'zero', 'study-commitment', 'incremental-commitment'] as const;
+export type BudgetPolicy = (typeof BUDGET_POLICIES)[number];
 
 export interface Commitment {
   budgetMinor: number;
@@ -62,6 +64,44 @@ const campaignLaunch: ActionContract = {
       policy: 'campaign-commitment',
       incrementalReservationMinor: campaign.executionMode === 'live' ? campaign.maximumCommitmentMinor : 0,
       description: `Launch "${campaign.name}" (${campaign.executionMode}): up to ${campaign.maximumCommitmentMinor} GBP minor units committed.`,
+    };
+  },
+};
+
+/** A campaign's pause, resume or stop: every line of its open booking that can take it; no spend. */
+function campaignControl(control: 'pause' | 'resume' | 'stop', description: string): ActionContract {
+  return {
+    name: `campaign.${control}`,
+    method: 'POST',
+    route: `/api/v1/campaigns/{campaignId}/${control}`,
+    parameters: z.strictObject({ campaignId: z.uuid(), note: z.string().trim().min(1).max(2000).optional() }),
+    budgetPolicy: 'zero',
+    idempotency: 'governed-execution-receipt',
+    fromRequest: ({ params, body }) => ({ campaignId: params.id, ...bodyObject(body) }),
+    async commitment(db, p, parameters) {
+      if (!(await findCampaign(db, p, String(parameters.campaignId)))) throw notFound();
+      return zero(description);
+    },
+  };
+}
+
+const campaignAmend: ActionContract = {
+  name: 'campaign.amend',
+  method: 'POST',
+  route: '/api/v1/campaigns/{campaignId}/amendments',
+  parameters: AmendmentParametersSchema,
+  budgetPolicy: 'incremental-commitment',
+  idempotency: 'required',
+  fromRequest: ({ params, body }) => ({ campaignId: params.id, ...bodyObject(body) }),
+  async commitment(db, p, parameters) {
+    const body = parameters as { campaignId: string } & AmendmentRequest;
+    const { campaign, increaseMinor } = await amendmentIncrease(db, p, body.campaignId, body);
+    return {
+      budgetMinor: increaseMinor,
+      currency: 'GBP',
+      policy: 'incremental-commitment',
+      incrementalReservationMinor: campaign.executionMode === 'live' ? increaseMinor : 0,
+      description: `Amend "${campaign.name}" (${campaign.executionMode}): budgets of ${body.lines.length} line(s)${body.endDate ? `, end date ${body.endDate}` : ''}; up to ${increaseMinor} GBP minor units more committed.`,
     };
   },
 };
@@ -169,6 +209,10 @@ const studyDraft: ActionContract = {
  */
 export const ACTION_TABLE = {
   'campaign.launch': campaignLaunch,
+  'campaign.pause': campaignControl('pause', 'Pause every running line of the campaign: no spend while paused.'),
+  'campaign.resume': campaignControl('resume', 'Resume the campaign’s paused lines: they spend again within their budgets.'),
+  'campaign.stop': campaignControl('stop', 'Stop the campaign for good: its lines will not run again.'),
+  'campaign.amend': campaignAmend,
   'creative.submit': creativeSubmit,
   'audience.sync': audienceSync,
   'optimization.reject': optimizationReject,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DateTimeSchema, FreeFormSchema, Sha256HexSchema } from '../wire';
-import { ACTION_TABLE, CurrencySchema, type ActionName } from './actions';
+import { ACTION_TABLE, BUDGET_POLICIES, CurrencySchema, type ActionName } from './actions';
 
 /** Response shapes of the governed agent flow. */
 export const ActionContractSchema = z
@@ -9,7 +9,7 @@ export const ActionContractSchema = z
     method: z.literal('POST'),
     route: z.string().min(1),
     parameters: FreeFormSchema.meta({ description: 'The JSON Schema of the action parameters.' }),
-    budgetPolicy: z.enum(['campaign-commitment', 'zero', 'study-commitment']),
+    budgetPolicy: z.enum(BUDGET_POLICIES),
     idempotency: z.enum(['governed-execution-receipt', 'required']),
     exactApprovalRequired: z.literal(true),
   })
@@ -19,7 +19,7 @@ export const CommitmentSchema = z
   .object({
     budgetMinor: z.number().int().min(0),
     currency: CurrencySchema,
-    policy: z.enum(['campaign-commitment', 'zero', 'study-commitment']),
+    policy: z.enum(BUDGET_POLICIES),
     incrementalReservationMinor: z.number().int().min(0),
     description: z.string(),
   })

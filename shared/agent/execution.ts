@@ -1,5 +1,6 @@
 import { isUuid } from '../ids';
 import type { Knex } from 'knex';
+import { recordEvent } from '../events/record';
 import { z } from 'zod';
 import { badRequest, conflict, forbidden, notFound } from '../errors';
 import { callerId, type Principal } from '../auth/principal';
@@ -16,7 +17,8 @@ export const ResolveExecutionSchema = z
   .strictObject({ expectedActionDigest: DigestSchema, outcome: z.enum(['applied', 'not-applied']), note: z.string().min(1).max(2000) })
   .meta({ id: 'ResolveAgentExecution' });
 
-export type Begin = { kind: 'execute'; stepId: string } | { kind: 'replay'; status: number; body: unknown };
+/** A replay carries the receipt's body exactly as it was first sent (JSON text, or null for none). */
+export type Begin = { kind: 'execute'; stepId: string } | { kind: 'replay'; status: number; json: string | null };
 
 const invalidBinding = (detail: string) => forbidden(detail, 'execution_binding_invalid');
 const RECEIPT_WAIT_MS = 5000;
@@ -89,7 +91,7 @@ export async function beginGovernedExecution(
   const deadline = Date.now() + RECEIPT_WAIT_MS;
   for (;;) {
     const receipt = await receiptOf(db, step.id);
-    if (receipt) return { kind: 'replay', status: receipt.response_status, body: receipt.response_body };
+    if (receipt) return { kind: 'replay', status: receipt.response_status, json: receipt.response_body };
     const now = await db('agent_steps').where({ id: step.id }).first('status');
     switch (now.status) {
       case 'abandoned':
@@ -114,12 +116,23 @@ export async function finishGovernedExecution(
   db: Knex,
   p: Principal,
   stepId: string,
-  outcome: { status: number; body: unknown } | 'unknown',
+  outcome: { status: number; json: string | null } | 'unknown',
 ): Promise<void> {
   await db.transaction(async (trx) => {
     const step = await trx('agent_steps').where({ id: stepId }).forUpdate().first();
     if (outcome === 'unknown') {
-      await trx('agent_steps').where({ id: stepId, status: 'executing' }).update({ status: 'unknown', finished_at: trx.fn.now() });
+      const n = await trx('agent_steps')
+        .where({ id: stepId, status: 'executing' })
+        .update({ status: 'unknown', finished_at: trx.fn.now() });
+      if (n) {
+        await recordEvent(trx, {
+          workspaceId: step.advertiser_id,
+          type: 'agent.step.unknown',
+          subjectId: stepId,
+          subjectVersion: 1,
+          body: { stepId, runId: step.run_id, approvalId: step.approval_id, action: step.action_name },
+        });
+      }
       await journal(trx, {
         advertiserId: p.advertiserId,
         runId: step.run_id,
@@ -135,7 +148,7 @@ export async function finishGovernedExecution(
       step_id: stepId,
       advertiser_id: p.advertiserId,
       response_status: outcome.status,
-      response_body: JSON.stringify(outcome.body ?? null),
+      response_body: outcome.json,
     });
     await trx('agent_steps')
       .where({ id: stepId, status: 'executing' })

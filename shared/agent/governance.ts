@@ -2,6 +2,7 @@ import { isUuid } from '../ids';
 import { assertHuman } from '../auth/guards';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { recordEvent } from '../events/record';
 import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../errors';
 import { type Principal } from '../auth/principal';
@@ -119,6 +120,13 @@ export async function prepareAction(db: Knex, p: Principal, body: PrepareRequest
       commitment: JSON.stringify(commitment),
       status: 'pending',
     });
+    await recordEvent(trx, {
+      workspaceId: p.advertiserId,
+      type: 'agent.approval.pending',
+      subjectId: approvalId,
+      subjectVersion: 1,
+      body: { approvalId, runId, action: contract.name, actionDigest: digest },
+    });
     await journal(trx, {
       advertiserId: p.advertiserId,
       runId,
@@ -171,6 +179,16 @@ export function approvalView(row: Record<string, unknown>) {
 }
 
 /** A human approves exactly the action behind a digest; one pending execute step is bound to it. Used once. */
+/** A person's decision on an approval, told to subscribers in its transaction. */
+const approvalDecided = (trx: Knex, row: { id: string; advertiser_id: string; run_id: string; action_name: string }, status: string) =>
+  recordEvent(trx, {
+    workspaceId: row.advertiser_id,
+    type: 'agent.approval.decided',
+    subjectId: row.id,
+    subjectVersion: 2,
+    body: { approvalId: row.id, runId: row.run_id, action: row.action_name, status },
+  });
+
 export async function approveAction(db: Knex, p: Principal, approvalId: string, expectedDigest: string) {
   requireApprover(p);
   return db.transaction(async (trx) => {
@@ -205,6 +223,7 @@ export async function approveAction(db: Knex, p: Principal, approvalId: string, 
       .where({ id: row.id })
       .update({ status: 'approved', decided_by: p.userId, decided_at: trx.fn.now(), execute_step_id: stepId })
       .returning('*');
+    await approvalDecided(trx, updated, 'approved');
     await journal(trx, {
       advertiserId: p.advertiserId,
       runId: row.run_id,
@@ -240,6 +259,7 @@ export async function abandonAction(db: Knex, p: Principal, approvalId: string, 
       .where({ id: row.id })
       .update({ status: 'abandoned', decided_by: p.userId, decided_at: trx.fn.now(), note: body.note })
       .returning('*');
+    await approvalDecided(trx, updated, 'abandoned');
     await journal(trx, {
       advertiserId: p.advertiserId,
       runId: row.run_id,

@@ -23,7 +23,7 @@ export function redactForJournal(value: unknown, key = ''): unknown {
 
 /**
  * `by` is the caller whose request caused the entry: it records a person or an agent, and
- * whether they came through the REST API or the agent endpoint (/mcp).
+ * the door they came through: the REST API (`api`), the agent endpoint (`mcp`) or the console.
  */
 export async function journal(
   trx: Knex,

@@ -81,7 +81,7 @@ export async function readRun(db: Knex, p: Principal, id: string, detailLimit: n
       receipts: cap(receipts).map((r) => ({
         stepId: r.step_id,
         status: r.response_status,
-        body: r.response_body,
+        body: r.response_body === null ? null : (JSON.parse(r.response_body as string) as unknown),
         createdAt: iso(r.created_at),
       })),
       evidence: cap(evidence).map(evidenceView),

@@ -6,7 +6,8 @@ import { badRequest, conflict, notFound, unprocessable } from '../errors';
 import type { Principal } from '../auth/principal';
 import { findAdapter, type AdapterDescriptor } from '../adapters/catalogue';
 import { findCampaign } from '../campaigns/campaign-store';
-import { enqueueInTransaction, type OutboxMessage } from '../outbox/outbox';
+import { enqueueInTransaction } from '../outbox/outbox';
+import type { JobMessage } from '../queues/jobs';
 import { audienceSyncMessage } from '../queues/jobs';
 import type { Cohort, CohortAttempt, CohortDefinition, SyncAudience } from './cohort-schemas';
 import { loadCohort } from './cohort-store';
@@ -16,7 +17,7 @@ export interface SyncRequested {
   cohort: Cohort;
   attempt: CohortAttempt;
   /** The sync job this request wrote to the outbox, for the request to relay after commit. */
-  queued: OutboxMessage[];
+  queued: JobMessage[];
 }
 
 /** The adapter must exist, sync audiences at all, serve the channel and run in the mode asked for. */

@@ -26,9 +26,16 @@ export interface Principal {
   permissions: string[];
   /** The agent client id when an agent acts for the user; null for a human session. */
   agentClientId: string | null;
-  /** Set when the call came through the hosted agent endpoint (/mcp) rather than the REST API. */
-  via?: 'mcp';
+  /** The door the request came through, stamped where it enters (absent only until then). */
+  via?: Surface;
 }
+
+/**
+ * Where a request enters: the REST API (`api/middleware/authenticate.ts`), the hosted agent
+ * endpoint (`/mcp`, `shared/mcp/agent-credentials.ts`) or the staff and operator console
+ * (`api/console/context.ts`), which calls the REST operations in process.
+ */
+export type Surface = 'api' | 'mcp' | 'console';
 
 export function principalFromClaims(claims: z.infer<typeof AccessClaimsSchema>): Principal {
   const channels = entitledChannels(claims.product, claims.channels);

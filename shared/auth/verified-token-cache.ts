@@ -10,8 +10,8 @@ import type { Principal } from './principal';
  * and is not served once the key set has been fetched again (a rotation may have withdrawn the
  * key). Bounded: the least recently used entry goes first.
  */
-export class VerifiedTokenCache {
-  private readonly entries = new Map<string, { principal: Principal; expiresAtMs: number; keySetVersion: unknown }>();
+export class VerifiedTokenCache<T extends object = Principal> {
+  private readonly entries = new Map<string, { principal: T; expiresAtMs: number; keySetVersion: unknown }>();
 
   constructor(
     private readonly maxAgeMs: number,
@@ -22,7 +22,7 @@ export class VerifiedTokenCache {
     return createHash('sha256').update(token).digest('base64url');
   }
 
-  get(key: string, keySetVersion: unknown, nowMs = Date.now()): Principal | undefined {
+  get(key: string, keySetVersion: unknown, nowMs = Date.now()): T | undefined {
     const hit = this.entries.get(key);
     if (!hit) return undefined;
     this.entries.delete(key);
@@ -31,7 +31,7 @@ export class VerifiedTokenCache {
     return hit.principal;
   }
 
-  set(key: string, principal: Principal, expSeconds: number, keySetVersion: unknown, nowMs = Date.now()): void {
+  set(key: string, principal: T, expSeconds: number, keySetVersion: unknown, nowMs = Date.now()): void {
     const expiresAtMs = Math.min(expSeconds * 1000, nowMs + this.maxAgeMs);
     if (expiresAtMs <= nowMs) return; // also: a max age of 0 turns the cache off
     this.entries.delete(key);

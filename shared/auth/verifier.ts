@@ -1,10 +1,12 @@
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
+  customFetch,
   errors,
   jwksCache,
   jwtVerify,
   type ExportedJWKSCache,
+  type JWTPayload,
   type JWTVerifyGetKey,
   type JSONWebKeySet,
 } from 'jose';
@@ -47,6 +49,24 @@ const keyUnknownWhileIdpDown = () =>
     5,
   );
 
+/** Where a verifier gets the issuer's public keys. */
+export interface KeySource {
+  getKey: JWTVerifyGetKey;
+  /** Changes whenever the key set is fetched again (a rotation may have withdrawn a key). */
+  version(): unknown;
+}
+
+export interface RemoteKeyOptions {
+  /** After a failed fetch, or for an unknown key id, the provider is asked again at most this often. */
+  cooldownMs: number;
+  /** How long fetched keys count as fresh. */
+  cacheMaxAgeMs: number;
+  /** While the JWKS cannot be fetched, keys it last published are used for this long. */
+  maxStaleMs: number;
+  /** How the JWKS is fetched (default: over the network). */
+  fetch?: typeof fetch;
+}
+
 /**
  * jose's remote JWKS, made stale-if-error: jose refetches when its copy is older than the cache
  * age (or a token names an unknown key id, at most once per cooldown) and fails the request when
@@ -54,29 +74,25 @@ const keyUnknownWhileIdpDown = () =>
  * `maxStaleMs`, so an identity-provider outage does not sign everyone out. Within the cooldown
  * after a failure the provider is not asked again, so requests do not queue behind its timeout.
  */
-function staleIfErrorJwks(
-  url: string,
-  cooldownMs: number,
-  cacheMaxAgeMs: number,
-  maxStaleMs: number,
-): { getKey: JWTVerifyGetKey; keySetVersion: () => number | undefined } {
+export function remoteKeys(url: string, o: RemoteKeyOptions): KeySource {
   // jose records every successful fetch here ({ jwks, uat }); a failed one leaves it untouched.
   const cache = {} as Partial<ExportedJWKSCache>;
   const remote = createRemoteJWKSet(new URL(url), {
-    cooldownDuration: cooldownMs,
-    cacheMaxAge: cacheMaxAgeMs,
+    cooldownDuration: o.cooldownMs,
+    cacheMaxAge: o.cacheMaxAgeMs,
     timeoutDuration: 3000,
     [jwksCache]: cache as Record<string, never>,
+    ...(o.fetch ? { [customFetch]: o.fetch } : {}),
   });
   let lastKnown: { uat: number; getKey: ReturnType<typeof createLocalJWKSet> } | undefined;
   let failedAt = -Infinity;
   const knownKeys = () => {
-    if (!cache.jwks || cache.uat === undefined || Date.now() - cache.uat >= maxStaleMs) return undefined;
+    if (!cache.jwks || cache.uat === undefined || Date.now() - cache.uat >= o.maxStaleMs) return undefined;
     if (lastKnown?.uat !== cache.uat) lastKnown = { uat: cache.uat, getKey: createLocalJWKSet(cache.jwks) };
     return lastKnown.getKey;
   };
   const getKey: JWTVerifyGetKey = async (header, token) => {
-    if (!(knownKeys() && Date.now() - failedAt < cooldownMs)) {
+    if (!(knownKeys() && Date.now() - failedAt < o.cooldownMs)) {
       try {
         return await remote(header, token);
       } catch (err) {
@@ -92,71 +108,112 @@ function staleIfErrorJwks(
       throw err;
     }
   };
-  // Changes whenever jose fetches the key set, e.g. after a rotation withdrew a key.
-  return { getKey, keySetVersion: () => cache.uat };
+  return { getKey, version: () => cache.uat };
 }
 
-export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
-  let getKey: JWTVerifyGetKey;
-  let keySetVersion: () => number | undefined = () => 0;
-  if (opts.jwksUrl) {
-    ({ getKey, keySetVersion } = staleIfErrorJwks(
-      opts.jwksUrl,
-      opts.cooldownMs ?? 30_000,
-      opts.cacheMaxAgeMs ?? 10 * 60_000,
-      opts.maxStaleMs ?? 24 * 60 * 60_000,
-    ));
-  } else if (opts.jwks) {
-    getKey = createLocalJWKSet(opts.jwks);
-  } else {
-    throw new Error('a verifier needs jwksUrl or jwks');
-  }
+/** Keys held in process (the development issuer's). */
+export function localKeys(jwks: JSONWebKeySet): KeySource {
+  return { getKey: createLocalJWKSet(jwks), version: () => 0 };
+}
 
-  // A remembered verification never outlives the window in which the JWKS counts as fresh, so a key
-  // withdrawn by the identity provider stops verifying when it would without this cache.
-  const verifiedMaxAgeMs = Math.min(opts.verifiedTokenMaxAgeMs ?? 60_000, opts.jwksUrl ? (opts.cacheMaxAgeMs ?? 10 * 60_000) : Infinity);
-  const verified = new VerifiedTokenCache(verifiedMaxAgeMs);
+/** What a 401 tells the caller, for each way its token can be refused. */
+export interface Refusals {
+  expired: string;
+  claim(name: string): string;
+  invalid?: string;
+}
+
+export interface JwtVerifierOptions<T extends object> {
+  issuer: string;
+  audience: string;
+  /** The keys, or how to find them (an issuer's JWKS URL may be discovered on first use). */
+  keys: KeySource | (() => Promise<KeySource>);
+  /** The claims this verifier needs, as what its callers use; a 401 when they are missing. */
+  claims(payload: JWTPayload): T;
+  refusals: Refusals;
+  /** How long a verified token is remembered, at most (never past its exp). 0 turns the cache off. */
+  verifiedTokenMaxAgeMs: number;
+}
+
+const BAD_TOKEN = [
+  errors.JWSInvalid,
+  errors.JWTInvalid,
+  errors.JWSSignatureVerificationFailed,
+  errors.JOSEAlgNotAllowed,
+  errors.JOSENotSupported,
+  errors.JWKSNoMatchingKey,
+  errors.JWKSMultipleMatchingKeys,
+];
+
+/**
+ * Verifies a JWT access token: asymmetric algorithms only, the exact issuer and audience, a
+ * required exp and sub. A bad token is 401; keys that cannot be had (the provider is down or
+ * answers 5xx, and the key is not among those last fetched) are 503 `auth_verifier_unavailable`:
+ * the token may be fine, and a client told 401 would make a person sign in again for nothing.
+ */
+export function createJwtVerifier<T extends object>(o: JwtVerifierOptions<T>): (token: string) => Promise<T> {
+  const verified = new VerifiedTokenCache<T>(o.verifiedTokenMaxAgeMs);
+  const keysOf = typeof o.keys === 'function' ? o.keys : async () => o.keys as KeySource;
   return async (token) => {
+    const keys = await keysOf();
     const cacheKey = VerifiedTokenCache.keyOf(token);
-    const cached = verified.get(cacheKey, keySetVersion());
+    const cached = verified.get(cacheKey, keys.version());
     if (cached) return cached;
-    let payload: unknown;
+    let payload: JWTPayload;
     // Read before verifying: if the key set is fetched meanwhile, the entry is already stale and the next request verifies again.
-    const verifiedWith = keySetVersion();
+    const verifiedWith = keys.version();
     try {
-      ({ payload } = await jwtVerify(token, getKey, {
-        issuer: opts.issuer,
-        audience: opts.audience,
+      ({ payload } = await jwtVerify(token, keys.getKey, {
+        issuer: o.issuer,
+        audience: o.audience,
         algorithms: ALLOWED_ALGORITHMS,
         requiredClaims: ['exp', 'sub'],
         clockTolerance: 5,
       }));
     } catch (err) {
       if (err instanceof Problem) throw err;
-      if (err instanceof errors.JWTExpired) throw unauthenticated('The access token has expired. Sign in again.');
-      if (err instanceof errors.JWTClaimValidationFailed) {
-        throw unauthenticated(`The access token was refused: ${err.claim} is not accepted by this API.`);
-      }
-      if (
-        err instanceof errors.JWSInvalid ||
-        err instanceof errors.JWTInvalid ||
-        err instanceof errors.JWSSignatureVerificationFailed ||
-        err instanceof errors.JOSEAlgNotAllowed ||
-        err instanceof errors.JOSENotSupported ||
-        err instanceof errors.JWKSNoMatchingKey ||
-        err instanceof errors.JWKSMultipleMatchingKeys
-      ) {
-        throw unauthenticated();
-      }
+      if (err instanceof errors.JWTExpired) throw unauthenticated(o.refusals.expired);
+      if (err instanceof errors.JWTClaimValidationFailed) throw unauthenticated(o.refusals.claim(err.claim));
+      if (BAD_TOKEN.some((kind) => err instanceof kind)) throw unauthenticated(o.refusals.invalid);
       if (isVerifierUnavailable(err)) {
         throw unavailable('The token verifier is unavailable. Retry shortly.', 'auth_verifier_unavailable', 5);
       }
-      throw unauthenticated();
+      throw unauthenticated(o.refusals.invalid);
     }
-    const claims = AccessClaimsSchema.safeParse(payload);
-    if (!claims.success) throw unauthenticated('The access token lacks the claims this API needs (sub, org_id).');
-    const principal = principalFromClaims(claims.data);
-    verified.set(cacheKey, principal, (payload as { exp: number }).exp, verifiedWith);
-    return principal;
+    const result = o.claims(payload);
+    verified.set(cacheKey, result, payload.exp!, verifiedWith);
+    return result;
   };
+}
+
+export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
+  let keys: KeySource;
+  if (opts.jwksUrl) {
+    keys = remoteKeys(opts.jwksUrl, {
+      cooldownMs: opts.cooldownMs ?? 30_000,
+      cacheMaxAgeMs: opts.cacheMaxAgeMs ?? 10 * 60_000,
+      maxStaleMs: opts.maxStaleMs ?? 24 * 60 * 60_000,
+    });
+  } else if (opts.jwks) {
+    keys = localKeys(opts.jwks);
+  } else {
+    throw new Error('a verifier needs jwksUrl or jwks');
+  }
+  return createJwtVerifier({
+    issuer: opts.issuer,
+    audience: opts.audience,
+    keys,
+    // A remembered verification never outlives the window in which the JWKS counts as fresh, so a key
+    // withdrawn by the identity provider stops verifying when it would without this cache.
+    verifiedTokenMaxAgeMs: Math.min(opts.verifiedTokenMaxAgeMs ?? 60_000, opts.jwksUrl ? (opts.cacheMaxAgeMs ?? 10 * 60_000) : Infinity),
+    refusals: {
+      expired: 'The access token has expired. Sign in again.',
+      claim: (name) => `The access token was refused: ${name} is not accepted by this API.`,
+    },
+    claims(payload) {
+      const claims = AccessClaimsSchema.safeParse(payload);
+      if (!claims.success) throw unauthenticated('The access token lacks the claims this API needs (sub, org_id).');
+      return principalFromClaims(claims.data);
+    },
+  });
 }

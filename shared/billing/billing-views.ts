@@ -69,8 +69,10 @@ export const BillingSummaryEnvelope = z
       platformFeesMinor: z.number().int(),
       feesMinor: z.number().int(),
       assetChargesMinor: z.number().int(),
+      deliveredSpendMinor: z.number().int(),
       tier: FreeFormSchema,
       wallet: WalletSchema,
+      sandbox: z.object({ deliveredSpendMinor: z.number().int(), managementFeesMinor: z.number().int() }),
     }),
   })
   .meta({ id: 'BillingSummary' });

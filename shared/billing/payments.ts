@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
-import type { Config } from '../config';
+import type { Config } from '../config/config';
 import type { Logger } from '../logger';
 import type { PaymentProvider } from './provider';
 import { sandboxProvider, type SandboxProvider } from './sandbox-provider';
 import { settleProviderEvent } from './settlement';
 import { stripeProvider } from './stripe-provider';
-import { saveTerms } from './fees';
+import { saveTerms } from '../wallet/fees';
 import { unavailable } from '../errors';
 
 export interface Payments {

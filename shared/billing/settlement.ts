@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { recordEvent } from '../events/record';
 import { badRequest } from '../errors';
 import type { Logger } from '../logger';
 import { post } from '../wallet/ledger';
@@ -80,6 +81,13 @@ async function apply(trx: Knex, event: ProviderEvent, request: FundingRow): Prom
       detail: { eventId: event.id, sessionId: session.id },
     });
     await set('credited', { credited_at: trx.fn.now(), session_id: session.id });
+    await recordEvent(trx, {
+      workspaceId: request.advertiser_id,
+      type: 'funding.credited',
+      subjectId: request.id,
+      subjectVersion: 1,
+      body: { fundingRequestId: request.id, amountMinor: Number(request.amount_minor), currency: request.currency },
+    });
     return 'credited';
   }
   if (SETTLED.includes(request.status)) return 'no-change';

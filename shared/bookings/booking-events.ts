@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Actor } from '../actor';
+import type { Actor } from '../auth/actor';
 
 export interface EventInput {
   bookingId: string;

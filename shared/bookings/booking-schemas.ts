@@ -3,6 +3,17 @@ import { DateTimeSchema } from '../wire';
 import { ChannelSchema } from '../auth/products';
 import { BOOKING_STATUSES } from './booking-status';
 import { LINE_STATUSES } from './line-state';
+import { LINE_OPERATIONS } from '../adapters/adapter';
+
+/** Why a stopped line is stopped: `pause` may resume, `end` never runs again, `staged` may be enabled once its evidence allows. */
+export const LineStopSchema = z
+  .object({
+    kind: z.enum(['pause', 'end', 'staged']),
+    requestedAt: DateTimeSchema.optional(),
+    by: z.string().optional(),
+    note: z.string().optional(),
+  })
+  .meta({ id: 'LineStop' });
 
 const DateTime = DateTimeSchema;
 
@@ -50,6 +61,8 @@ export const BookingLineSchema = z
     creatives: z.array(CreativeReferenceSchema),
     // Beyond the spec's fields: every attempt, with a supplier's late answer kept as evidence.
     attempts: z.array(SupplierAttemptSchema),
+    stop: LineStopSchema.nullable(),
+    pendingOperation: z.enum(['book', ...LINE_OPERATIONS]).nullable(),
   })
   .meta({ id: 'BookingLine' });
 export type BookingLine = z.infer<typeof BookingLineSchema>;

@@ -2,8 +2,10 @@ import type { Knex } from 'knex';
 import { toMinor } from '../db/knex';
 import type { Booking, BookingEvent, BookingLine } from './booking-schemas';
 import type { BookingStatus } from './booking-status';
-import type { LineStatus } from './line-state';
+import { OPEN_LINE_STATUSES, type LineOperation, type LineStatus, type LineStop } from './line-state';
 import { attemptView, type AttemptRow } from '../suppliers/attempts';
+import { dateOnly } from '../dates';
+import { clockedNow } from '../workspaces/sandbox-clock';
 
 export interface LineRow {
   id: string;
@@ -26,9 +28,15 @@ export interface LineRow {
   started_at: Date | null;
   confirmed_at: Date | null;
   provider_attempt_id: string | null;
+  /** AdCP sellers: the product and pricing option booked. */
+  supplier_product: { productId: string; pricingOptionId: string } | null;
   creatives: BookingLine['creatives'];
   workflow_steps: unknown;
   enableable: boolean;
+  operation: LineOperation;
+  /** The line operation still pending, if any (`line_operations`). */
+  operation_id: string | null;
+  stop: LineStop | null;
 }
 
 export interface BookingRow {
@@ -52,10 +60,11 @@ export interface BookingRow {
   campaign_status: string;
   start_date: string | Date;
   end_date: string | Date;
+  /** The workspace's sandbox clock (days ahead of real time), joined; sandbox bookings run on it. */
+  clock_offset_days?: number | null;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
-const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
 
 export function toLine(r: LineRow, attempts: AttemptRow[] = []): BookingLine {
   return {
@@ -80,6 +89,9 @@ export function toLine(r: LineRow, attempts: AttemptRow[] = []): BookingLine {
     // Beyond the spec's fields: what staff need to work a workflow line, and whether a staged line may be enabled.
     workflowSteps: r.workflow_steps ?? null,
     enableable: r.enableable,
+    // Why a stopped line is stopped (and whether it may resume), and the supplier operation in hand.
+    stop: r.stop ?? null,
+    pendingOperation: r.operation_id || (r.operation === 'book' && OPEN_LINE_STATUSES.includes(r.status)) ? r.operation : null,
     attempts: attempts.map(attemptView),
   };
 }
@@ -102,7 +114,8 @@ const OPEN_BOOKING: readonly BookingStatus[] = ['queued', 'in-progress', 'stoppi
 
 function toBooking(r: BookingRow, lines: LineRow[], attempts: AttemptRow[], events: Record<string, unknown>[], now: Date): Booking {
   const endDate = dateOnly(r.end_date);
-  const flightEnded = endDate < now.toISOString().slice(0, 10);
+  const today = dateOnly(clockedNow(r.execution_mode, Number(r.clock_offset_days ?? 0), now));
+  const flightEnded = endDate < today;
   return {
     id: r.id,
     advertiserId: r.advertiser_id,
@@ -110,7 +123,8 @@ function toBooking(r: BookingRow, lines: LineRow[], attempts: AttemptRow[], even
     campaignName: r.campaign_name,
     client: { id: r.advertiser_id, name: r.client_name },
     campaignStatus: r.campaign_status,
-    closeoutPending: flightEnded && r.closed_out_at === null && lines.some((l) => l.status === 'confirmed'),
+    // Something ran (a line was confirmed at some point) and its money is not yet settled.
+    closeoutPending: flightEnded && r.closed_out_at === null && lines.some((l) => l.confirmed_at !== null),
     flightEnded,
     overdue: OPEN_BOOKING.includes(r.status) && r.confirmation_due_at.getTime() < now.getTime(),
     version: r.version,
@@ -150,7 +164,16 @@ export function bookingFromRows(row: BookingRow, lines: LineRow[], events: Array
 export function bookingQuery(db: Knex) {
   return db('bookings as b')
     .join('campaigns as c', 'c.id', 'b.campaign_id')
-    .select('b.*', 'c.name as campaign_name', 'c.client_name', 'c.status as campaign_status', 'c.start_date', 'c.end_date');
+    .leftJoin('sandbox_clocks as sc', 'sc.advertiser_id', 'b.advertiser_id')
+    .select(
+      'b.*',
+      'c.name as campaign_name',
+      'c.client_name',
+      'c.status as campaign_status',
+      'c.start_date',
+      'c.end_date',
+      'sc.offset_days as clock_offset_days',
+    );
 }
 
 /** Loads bookings with their lines and events, in the order of the ids given. */

@@ -64,14 +64,19 @@ export async function listFulfilmentQueue(
   if (!clients.length) return { bookings: [], nextCursor: null };
 
   const query = bookingQuery(db).whereIn('b.advertiser_id', clients);
-  if (q.status === 'active') query.whereIn('b.status', OPEN_BOOKING);
+  // Active: something is open, or a running line has a change in hand (a budget change keeps its status).
+  const pendingChange = 'exists (select 1 from booking_lines pl where pl.booking_id = b.id and pl.operation_id is not null)';
+  if (q.status === 'active') query.where((w) => w.whereIn('b.status', OPEN_BOOKING).orWhereRaw(pendingChange));
   const lineExists = (build: (sub: Knex.QueryBuilder) => void) =>
     query.whereExists(function () {
       const sub = this.select(db.raw('1')).from('booking_lines as l').whereRaw('l.booking_id = b.id');
       build(sub);
     });
   if (q.assignee === 'me') lineExists((sub) => sub.where('l.assigned_to_user_id', staff.id));
-  if (q.assignee === 'unassigned') lineExists((sub) => sub.whereNull('l.assigned_to_user_id').whereIn('l.status', OPEN_LINE));
+  if (q.assignee === 'unassigned')
+    lineExists((sub) =>
+      sub.whereNull('l.assigned_to_user_id').where((w) => w.whereIn('l.status', OPEN_LINE).orWhereNotNull('l.operation_id')),
+    );
   if (q.adapterKey) lineExists((sub) => sub.where('l.adapter_key', q.adapterKey!));
   if (q.overdue === 'true') query.whereIn('b.status', OPEN_BOOKING).where('b.confirmation_due_at', '<', now);
   if (q.overdue === 'false') query.where((w) => w.whereNotIn('b.status', OPEN_BOOKING).orWhere('b.confirmation_due_at', '>=', now));

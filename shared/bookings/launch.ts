@@ -2,19 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { conflict, notFound, unprocessable } from '../errors';
 import type { Principal } from '../auth/principal';
-import type { Actor } from '../actor';
+import type { Actor } from '../auth/actor';
 import { findAdapter } from '../adapters/catalogue';
-import { requireSupplierAccess } from '../adapters/credentials';
+import { requireSellerAccount, requireSupplierAccess } from '../adapters/credentials';
 import { campaignStatusUpdate, findCampaign } from '../campaigns/campaign-store';
-import { findPlanForCampaign } from '../campaigns/plan-store';
+import { findPlanForCampaign } from '../plans/plan-store';
 import { checkCreativeEvidence } from '../creatives/creative-approvals';
-import { outboxInsert, type OutboxMessage } from '../outbox/outbox';
+import { outboxInsert } from '../outbox/outbox';
+import type { JobMessage } from '../queues/jobs';
 import { bookLineMessage } from '../queues/jobs';
 import { reserveCommitment } from '../wallet/wallet';
 import { eventRow, type EventInput } from './booking-events';
 import type { Booking } from './booking-schemas';
 import { bookingFromRows, findBookingById, type BookingRow, type LineRow } from './booking-store';
-import { CLOSED_BOOKING_STATUSES, campaignBooked } from './open-booking';
+import { BOOKING_CLOSED_SQL, campaignBooked } from '../campaigns/open-booking';
 
 export interface LaunchOptions {
   confirmationSlaHours: number;
@@ -25,7 +26,7 @@ export interface LaunchResult {
   /** False when this approved snapshot was already launched: the first booking is returned. */
   created: boolean;
   /** The supplier operations this launch wrote to the outbox, for the request to relay after commit. */
-  queued: OutboxMessage[];
+  queued: JobMessage[];
 }
 
 /** Live lines need approved supplier access; sandbox lines need none. */
@@ -35,7 +36,8 @@ async function checkSupplierAccess(trx: Knex, advertiserId: string, mode: 'sandb
     if (!adapter || !adapter.modes.includes(mode)) {
       throw unprocessable(`Adapter ${key} cannot execute in ${mode} mode.`, 'adapter_mode_unsupported');
     }
-    if (mode === 'live' && adapter.requiresCredential) await requireSupplierAccess(trx, key, advertiserId, 'Live buying');
+    if (adapter.kind === 'adcp') await requireSellerAccount(trx, key, advertiserId);
+    else if (mode === 'live' && adapter.requiresCredential) await requireSupplierAccess(trx, key, advertiserId, 'Live buying');
   }
 }
 
@@ -59,10 +61,10 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     }
 
     // A repeat launch of the same approved snapshot is the same booking; a different one cannot open a second.
-    const held = (await trx('bookings')
-      .where({ campaign_id: campaign.id })
-      .andWhere((q) => q.where({ snapshot_digest: digest }).orWhereNotIn('status', CLOSED_BOOKING_STATUSES))
-      .select('id', 'status', 'snapshot_digest')) as Array<{ id: string; status: string; snapshot_digest: string }>;
+    const held = (await trx('bookings as b')
+      .where('b.campaign_id', campaign.id)
+      .andWhere((q) => q.where('b.snapshot_digest', digest).orWhereRaw(`not ${BOOKING_CLOSED_SQL}`))
+      .select('b.id', 'b.status', 'b.snapshot_digest')) as Array<{ id: string; status: string; snapshot_digest: string }>;
     const existing = held.find((b) => b.snapshot_digest === digest);
     if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false, queued: [] };
     if (held[0]) throw campaignBooked(held[0]);
@@ -116,6 +118,8 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       status: 'queued',
       execution_method: findAdapter(l.adapterKey)?.executionMethod ?? null,
       creatives: JSON.stringify(approvedLines[position]?.creatives ?? []),
+      // The product and price the approved snapshot names (the plan's lines are the snapshot's).
+      supplier_product: l.supplierProduct ? JSON.stringify(l.supplierProduct) : null,
     }));
     const eventInputs: EventInput[] = [
       {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { SYSTEM } from '../actor';
+import { SYSTEM } from '../auth/actor';
 import type { AdapterContext, BookingOutcome, BookingRequest, SupplierAdapter } from '../adapters/adapter';
 import type { Logger } from '../logger';
 import { toMinor } from '../db/knex';
@@ -20,13 +20,27 @@ import {
   type Unknown,
 } from '../suppliers/attempts';
 import type { SubjectHandler } from '../suppliers/stuck-attempts';
+import { pendingTaskInsert } from '../suppliers/supplier-tasks';
 import { appendEvent } from './booking-events';
 import { changeLine, isStepAborted, lockLine, stepLine, type LockedLine } from './line-transitions';
 import { lineStepBatchers, type Flight } from './line-step-batch';
+import { lineInterrupted } from './line-operation-outcomes';
 import type { LineRow } from './booking-store';
+import { dateOnly } from '../dates';
 
 export type ExecutionResult =
-  'skipped' | 'awaiting-staff' | 'reconciliation-required' | 'confirmed' | 'rejected' | 'stopped' | 'outcome-recorded-for-reconciliation';
+  | 'skipped'
+  | 'awaiting-staff'
+  | 'reconciliation-required'
+  | 'confirmed'
+  | 'rejected'
+  | 'stopped'
+  | 'outcome-recorded-for-reconciliation'
+  /** An operation on a booked line (pause, resume, stop, budget change) done, or refused, by its supplier. */
+  | 'applied'
+  | 'refused'
+  /** The supplier is still working on the booking: the line waits in progress on its task. */
+  | 'pending';
 
 const REDELIVERED = 'The operation was interrupted after it was sent; its outcome is unknown.';
 
@@ -36,8 +50,6 @@ interface LineStart {
 }
 
 const openAttemptId = (trx: Knex, lineId: string) => openAttemptQuery(trx, 'line', lineId, 'book').select('id').limit(1);
-
-const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
 
 /** What the supplier is asked to book for a line. */
 const requestOf = (line: LineRow, flight: Flight): Omit<BookingRequest, 'attemptId'> => ({
@@ -49,35 +61,8 @@ const requestOf = (line: LineRow, flight: Flight): Omit<BookingRequest, 'attempt
   channelCampaignId: line.channel_campaign_id,
   startDate: dateOnly(flight.start_date),
   endDate: dateOnly(flight.end_date),
+  supplierProduct: line.supplier_product ?? null,
 });
-
-/** An interrupted call's line goes to reconciliation, if it is still waiting on that attempt. */
-async function lineInterrupted(
-  trx: Knex,
-  bookingId: string,
-  lineId: string,
-  attemptId: string,
-  reason: string,
-  held?: LockedLine | null,
-  closer?: AttemptCloser,
-): Promise<boolean> {
-  const locked = held ?? (await lockLine(trx, bookingId, lineId));
-  if (!locked || locked.line.status !== 'in-progress' || locked.line.provider_attempt_id !== attemptId) return false;
-  await changeLine(
-    trx,
-    {
-      bookingId,
-      lineId,
-      to: 'reconciliation-required',
-      actor: SYSTEM,
-      action: 'line.reconciliation-required',
-      detail: { reason, attemptId },
-      alongside: closer?.embed(),
-    },
-    locked,
-  );
-  return true;
-}
 
 function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId: string }, ctx: AdapterContext) {
   const { bookingId, lineId } = job;
@@ -103,15 +88,24 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
         const moved = await lineInterrupted(trx, bookingId, lineId, openId, REDELIVERED, locked);
         return { kind: 'done', result: moved ? 'reconciliation-required' : 'skipped' };
       }
-      // Anything but a queued line has already been taken up (or finished): a duplicate delivery.
-      if (line.status !== 'queued') return { kind: 'done', result: 'skipped' };
+      // Anything but a queued line still to be booked has already been taken up (or finished, or
+      // is queued for another operation): a duplicate delivery.
+      if (line.status !== 'queued' || line.operation !== 'book') return { kind: 'done', result: 'skipped' };
 
       const base = requestOf(line, campaign);
       if (!adapter.callsSupplier) return { kind: 'call', start: { attemptId: null, request: { ...base, attemptId: '' } } };
 
       // The attempt is opened by the same statement that moves the line to in-progress.
       const { id: attemptId, sql: attempt } = attemptInsert(
-        { subjectKind: 'line', subjectId: lineId, lineId, bookingId, adapterKey: line.adapter_key, operation: 'book' },
+        {
+          subjectKind: 'line',
+          subjectId: lineId,
+          lineId,
+          bookingId,
+          adapterKey: line.adapter_key,
+          operation: 'book',
+          jobId: bookLineJobId(lineId),
+        },
         'updated',
       );
       await changeLine(
@@ -210,8 +204,8 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       // The line as `lock` read it is still current: nothing has changed it since.
       const locked = held;
       const expected = start.attemptId ? 'in-progress' : 'queued';
-      if (!locked || locked.line.status !== expected) return flow.late(trx, start, outcome);
-      return applyOutcome(trx, start, outcome, locked, closer);
+      if (!locked || locked.line.status !== expected || locked.line.operation !== 'book') return flow.late(trx, start, outcome);
+      return applyBookingOutcome(trx, job, start, outcome, locked, closer);
     },
 
     async late(trx, start, outcome) {
@@ -227,67 +221,90 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
     },
   };
 
-  async function applyOutcome(
-    trx: Knex,
-    start: LineStart,
-    outcome: BookingOutcome | Unknown,
-    locked: LockedLine,
-    closer?: AttemptCloser,
-  ): Promise<ExecutionResult> {
-    const { attemptId } = start;
-    if (isUnknown(outcome)) {
-      if (attemptId && (await lineInterrupted(trx, bookingId, lineId, attemptId, outcome.cause, locked, closer)))
-        return 'reconciliation-required';
-      // A workflow adapter contacts nobody: its failure sent nothing, and the failed job is retried as unsent work.
-      throw new Error(outcome.cause);
-    }
-    switch (outcome.kind) {
-      case 'workflow':
-        await changeLine(
-          trx,
-          {
-            bookingId,
-            lineId,
-            patch: { workflow_steps: JSON.stringify(outcome.steps) },
-            actor: SYSTEM,
-            action: 'line.awaiting-staff',
-            alongside: closer?.embed(),
-            detail: { steps: outcome.steps.length },
-          },
-          locked,
-        );
-        return 'awaiting-staff';
-      case 'confirmed':
-      case 'rejected':
-        await changeLine(
-          trx,
-          { bookingId, lineId, to: outcome.kind, ...outcomeChange(trx, attemptId, outcome), actor: SYSTEM, alongside: closer?.embed() },
-          locked,
-        );
-        return outcome.kind;
-      case 'staged': {
-        const staged = await trx('booking_lines').where({ id: lineId }).first('adapter_key', 'creatives');
-        const enableable = await lineEnableable(trx, staged);
-        await changeLine(
-          trx,
-          {
-            bookingId,
-            lineId,
-            to: 'stopped',
-            patch: { provider_reference: outcome.providerReference, enableable },
-            actor: SYSTEM,
-            action: 'line.staged',
-            alongside: closer?.embed(),
-            detail: { providerReference: outcome.providerReference, attemptId, enableable },
-          },
-          locked,
-        );
-        return 'stopped';
-      }
+  return flow;
+}
+
+/**
+ * Moves a line on its booking attempt's outcome, under the line's lock: the one place a booking's
+ * answer changes its line, whether it came back from the call or later (a pending supplier task).
+ */
+export async function applyBookingOutcome(
+  trx: Knex,
+  job: { bookingId: string; lineId: string },
+  start: { attemptId: string | null },
+  outcome: BookingOutcome | Unknown,
+  locked: LockedLine,
+  closer?: AttemptCloser,
+): Promise<ExecutionResult> {
+  const { bookingId, lineId } = job;
+  const { attemptId } = start;
+  if (isUnknown(outcome)) {
+    if (attemptId && (await lineInterrupted(trx, bookingId, lineId, attemptId, outcome.cause, locked, closer)))
+      return 'reconciliation-required';
+    // A workflow adapter contacts nobody: its failure sent nothing, and the failed job is retried as unsent work.
+    throw new Error(outcome.cause);
+  }
+  switch (outcome.kind) {
+    case 'pending':
+      // The supplier took the request and works on it: the line stays in progress, and the task
+      // is asked about (or answers by webhook) until its final outcome moves the line.
+      await changeLine(
+        trx,
+        {
+          bookingId,
+          lineId,
+          actor: SYSTEM,
+          action: 'line.supplier-pending',
+          alongside: closer?.embed(),
+          writes: [pendingTaskInsert(trx, { attemptId: attemptId!, bookingId, lineId, adapterKey: locked.line.adapter_key, outcome })],
+          detail: { attemptId, taskId: outcome.taskId, supplierStatus: outcome.supplierStatus },
+        },
+        locked,
+      );
+      return 'pending';
+    case 'workflow':
+      await changeLine(
+        trx,
+        {
+          bookingId,
+          lineId,
+          patch: { workflow_steps: JSON.stringify(outcome.steps) },
+          actor: SYSTEM,
+          action: 'line.awaiting-staff',
+          alongside: closer?.embed(),
+          detail: { steps: outcome.steps.length },
+        },
+        locked,
+      );
+      return 'awaiting-staff';
+    case 'confirmed':
+    case 'rejected':
+      await changeLine(
+        trx,
+        { bookingId, lineId, to: outcome.kind, ...outcomeChange(trx, attemptId, outcome), actor: SYSTEM, alongside: closer?.embed() },
+        locked,
+      );
+      return outcome.kind;
+    case 'staged': {
+      const staged = await trx('booking_lines').where({ id: lineId }).first('adapter_key', 'creatives');
+      const enableable = await lineEnableable(trx, staged);
+      await changeLine(
+        trx,
+        {
+          bookingId,
+          lineId,
+          to: 'stopped',
+          patch: { provider_reference: outcome.providerReference, enableable, stop: JSON.stringify({ kind: 'staged' }) },
+          actor: SYSTEM,
+          action: 'line.staged',
+          alongside: closer?.embed(),
+          detail: { providerReference: outcome.providerReference, attemptId, enableable },
+        },
+        locked,
+      );
+      return 'stopped';
     }
   }
-
-  return flow;
 }
 
 type DefiniteOutcome = Extract<BookingOutcome, { kind: 'confirmed' | 'rejected' }>;
@@ -337,5 +354,5 @@ export const lineAttempts: SubjectHandler = {
   async interrupted(trx, a, reason) {
     await lineInterrupted(trx, a.booking_id!, a.line_id!, a.id, reason);
   },
-  job: (a) => ({ queue: supplierQueueName(a.adapter_key), jobId: bookLineJobId(a.line_id!) }),
+  job: (a) => ({ queue: supplierQueueName(a.adapter_key), jobId: a.job_id ?? bookLineJobId(a.line_id!) }),
 };

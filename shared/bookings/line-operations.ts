@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { conflict } from '../errors';
-import type { Actor } from '../actor';
+import { badRequest, conflict, notFound } from '../errors';
+import type { Actor } from '../auth/actor';
 import type { LineRow } from './booking-store';
-import { changeLine } from './line-transitions';
+import { changeLine, lockLine } from './line-transitions';
 import { closeOpenAttemptsSql, openAttempt } from '../suppliers/attempts';
+import { amendmentLineSettled } from './amendment-status';
+import { outcomeAction, settleLineOperation } from './line-operation-outcomes';
+import { lockLineOperation, markLineOperation } from './line-operation-store';
+import { isOpen, operationStates } from './line-state';
 
 const ExpectedVersion = z.number().int().min(0);
 const Evidence = z.string().min(10).max(20000);
@@ -14,8 +18,9 @@ const ProviderReference = z.string().trim().min(1).max(200);
 export const UncertainSchema = z.strictObject({ expectedVersion: ExpectedVersion, evidence: Evidence }).meta({ id: 'UncertainLine' });
 export const ClaimSchema = z.strictObject({ expectedVersion: ExpectedVersion }).meta({ id: 'ClaimLine' });
 export const StartSchema = z.strictObject({ expectedVersion: ExpectedVersion }).meta({ id: 'StartLine' });
+/** `providerReference` is needed to confirm a booking; a change after it (pause, resume, stop, budget) may carry one. */
 export const ConfirmSchema = z
-  .strictObject({ expectedVersion: ExpectedVersion, providerReference: ProviderReference, evidence: Evidence })
+  .strictObject({ expectedVersion: ExpectedVersion, providerReference: ProviderReference.optional(), evidence: Evidence })
   .meta({ id: 'ConfirmLine' });
 export const RejectSchema = z.strictObject({ expectedVersion: ExpectedVersion, evidence: Evidence }).meta({ id: 'RejectLine' });
 export const ResolveSchema = z
@@ -24,10 +29,6 @@ export const ResolveSchema = z
     outcome: z.enum(['applied', 'not-applied']),
     evidence: Evidence,
     providerReference: ProviderReference.optional(),
-  })
-  .refine((b) => b.outcome === 'not-applied' || b.providerReference !== undefined, {
-    path: ['providerReference'],
-    message: "providerReference is required when the operation was applied (the supplier's booking reference)",
   })
   .meta({ id: 'ResolveLine' });
 
@@ -60,28 +61,62 @@ function claimedBy(userId: string) {
   };
 }
 
+/** The operation a line has in hand, where it stands, and the statuses that go with it. */
+async function inHand(trx: Knex, line: LineRow) {
+  const op = line.operation !== 'book' && line.operation_id ? await lockLineOperation(trx, line.operation_id) : undefined;
+  const states = operationStates(line.operation, op?.from_status ?? line.status);
+  return { op, states };
+}
+
 /**
  * Any line whose supplier outcome is in doubt goes to reconciliation-required, with the
- * evidence why. The open attempt closes with it: a supplier answer that arrives later is kept
- * on the attempt as evidence and no longer moves the line.
+ * evidence why: a line whose operation (its booking, or a pause, resume, stop or budget change
+ * after it) is with the supplier now. The open attempt closes with it: a supplier answer that
+ * arrives later is kept on the attempt as evidence and no longer moves the line.
  */
 export function markUncertain(db: Knex, ref: LineRef, body: z.infer<typeof UncertainSchema>, op: Operator) {
   return db.transaction(async (trx) => {
-    return changeLine(trx, {
-      ...ref,
-      expectedVersion: body.expectedVersion,
-      to: 'reconciliation-required',
-      patch: { evidence: body.evidence },
-      actor: op.actor,
-      action: 'line.marked-uncertain',
-      detail: { evidence: body.evidence },
-      alongside: closeOpenAttemptsSql(trx, 'line', ref.lineId, {
-        status: 'unknown',
-        detail: { cause: 'marked-uncertain', by: op.actor.actorId },
-      }),
-    });
+    const locked = await lockLine(trx, ref.bookingId, ref.lineId);
+    if (!locked) throw notFound();
+    const { op: pending, states } = await inHand(trx, locked.line);
+    const inFlight = pending
+      ? pending.status === 'in-flight' && locked.line.status === states.inFlight
+      : locked.line.status === 'in-progress';
+    // A stale version is told as such first (changeLine checks it); then a line with nothing in flight.
+    if (!inFlight && locked.line.version === body.expectedVersion) {
+      throw conflict(
+        `Only a line whose operation is with its supplier can be marked uncertain; this one is ${locked.line.status}${pending ? ` with a ${pending.kind} ${pending.status}` : ''}.`,
+        'invalid_transition',
+        'terminal',
+      );
+    }
+    const line = await changeLine(
+      trx,
+      {
+        ...ref,
+        expectedVersion: body.expectedVersion,
+        to: 'reconciliation-required',
+        patch: { evidence: body.evidence },
+        actor: op.actor,
+        action: 'line.marked-uncertain',
+        detail: { evidence: body.evidence, operation: locked.line.operation },
+        alongside: closeOpenAttemptsSql(trx, 'line', ref.lineId, {
+          status: 'unknown',
+          detail: { cause: 'marked-uncertain', by: op.actor.actorId },
+        }),
+      },
+      locked,
+    );
+    if (pending) {
+      await markLineOperation(trx, pending.id, 'reconciliation-required', { reason: body.evidence });
+      if (pending.amendment_id) await amendmentLineSettled(trx, pending.amendment_id, op.actor);
+    }
+    return line;
   });
 }
+
+/** A workflow line with something for staff to do: an open status, or an operation in hand. */
+const hasWork = (line: LineRow) => isOpen(line.status) || line.operation_id !== null;
 
 export function claimLine(db: Knex, ref: LineRef, body: z.infer<typeof ClaimSchema>, op: Operator & { staffId: string }) {
   return db.transaction((trx) =>
@@ -93,7 +128,7 @@ export function claimLine(db: Knex, ref: LineRef, body: z.infer<typeof ClaimSche
       action: 'line.claimed',
       guard: (line) => {
         workflowOnly(line);
-        if (!['queued', 'in-progress', 'reconciliation-required'].includes(line.status)) {
+        if (!hasWork(line)) {
           throw conflict(`A ${line.status} line has nothing left to work.`, 'invalid_transition', 'terminal');
         }
         if (line.claimed_by && line.claimed_by !== op.userId)
@@ -103,20 +138,37 @@ export function claimLine(db: Knex, ref: LineRef, body: z.infer<typeof ClaimSche
   );
 }
 
-/** Starting a workflow line opens its managed-booking attempt. */
+/**
+ * Starting a workflow line's operation opens its managed attempt (the staff member's own, never
+ * swept): the booking (queued → in-progress), or a change asked after it (a pause or stop:
+ * stop-requested → stopping; a resume: queued → in-progress; a budget change keeps the status).
+ */
 export function startLine(db: Knex, ref: LineRef, body: z.infer<typeof StartSchema>, op: Operator) {
   return db.transaction(async (trx) => {
+    const locked = await lockLine(trx, ref.bookingId, ref.lineId);
+    if (!locked) throw notFound();
+    const { op: pending, states } = await inHand(trx, locked.line);
     const attemptId = `att_${randomUUID()}`;
-    const line = await changeLine(trx, {
-      ...ref,
-      expectedVersion: body.expectedVersion,
-      to: 'in-progress',
-      patch: { provider_attempt_id: attemptId, started_at: trx.fn.now() },
-      actor: op.actor,
-      action: 'line.started',
-      detail: { attemptId },
-      guard: claimedBy(op.userId),
-    });
+    const operation = pending ? `managed-${pending.kind}` : 'managed-booking';
+    const line = await changeLine(
+      trx,
+      {
+        ...ref,
+        expectedVersion: body.expectedVersion,
+        ...(states.inFlight !== locked.line.status ? { to: states.inFlight } : {}),
+        patch: { provider_attempt_id: attemptId, ...(pending ? {} : { started_at: trx.fn.now() }) },
+        actor: op.actor,
+        action: pending ? `line.${pending.kind}-started` : 'line.started',
+        detail: { attemptId, ...(pending ? { operation: pending.kind, operationId: pending.id } : {}) },
+        guard: (l) => {
+          claimedBy(op.userId)(l);
+          if (l.status !== states.requested || (pending && pending.status !== 'requested')) {
+            throw conflict(`There is nothing to start on a ${l.status} line.`, 'invalid_transition', 'terminal');
+          }
+        },
+      },
+      locked,
+    );
     await openAttempt(trx, {
       id: attemptId,
       subjectKind: 'line',
@@ -124,8 +176,9 @@ export function startLine(db: Knex, ref: LineRef, body: z.infer<typeof StartSche
       lineId: line.id,
       bookingId: ref.bookingId,
       adapterKey: line.adapter_key,
-      operation: 'managed-booking',
+      operation,
     });
+    if (pending) await markLineOperation(trx, pending.id, 'in-flight', { attemptId });
     return line;
   });
 }
@@ -134,57 +187,94 @@ export function startLine(db: Knex, ref: LineRef, body: z.infer<typeof StartSche
 const closingAttempt = (trx: Knex, lineId: string, status: string, providerReference: string | null) =>
   closeOpenAttemptsSql(trx, 'line', lineId, { status, providerReference });
 
+/** A booking confirmed needs the supplier's booking reference; a later change may carry one. */
+function referenceNeeded(line: LineRow, providerReference: string | undefined): void {
+  if (line.operation === 'book' && !providerReference) {
+    throw badRequest("The supplier's booking reference is needed to confirm a booking.", [
+      { path: 'providerReference', message: 'required to confirm a booking' },
+    ]);
+  }
+}
+
+/** Staff record that the supplier did what the line's operation asked (the booking, or a change after it). */
 export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof ConfirmSchema>, op: Operator) {
   return db.transaction(async (trx) => {
-    return changeLine(trx, {
-      ...ref,
+    const locked = await lockLine(trx, ref.bookingId, ref.lineId);
+    if (!locked) throw notFound();
+    const { op: pending, states } = await inHand(trx, locked.line);
+    return settleLineOperation(trx, locked, {
+      applied: true,
       expectedVersion: body.expectedVersion,
-      to: 'confirmed',
-      patch: { provider_reference: body.providerReference, evidence: body.evidence, confirmed_at: trx.fn.now() },
       actor: op.actor,
-      action: 'line.confirmed',
-      detail: { providerReference: body.providerReference },
-      guard: claimedBy(op.userId),
-      alongside: closingAttempt(trx, ref.lineId, 'confirmed', body.providerReference),
+      action: outcomeAction(locked.line.operation, true),
+      evidence: body.evidence,
+      providerReference: body.providerReference ?? null,
+      // The evidence with the event too: the line's own field is overwritten by whatever comes next.
+      detail: { providerReference: body.providerReference ?? null, evidence: body.evidence },
+      guard: (l) => {
+        claimedBy(op.userId)(l);
+        if (l.status !== states.inFlight || (pending && pending.status !== 'in-flight')) {
+          throw conflict(`Start the line's ${l.operation} before confirming it; it is ${l.status}.`, 'invalid_transition', 'terminal');
+        }
+        referenceNeeded(l, body.providerReference);
+      },
+      alongside: closingAttempt(trx, ref.lineId, 'confirmed', body.providerReference ?? null),
     });
   });
 }
 
+/** Staff record that the supplier refused what the line's operation asked. */
 export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSchema>, op: Operator) {
   return db.transaction(async (trx) => {
-    return changeLine(trx, {
-      ...ref,
+    const locked = await lockLine(trx, ref.bookingId, ref.lineId);
+    if (!locked) throw notFound();
+    const { op: pending, states } = await inHand(trx, locked.line);
+    return settleLineOperation(trx, locked, {
+      applied: false,
       expectedVersion: body.expectedVersion,
-      to: 'rejected',
-      patch: { evidence: body.evidence },
       actor: op.actor,
-      action: 'line.rejected',
+      action: outcomeAction(locked.line.operation, false),
+      evidence: body.evidence,
       detail: { evidence: body.evidence },
-      guard: claimedBy(op.userId),
+      guard: (l) => {
+        claimedBy(op.userId)(l);
+        const waiting = l.status === states.requested || l.status === states.inFlight;
+        if (!waiting || (pending && !['requested', 'in-flight'].includes(pending.status))) {
+          throw conflict(`There is nothing to reject on a ${l.status} line.`, 'invalid_transition', 'terminal');
+        }
+      },
       alongside: closingAttempt(trx, ref.lineId, 'rejected', null),
     });
   });
 }
 
-/** Settles a reconciliation-required line from evidence: applied → confirmed, not applied → rejected. */
+/**
+ * Settles a reconciliation-required line from evidence, as its operation was or was not applied:
+ * a booking → confirmed or rejected; a pause or stop → stopped, or back as it was; a resume →
+ * running, or still stopped; a budget change → the new budget, or the old.
+ */
 export function resolveLine(db: Knex, ref: LineRef, body: z.infer<typeof ResolveSchema>, op: Operator) {
   return db.transaction(async (trx) => {
+    const locked = await lockLine(trx, ref.bookingId, ref.lineId);
+    if (!locked) throw notFound();
     const applied = body.outcome === 'applied';
-    return changeLine(trx, {
-      ...ref,
+    return settleLineOperation(trx, locked, {
+      applied,
       expectedVersion: body.expectedVersion,
-      to: applied ? 'confirmed' : 'rejected',
-      patch: {
-        evidence: body.evidence,
-        ...(applied ? { provider_reference: body.providerReference, confirmed_at: trx.fn.now() } : {}),
-      },
       actor: op.actor,
       action: 'line.resolved',
-      detail: { outcome: body.outcome, ...(applied ? { providerReference: body.providerReference } : {}) },
+      evidence: body.evidence,
+      providerReference: body.providerReference ?? null,
+      detail: {
+        outcome: body.outcome,
+        ...(applied && body.providerReference ? { providerReference: body.providerReference } : {}),
+        evidence: body.evidence,
+      },
       guard: (l) => {
         if (l.status !== 'reconciliation-required') {
           throw conflict(`Only a reconciliation-required line can be resolved; this one is ${l.status}.`, 'invalid_transition', 'terminal');
         }
+        if (applied) referenceNeeded(l, body.providerReference);
       },
       alongside: closingAttempt(trx, ref.lineId, applied ? 'confirmed' : 'rejected', body.providerReference ?? null),
     });

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
-import { SYSTEM } from '../actor';
+import { SYSTEM } from '../auth/actor';
 import { Batcher, perPool, unlessDatabaseDown } from '../db/batcher';
 import { prepared } from '../db/knex';
 import type { AttemptClose } from '../suppliers/attempts';
+import { BOOK_LINE } from '../queues/jobs';
 import type { LineRow } from './booking-store';
 import { afterStep, STEP_TAIL, stepTailValues, type StepRow } from './line-transitions';
 
@@ -51,13 +52,13 @@ with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, boo
     update booking_lines l
        set status = 'in-progress', provider_attempt_id = i.attempt_id, started_at = now(), version = l.version + 1, updated_at = now()
       from input i join lock_lines k on k.id = i.line_id
-     where l.id = i.line_id and l.booking_id = i.booking_id and l.status = 'queued' and l.adapter_key = i.adapter_key
+     where l.id = i.line_id and l.booking_id = i.booking_id and l.status = 'queued' and l.operation = 'book' and l.adapter_key = i.adapter_key
        and not exists (select 1 from supplier_attempts a
                         where a.subject_kind = 'line' and a.subject_id = i.line_id::text and a.operation = 'book' and a.status = 'open')
     returning l.*),
   attempts as (
-    insert into supplier_attempts (id, subject_kind, subject_id, adapter_key, operation, line_id, booking_id, status)
-    select u.provider_attempt_id, 'line', u.id::text, u.adapter_key, 'book', u.id, u.booking_id, 'open' from updated u),
+    insert into supplier_attempts (id, subject_kind, subject_id, adapter_key, operation, line_id, booking_id, job_id, status)
+    select u.provider_attempt_id, 'line', u.id::text, u.adapter_key, 'book', u.id, u.booking_id, '${BOOK_LINE}-' || u.id, 'open' from updated u),
   stepped as (
     select u.*, 'queued' as step_from, 'line.attempt-started' as event_action,
            jsonb_build_object('from', 'queued', 'to', 'in-progress', 'attemptId', u.provider_attempt_id, 'adapterKey', u.adapter_key)

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { conflict, notFound } from '../errors';
-import type { Actor } from '../actor';
+import type { Actor } from '../auth/actor';
 import { prepared, type SqlPart } from '../db/knex';
 import type { BookingStatus } from './booking-status';
 import type { LineRow } from './booking-store';
 import { assertMove, type LineStatus } from './line-state';
-import { settleBooking, settleLine } from '../wallet/settlement';
+import { settleBooking, settleLine } from './booking-money';
 
 export interface LineChange {
   bookingId: string;
@@ -22,6 +22,8 @@ export interface LineChange {
   detail?: unknown;
   /** Another write made in the same statement as the line's (e.g. opening the attempt it starts). */
   alongside?: SqlPart;
+  /** More writes made with the line's, in the same statement (e.g. the line operation's record). */
+  writes?: SqlPart[];
   /** Extra checks on the locked line before it changes (e.g. "only workflow lines"). */
   guard?: (line: LineRow) => void;
 }
@@ -130,6 +132,12 @@ export interface LineStep {
    */
   alongside?: SqlPart;
   alongsideMustWrite?: boolean;
+  /**
+   * More writes in the same statement (each a CTE, like `alongside`). A statement run alone
+   * commits whatever it wrote even when the line was not as expected: there, each write must read
+   * `updated` (e.g. `where exists (select 1 from updated)`) so that it happens only with the line's.
+   */
+  writes?: SqlPart[];
   /** One more value to read with the changed line (SQL over `updated`), returned as `also`. */
   also?: SqlPart;
 }
@@ -160,6 +168,7 @@ async function runStep(q: Knex, s: LineStep): Promise<StepRow | null> {
   const alongsideCount = s.alongside && s.alongsideMustWrite;
   const sql = `with updated as (${lineUpdate.sql}),
      ${s.alongside ? `alongside as (${s.alongside.sql}),` : ''}
+     ${(s.writes ?? []).map((w, i) => `write_${i} as (${w.sql}),`).join('\n')}
      stepped as (select u.*, ?::text as step_from, ?::text as event_action, ?::jsonb as event_detail from updated u),
      ${STEP_TAIL}
      select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted
@@ -170,6 +179,7 @@ async function runStep(q: Knex, s: LineStep): Promise<StepRow | null> {
     .raw<{ rows: StepRow[] }>(sql, [
       ...lineUpdate.bindings,
       ...(s.alongside?.bindings ?? []),
+      ...(s.writes ?? []).flatMap((w) => w.bindings),
       s.from,
       s.action,
       JSON.stringify(detail),

@@ -48,11 +48,21 @@ export const CampaignSchema = z
   .meta({ id: 'Campaign' });
 export type Campaign = z.infer<typeof CampaignSchema>;
 
+/** An AdCP seller's product and pricing option (from GET /api/v1/adapters/{key}/products). */
+export const SupplierProductSchema = z
+  .strictObject({
+    productId: z.string().min(1).max(200),
+    pricingOptionId: z.string().min(1).max(200),
+  })
+  .meta({ id: 'SupplierProduct' });
+
 export const PlanLineInputSchema = z.strictObject({
   channel: ChannelSchema,
   adapterKey: z.string().min(1).max(100),
   budgetMinor: MinorUnits,
   creativeIds: z.array(z.string().min(1).max(128)).max(20).default([]),
+  /** Required on an AdCP seller's line, refused on any other. */
+  supplierProduct: SupplierProductSchema.optional(),
 });
 
 export const ReplacePlanSchema = z
@@ -76,6 +86,7 @@ export const PlanLineSchema = z.object({
   adapterKey: z.string(),
   budgetMinor: z.number().int(),
   creativeIds: z.array(z.string()),
+  supplierProduct: SupplierProductSchema.optional(),
 });
 export type PlanLine = z.infer<typeof PlanLineSchema>;
 

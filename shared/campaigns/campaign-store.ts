@@ -4,6 +4,7 @@ import { toMinor } from '../db/knex';
 import type { Principal } from '../auth/principal';
 import type { Channel } from '../auth/products';
 import type { Campaign, CreateCampaign } from './campaign-schemas';
+import { dateOnly } from '../dates';
 
 interface CampaignRow {
   id: string;
@@ -22,8 +23,6 @@ interface CampaignRow {
   created_at: Date;
   updated_at: Date;
 }
-
-const dateOnly = (d: string | Date) => (typeof d === 'string' ? d.slice(0, 10) : d.toISOString().slice(0, 10));
 
 export function toCampaign(r: CampaignRow): Campaign {
   return {

@@ -2,10 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { SYSTEM } from '../actor';
+import { recordEvent } from '../events/record';
 import type { AdapterContext, CreativeReviewer, ReviewOutcome } from '../adapters/adapter';
 import type { Logger } from '../logger';
-import { changeLine, lockLine } from '../bookings/line-transitions';
 import { creativeReviewJobId } from '../queues/jobs';
 import { creativeReviewQueueName } from '../queues/names';
 import {
@@ -19,8 +18,6 @@ import {
   type Unknown,
 } from '../suppliers/attempts';
 import type { SubjectHandler } from '../suppliers/stuck-attempts';
-import { lineEnableable } from './creative-approvals';
-import type { CreativeRef } from './creative-schemas';
 
 export type ReviewResult = 'skipped' | 'approved' | 'rejected' | 'needs-resolution' | 'outcome-recorded-for-resolution';
 
@@ -28,6 +25,7 @@ const REDELIVERED = 'The review was interrupted after it was sent; its outcome i
 
 interface ReviewRow {
   id: string;
+  advertiser_id: string;
   creative_id: string;
   version: number;
   adapter_key: string;
@@ -55,34 +53,17 @@ async function reviewInterrupted(trx: Knex, reviewId: string, reason: string): P
 }
 
 /**
- * Native staged lines waiting on this creative may become enableable once it is approved.
- * They change through changeLine like any line, in the global lock order: all the lines first
- * (by booking, then id), then each one's booking as it changes, so bookings too are locked in
- * id order, as a batch of worker steps locks them.
+ * What must follow a creative's approval in the transaction that records it (native staged
+ * lines waiting on it may become enableable): given by the composition root, so reviews need
+ * not know the bookings that use their creatives.
  */
-async function refreshStagedLines(trx: Knex, creativeId: string): Promise<void> {
-  const lines = await trx('booking_lines')
-    .where({ adapter_key: 'native-staged', status: 'stopped', enableable: false })
-    .whereRaw('creatives @> ?::jsonb', [JSON.stringify([{ id: creativeId }])])
-    .orderBy(['booking_id', 'id'])
-    .forUpdate()
-    .select('id', 'booking_id');
-  for (const { id, booking_id: bookingId } of lines) {
-    const locked = await lockLine(trx, bookingId, id);
-    if (!locked || locked.line.status !== 'stopped' || locked.line.enableable) continue;
-    if (!(await lineEnableable(trx, locked.line as unknown as { adapter_key: string; creatives: CreativeRef[] }))) continue;
-    await changeLine(trx, {
-      bookingId,
-      lineId: id,
-      patch: { enableable: true },
-      actor: SYSTEM,
-      action: 'line.enableable',
-      detail: { creativeId },
-    });
-  }
-}
+export type AfterApproval = (trx: Knex, creativeId: string) => Promise<void>;
 
-function reviewFlow(reviewer: CreativeReviewer, reviewId: string, opts: { assetDir: string; context: AdapterContext }) {
+function reviewFlow(
+  reviewer: CreativeReviewer,
+  reviewId: string,
+  opts: { assetDir: string; context: AdapterContext; afterApproval: AfterApproval },
+) {
   const flow: SupplierCallFlow<ReviewStart, ReviewOutcome, ReviewResult> = {
     async begin(trx) {
       const review = await lockReview(trx, reviewId);
@@ -136,7 +117,7 @@ function reviewFlow(reviewer: CreativeReviewer, reviewId: string, opts: { assetD
     },
 
     async apply(trx, start, outcome) {
-      return (await settleReview(trx, start, outcome)) ?? flow.late(trx, start, outcome);
+      return (await settleReview(trx, start, outcome, opts.afterApproval)) ?? flow.late(trx, start, outcome);
     },
 
     async late() {
@@ -147,7 +128,22 @@ function reviewFlow(reviewer: CreativeReviewer, reviewId: string, opts: { assetD
 }
 
 /** Moves an in-flight review to its outcome; null when it was no longer in flight. */
-async function settleReview(trx: Knex, { review }: ReviewStart, outcome: ReviewOutcome | Unknown): Promise<ReviewResult | null> {
+/** The review's end, told to subscribers in the transaction that records it. */
+const reviewCompleted = (trx: Knex, review: ReviewStart['review'], status: 'approved' | 'rejected') =>
+  recordEvent(trx, {
+    workspaceId: review.advertiser_id,
+    type: 'creative.review.completed',
+    subjectId: review.id,
+    subjectVersion: 1,
+    body: { reviewId: review.id, creativeId: review.creative_id, creativeVersion: review.version, adapterKey: review.adapter_key, status },
+  });
+
+async function settleReview(
+  trx: Knex,
+  { review }: ReviewStart,
+  outcome: ReviewOutcome | Unknown,
+  afterApproval: AfterApproval,
+): Promise<ReviewResult | null> {
   const inFlight = () => trx('creative_reviews').where({ id: review.id, status: 'in-flight' });
   const finished = { finished_at: trx.fn.now() };
   if (isUnknown(outcome)) {
@@ -161,6 +157,7 @@ async function settleReview(trx: Knex, { review }: ReviewStart, outcome: ReviewO
       provider_reference: outcome.providerReference,
       ...finished,
     });
+    if (n) await reviewCompleted(trx, review, 'rejected');
     return n ? 'rejected' : null;
   }
   const n = await inFlight().update({ status: 'approved', provider_reference: outcome.providerReference, ...finished });
@@ -179,7 +176,8 @@ async function settleReview(trx: Knex, { review }: ReviewStart, outcome: ReviewO
     // Revised while under review: the approval is on record but does not count for the new version.
     status: current.current_version === review.version ? 'valid' : 'superseded',
   });
-  await refreshStagedLines(trx, review.creative_id);
+  await afterApproval(trx, review.creative_id);
+  await reviewCompleted(trx, review, 'approved');
   return 'approved';
 }
 
@@ -192,7 +190,7 @@ export function executeReview(
   db: Knex,
   reviewer: CreativeReviewer,
   id: string,
-  opts: { assetDir: string; timeoutMs: number; context: AdapterContext; logger: Logger },
+  opts: { assetDir: string; timeoutMs: number; context: AdapterContext; logger: Logger; afterApproval: AfterApproval },
 ): Promise<ReviewResult> {
   return runSupplierCall(db, reviewFlow(reviewer, id, opts), { timeoutMs: opts.timeoutMs, logger: opts.logger, context: { reviewId: id } });
 }

@@ -5,6 +5,8 @@ import { types } from 'pg';
 // bigint (int8) money columns come back as strings by default; we convert them with a
 // safe-integer check in the stores instead of silently losing precision here.
 types.setTypeParser(types.builtins.INT8, (v) => v);
+// Calendar days stay `YYYY-MM-DD` text: a Date at local midnight would shift a day in other time zones.
+types.setTypeParser(types.builtins.DATE, (v) => v);
 
 interface DbLog {
   warn(obj: object, msg: string): void;

@@ -3,7 +3,8 @@ import { conflict } from '../errors';
 
 export interface StoredResponse {
   status: number;
-  body: unknown;
+  /** The body exactly as sent (JSON text), or null when there was none: a replay sends these bytes. */
+  json: string | null;
 }
 
 /** A first request still unfinished after this long is taken to have died. */
@@ -52,18 +53,16 @@ export async function claimIdempotencyKey(
       'transient',
     );
   }
-  return { kind: 'replay', response: { status: existing.response_status, body: existing.response_body } };
+  return { kind: 'replay', response: { status: existing.response_status, json: existing.response_body } };
 }
 
 export async function completeIdempotencyKey(db: Knex, recordId: string, response: StoredResponse): Promise<void> {
-  await db('idempotency_records')
-    .where({ id: recordId })
-    .update({
-      state: 'completed',
-      response_status: response.status,
-      response_body: JSON.stringify(response.body ?? null),
-      completed_at: db.fn.now(),
-    });
+  await db('idempotency_records').where({ id: recordId }).update({
+    state: 'completed',
+    response_status: response.status,
+    response_body: response.json,
+    completed_at: db.fn.now(),
+  });
 }
 
 /** Forgets an unfinished claim, so that the next request with this key runs as if it were the first. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { forbidden } from '../errors';
-import type { AuthContext } from '../auth/auth-context';
+import type { AuthContext } from '../access/auth-context';
 import type { Principal } from '../auth/principal';
 import type { TokenVerifier } from '../auth/verifier';
 import type { ExchangedCredential } from './authorization-server';

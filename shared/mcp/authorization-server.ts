@@ -1,8 +1,7 @@
 import { discoverAuthorizationServerMetadata } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { AuthorizationServerMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import type { JWTVerifyGetKey } from 'jose';
 import { unauthenticated, unavailable } from '../errors';
-import { remoteKeys } from './grant';
+import { remoteKeys, type KeySource, type RemoteKeyOptions } from '../auth/verifier';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
@@ -22,11 +21,13 @@ const down = () => unavailable('The authorization server is unavailable. Retry s
  */
 export class AuthorizationServer {
   private metadataPromise?: Promise<AuthorizationServerMetadata>;
-  private keys?: JWTVerifyGetKey;
+  private keySource?: KeySource;
 
   constructor(
     readonly issuer: string,
     private readonly client: { id: string; secret: string },
+    /** The API's own rules for an identity provider's keys: cache age, cooldown, stale-if-error. */
+    private readonly keyOptions: Omit<RemoteKeyOptions, 'fetch'>,
     private readonly fetchFn: typeof fetch = fetch,
   ) {}
 
@@ -42,12 +43,13 @@ export class AuthorizationServer {
     });
   }
 
-  async jwks(): Promise<JWTVerifyGetKey> {
-    if (this.keys) return this.keys;
+  /** The keys it signs grants with, at the `jwks_uri` its metadata names. */
+  async keys(): Promise<KeySource> {
+    if (this.keySource) return this.keySource;
     const { jwks_uri } = (await this.metadata()) as AuthorizationServerMetadata & { jwks_uri?: string };
     if (!jwks_uri) throw down();
-    this.keys = remoteKeys(jwks_uri);
-    return this.keys;
+    this.keySource = remoteKeys(jwks_uri, { ...this.keyOptions, fetch: this.fetchFn });
+    return this.keySource;
   }
 
   /** Trades the user's grant for an API credential for `audience`; a refusal is a 401, an outage a 503. */

@@ -1,9 +1,8 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { z } from 'zod';
-import { unauthenticated, unavailable } from '../errors';
+import { unauthenticated } from '../errors';
 import { AccessClaimsSchema } from '../auth/principal';
 import { ChannelSchema, ProductSchema, entitledChannels, type Channel, type Product } from '../auth/products';
-import { ALLOWED_ALGORITHMS } from '../auth/verifier';
+import { createJwtVerifier, type KeySource } from '../auth/verifier';
 
 /**
  * The claims of an access token for the agent endpoint (RFC 9068 style): the user, the
@@ -18,6 +17,8 @@ export const McpGrantClaimsSchema = z.object({
   client_id: z.string().min(1).max(200),
   scope: z.string().max(1000).default(''),
   exp: z.number(),
+  /** The consent (grant) the token was issued under, when the issuer names it. */
+  grant_id: z.string().min(1).max(200).optional(),
 });
 
 export interface McpGrant {
@@ -29,47 +30,47 @@ export interface McpGrant {
   scopes: string[];
   /** Seconds since the epoch. */
   expiresAt: number;
+  /** The consent behind the token, if the issuer names it (the development server always does). */
+  grantId?: string;
 }
 
 export type McpGrantVerifier = (token: string) => Promise<McpGrant>;
 
-/** Verifies a token for the agent endpoint: the issuer's keys, its exact `iss`, and this resource's exact URL as `aud`. */
-export function createGrantVerifier(opts: { issuer: string; audience: string; jwks: () => Promise<JWTVerifyGetKey> }): McpGrantVerifier {
-  return async (token) => {
-    let payload: unknown;
-    try {
-      ({ payload } = await jwtVerify(token, await opts.jwks(), {
-        issuer: opts.issuer,
-        audience: opts.audience,
-        algorithms: ALLOWED_ALGORITHMS,
-        requiredClaims: ['exp', 'sub'],
-        clockTolerance: 5,
-      }));
-    } catch (err) {
-      if (err instanceof errors.JWTExpired) throw unauthenticated('The agent grant has expired. Connect again.');
-      if (err instanceof errors.JWTClaimValidationFailed)
-        throw unauthenticated(`The token was refused: ${err.claim} is not this endpoint's.`);
-      if (err instanceof errors.JWKSTimeout || (err instanceof TypeError && !(err instanceof errors.JOSEError))) {
-        throw unavailable('The authorization server is unavailable. Retry shortly.', 'authorization_server_unavailable');
-      }
-      throw unauthenticated('The token is not a valid grant for this endpoint.');
-    }
-    const claims = McpGrantClaimsSchema.safeParse(payload);
-    if (!claims.success) throw unauthenticated('The grant lacks the claims this endpoint needs (sub, org_id, client_id).');
-    const c = claims.data;
-    return {
-      userId: c.sub,
-      advertiserId: c.org_id,
-      product: c.product,
-      channels: entitledChannels(c.product, c.channels),
-      clientId: c.client_id,
-      scopes: c.scope.split(' ').filter(Boolean),
-      expiresAt: c.exp,
-    };
-  };
-}
-
-/** The issuer's published keys, fetched once and refetched on an unknown key id (at most every 30 s). */
-export function remoteKeys(jwksUri: string): JWTVerifyGetKey {
-  return createRemoteJWKSet(new URL(jwksUri), { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000, timeoutDuration: 3000 });
+/**
+ * Verifies a token for the agent endpoint: the issuer's keys, its exact `iss`, and this
+ * resource's exact URL as `aud`, by the API's own verifier (so keys the issuer cannot serve are
+ * a 503 while it is down, and keys it served before are used while it is down).
+ */
+export function createGrantVerifier(opts: {
+  issuer: string;
+  audience: string;
+  keys: KeySource | (() => Promise<KeySource>);
+  verifiedTokenMaxAgeMs?: number;
+}): McpGrantVerifier {
+  return createJwtVerifier({
+    issuer: opts.issuer,
+    audience: opts.audience,
+    keys: opts.keys,
+    verifiedTokenMaxAgeMs: opts.verifiedTokenMaxAgeMs ?? 60_000,
+    refusals: {
+      expired: 'The agent grant has expired. Connect again.',
+      claim: (name) => `The token was refused: ${name} is not this endpoint's.`,
+      invalid: 'The token is not a valid grant for this endpoint.',
+    },
+    claims(payload): McpGrant {
+      const claims = McpGrantClaimsSchema.safeParse(payload);
+      if (!claims.success) throw unauthenticated('The grant lacks the claims this endpoint needs (sub, org_id, client_id).');
+      const c = claims.data;
+      return {
+        userId: c.sub,
+        advertiserId: c.org_id,
+        product: c.product,
+        channels: entitledChannels(c.product, c.channels),
+        clientId: c.client_id,
+        scopes: c.scope.split(' ').filter(Boolean),
+        expiresAt: c.exp,
+        ...(c.grant_id ? { grantId: c.grant_id } : {}),
+      };
+    },
+  });
 }

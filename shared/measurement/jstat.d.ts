@@ -18,6 +18,7 @@ declare module 'jstat' {
   const jStat: {
     models: { ols(endog: number[], exog: number[][]): OlsModel };
     studentt: Distribution;
+    chisquare: Distribution;
     normal: Distribution;
     transpose(m: number[][]): number[][];
     multiply(a: number[][], b: number[][]): number[][];
@@ -26,6 +27,7 @@ declare module 'jstat' {
     mean(xs: number[]): number;
     sum(xs: number[]): number;
     variance(xs: number[], sample?: boolean): number;
+    corrcoeff(a: number[], b: number[]): number;
   };
   export = jStat;
 }

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { z } from 'zod';
+import type { GeoPanel } from './geo-lift';
 import { badRequest, notFound, type ProblemIssue } from '../errors';
 import { isUuid } from '../ids';
 import type { Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
 import type { Campaign } from '../campaigns/campaign-schemas';
-import type { Market } from './measurement-config';
+import type { Market } from '../config/measurement-settings';
 import type { RawBody } from './raw-body';
 
 export const OUTCOME_METRICS = ['conversions', 'revenueMinor', 'visits', 'signups', 'leads', 'storeVisits'] as const;
@@ -178,6 +179,30 @@ export async function requireCampaign(db: Knex, p: Principal, id: string): Promi
   return campaign;
 }
 
+/**
+ * Orders outcome imports and geo-lift registrations of one campaign: imports share the lock, a
+ * registration takes it alone. A registration's "no exposure data is stored yet" then holds
+ * until it commits: no import can land between its check and its commit.
+ */
+export async function lockCampaignOutcomes(trx: Knex.Transaction, campaignId: string, mode: 'import' | 'register') {
+  const fn = mode === 'import' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+  await trx.raw(`select ${fn}(hashtextextended(?, 0))`, [`campaign-outcomes:${campaignId}`]);
+}
+
+/** The campaign's stored outcomes of one metric, as a geo-lift design or evaluation reads them. */
+export async function loadPanel(db: Knex, campaignId: string, metric: string, knownMarkets: readonly string[]): Promise<GeoPanel> {
+  const rows = await db.raw(
+    `select to_char(date, 'YYYY-MM-DD') as date, market, value from campaign_outcomes where campaign_id = ? and metric = ?`,
+    [campaignId, metric],
+  );
+  const byDate = new Map<string, Map<string, number>>();
+  for (const r of rows.rows as Array<{ date: string; market: string; value: number }>) {
+    if (!byDate.has(r.date)) byDate.set(r.date, new Map());
+    byDate.get(r.date)!.set(r.market, Number(r.value));
+  }
+  return { byDate, knownMarkets };
+}
+
 const CHUNK = 1000;
 
 /**
@@ -196,6 +221,7 @@ export async function importOutcomes(
   const { format, rows } = parseOutcomes(body, contentType, markets);
   const id = randomUUID();
   return db.transaction(async (trx) => {
+    await lockCampaignOutcomes(trx, campaignId, 'import');
     await trx('outcome_import_batches').insert({
       id,
       advertiser_id: p.advertiserId,

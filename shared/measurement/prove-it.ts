@@ -1,33 +1,45 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { notFound } from '../errors';
+import { Problem, badRequest, notFound, type ProblemIssue } from '../errors';
 import { isUuid } from '../ids';
-import type { Principal } from '../auth/principal';
-import type { Config } from '../config';
-import { CalendarDate, requireCampaign } from './outcomes';
-import { evaluateGeoLift, type GeoLiftResult, type Refusal } from './geo-lift';
+import { callerId, type Principal } from '../auth/principal';
+import { loadPanel, requireCampaign } from './outcomes';
+import { evaluateDesign, type Refusal } from './geo-lift';
+import {
+  DesignDate,
+  defaultExposureEnd,
+  designById,
+  designForKey,
+  designView,
+  normalise,
+  registerDesign,
+  type DesignRow,
+  type DesignSettings,
+  type GeoLiftDesign,
+} from './geo-lift-designs';
+
+export const DEFAULT_TEST_MARKET = 'london';
+export const DEFAULT_EXPECTED_LIFT_PCT = 15;
 
 export const ProveItSchema = z
   .strictObject({
-    testMarket: z.string().min(1).max(200).default('london'),
-    expectedLiftPct: z.number().gt(0).default(15),
-    exposureStart: CalendarDate.optional(),
+    designId: z.string().min(1).max(128).optional().describe('A registered design of this campaign (GET .../geo-lift-designs).'),
+    testMarket: z.string().min(1).max(200).optional().describe('Default london.'),
+    expectedLiftPct: z.number().gt(0).max(1000).optional().describe('Default 15 when the request registers the design.'),
+    exposureStart: DesignDate.optional().describe("Default the campaign's start date."),
   })
   .meta({ id: 'ProveIt' });
 export type ProveItRequest = z.infer<typeof ProveItSchema>;
 
-type Settings = Pick<
-  Config,
-  'GEO_MARKETS' | 'PROVE_IT_METRIC' | 'PROVE_IT_ALPHA' | 'PROVE_IT_MIN_PRE_DAYS' | 'PROVE_IT_MIN_CONTROL_MARKETS'
->;
-
 interface EvidenceRow {
   id: string;
   campaign_id: string;
+  design_id: string | null;
+  look: 'interim' | 'final' | null;
   method: string;
-  design: GeoLiftResult['design'];
-  result: Omit<GeoLiftResult, 'design'>;
+  design: Record<string, unknown>;
+  result: Record<string, unknown>;
   created_by: string;
   created_at: Date;
 }
@@ -35,6 +47,8 @@ interface EvidenceRow {
 const evidenceView = (r: EvidenceRow) => ({
   id: r.id,
   campaignId: r.campaign_id,
+  designId: r.design_id,
+  look: r.look,
   ...r.result,
   design: r.design,
   createdBy: r.created_by,
@@ -42,54 +56,121 @@ const evidenceView = (r: EvidenceRow) => ({
 });
 export type LiftEvidence = ReturnType<typeof evidenceView>;
 
+export type ProveItOutcome =
+  | { refused: Refusal }
+  /** The request registered its design; there is nothing to evaluate before exposure. */
+  | { registered: GeoLiftDesign }
+  | { evidence: LiftEvidence; replayed: boolean };
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+/** A request that names a registered design and asks for something else cannot buy a different answer. */
+function requireSameDesign(design: DesignRow, body: ProveItRequest) {
+  const r = design.request;
+  const changed: ProblemIssue[] = [];
+  if (body.testMarket !== undefined && body.testMarket !== r.testMarket)
+    changed.push({ path: 'body.testMarket', message: `registered as ${r.testMarket}` });
+  if (body.exposureStart !== undefined && body.exposureStart !== r.exposureStart) {
+    changed.push({ path: 'body.exposureStart', message: `registered as ${r.exposureStart}` });
+  }
+  if (body.expectedLiftPct !== undefined && body.expectedLiftPct !== r.expectedLiftPct) {
+    changed.push({ path: 'body.expectedLiftPct', message: `registered as ${r.expectedLiftPct}` });
+  }
+  if (changed.length) {
+    throw new Problem(
+      409,
+      'design_mismatch',
+      'Conflict',
+      `Design ${design.id} was registered before exposure and is evaluated as registered; this request changes it.`,
+      'correctable',
+      changed,
+    );
+  }
+}
+
+async function finalEvidence(db: Knex, designId: string) {
+  return (await db('lift_evidence').where({ design_id: designId, look: 'final' }).first()) as EvidenceRow | undefined;
+}
+
 /**
- * Evaluates causal lift in the test market from the campaign's imported outcomes. Refuses,
- * without storing anything, when the data is too thin or the design cannot detect the
- * expected lift; otherwise stores the result as evidence the advertiser can read again.
+ * Evaluates causal lift against a registered design. The spec's body names the design by test
+ * market and exposure start (the metric is PROVE_IT_METRIC), or registers it when none exists
+ * and no exposure data is stored yet. An underpowered design is refused as it was at
+ * registration; before the registered end a look is interim and claims nothing; the final
+ * evaluation happens once and every later request reads it again.
  */
 export async function proveIt(
   db: Knex,
   p: Principal,
   campaignId: string,
   body: ProveItRequest,
-  s: Settings,
-): Promise<{ refused: Refusal } | { evidence: LiftEvidence }> {
+  s: DesignSettings,
+): Promise<ProveItOutcome> {
   const campaign = await requireCampaign(db, p, campaignId);
-  const exposureStart = body.exposureStart ?? campaign.startDate;
-  const rows = await db.raw(
-    `select to_char(date, 'YYYY-MM-DD') as date, market, value from campaign_outcomes where campaign_id = ? and metric = ?`,
-    [campaignId, s.PROVE_IT_METRIC],
-  );
-  const byDate = new Map<string, Map<string, number>>();
-  for (const r of rows.rows as Array<{ date: string; market: string; value: number }>) {
-    if (!byDate.has(r.date)) byDate.set(r.date, new Map());
-    byDate.get(r.date)!.set(r.market, Number(r.value));
+  let design: DesignRow | undefined;
+  if (body.designId !== undefined) {
+    design = isUuid(body.designId) ? await designById(db, campaignId, body.designId) : undefined;
+    if (!design) throw notFound();
+  } else {
+    const testMarket = body.testMarket ?? DEFAULT_TEST_MARKET;
+    const exposureStart = body.exposureStart ?? campaign.startDate;
+    if (!DesignDate.safeParse(exposureStart).success) {
+      throw badRequest(`The campaign's start date ${exposureStart} cannot start a design; send exposureStart.`, [
+        { path: 'body.exposureStart', message: 'required for this campaign' },
+      ]);
+    }
+    design = await designForKey(db, campaignId, testMarket, s.PROVE_IT_METRIC, exposureStart);
+    if (!design) {
+      const request = normalise(
+        {
+          testMarket,
+          exposureStart,
+          exposureEnd: defaultExposureEnd(exposureStart, campaign.endDate),
+          expectedLiftPct: body.expectedLiftPct ?? DEFAULT_EXPECTED_LIFT_PCT,
+        },
+        s,
+      );
+      const registration = await registerDesign(db, p, campaignId, request, s);
+      if (registration.kind === 'refused' || registration.kind === 'underpowered') return { refused: registration.refusal };
+      return { registered: registration.design };
+    }
   }
-  const outcome = evaluateGeoLift(
-    { byDate, knownMarkets: s.GEO_MARKETS.map((m) => m.id) },
-    {
-      testMarket: body.testMarket,
-      expectedLiftPct: body.expectedLiftPct,
-      exposureStart,
-      alpha: s.PROVE_IT_ALPHA,
-      minPreDays: s.PROVE_IT_MIN_PRE_DAYS,
-      minControlMarkets: s.PROVE_IT_MIN_CONTROL_MARKETS,
-    },
+  requireSameDesign(design, body);
+  if (design.status === 'underpowered') {
+    return { refused: { ...design.refusal!, figures: { ...design.refusal!.figures, designId: design.id, metric: design.metric } } };
+  }
+  const done = await finalEvidence(db, design.id);
+  if (done) return { evidence: evidenceView(done), replayed: true };
+
+  const panel = await loadPanel(
+    db,
+    campaignId,
+    design.metric,
+    s.GEO_MARKETS.map((m) => m.id),
   );
-  if ('refused' in outcome) return { refused: { ...outcome.refused, figures: { metric: s.PROVE_IT_METRIC, ...outcome.refused.figures } } };
-  const { design, ...result } = outcome.result;
-  const [row] = await db('lift_evidence')
-    .insert({
-      id: randomUUID(),
-      advertiser_id: p.advertiserId,
-      campaign_id: campaignId,
-      method: result.method,
-      design: JSON.stringify({ ...design, metric: s.PROVE_IT_METRIC }),
-      result: JSON.stringify(result),
-      created_by: p.agentClientId ? `${p.userId}|agent:${p.agentClientId}` : p.userId,
-    })
-    .returning('*');
-  return { evidence: evidenceView(row as EvidenceRow) };
+  const outcome = evaluateDesign(panel, { ...design.request, controlMarkets: design.control_markets }, today());
+  if ('refused' in outcome) {
+    return { refused: { ...outcome.refused, figures: { designId: design.id, metric: design.metric, ...outcome.refused.figures } } };
+  }
+  const { look, ...result } = outcome.result;
+  const inserted = (await db.raw(
+    `${db('lift_evidence')
+      .insert({
+        id: randomUUID(),
+        advertiser_id: p.advertiserId,
+        campaign_id: campaignId,
+        design_id: design.id,
+        look,
+        method: result.method,
+        design: JSON.stringify(designView(design)),
+        result: JSON.stringify(result),
+        created_by: callerId(p),
+      })
+      .toQuery()} on conflict (design_id) where look = 'final' do nothing returning *`,
+  )) as { rows: EvidenceRow[] };
+  // A concurrent request made the final evaluation first: this one reads it.
+  if (!inserted.rows.length) return { evidence: evidenceView((await finalEvidence(db, design.id))!), replayed: true };
+  return { evidence: evidenceView(inserted.rows[0]!), replayed: false };
 }
 
 export async function listEvidence(db: Knex, p: Principal, campaignId: string) {

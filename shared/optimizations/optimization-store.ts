@@ -6,8 +6,12 @@ import { isUuid } from '../ids';
 import { callerId, type Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
 import type { Campaign } from '../campaigns/campaign-schemas';
-import { findPlanForCampaign, replacePlan } from '../campaigns/plan-store';
+import { findPlanForCampaign, replacePlan } from '../plans/plan-store';
 import { suggest, suggestionFacts, type PlanAmendment } from './suggest';
+import { paceFacts, type GovernedProposal } from './pace';
+
+/** The share off pace beyond which a running line is suggested a budget move or a pause (DELIVERY_PACING_TOLERANCE). */
+const PACE_TOLERANCE = 0.15;
 import { digestOf } from '../digest';
 
 interface OptimizationRow {
@@ -20,7 +24,7 @@ interface OptimizationRow {
   status: 'open' | 'accepted' | 'rejected' | 'stale';
   reason: string;
   figures: Record<string, unknown>;
-  change: PlanAmendment;
+  change: PlanAmendment | GovernedProposal;
   decided_by: string | null;
   decided_at: Date | null;
   created_at: Date;
@@ -45,10 +49,8 @@ const view = (r: OptimizationRow) => ({
  * never suggested again for the same plan version), and open ones whose basis has gone
  * (the plan moved on, or the rule no longer holds) become stale.
  */
-async function refresh(db: Knex, p: Principal, campaign: Campaign, idleDays: number): Promise<void> {
-  const stored = await findPlanForCampaign(db, p, campaign);
-  const plan = stored?.plan;
-  const current = plan ? suggest({ plan, ...(await suggestionFacts(db, p.advertiserId, campaign.id)), now: new Date(), idleDays }) : [];
+async function refresh(db: Knex, p: Principal, campaign: Campaign, idleDays: number, paceTolerance: number): Promise<void> {
+  const { plan, current } = await currentSuggestions(db, p, campaign, idleDays, paceTolerance);
   await db.transaction(async (trx) => {
     const open = trx('optimizations').where({ campaign_id: campaign.id, status: 'open' });
     const live = new Set(current.map((s) => `${s.kind}|${s.subject}`));
@@ -85,9 +87,14 @@ async function refresh(db: Knex, p: Principal, campaign: Campaign, idleDays: num
 }
 
 /** What the rules suggest for the campaign's plan as it is now. */
-async function currentSuggestions(db: Knex, p: Principal, campaign: Campaign, idleDays: number) {
+async function currentSuggestions(db: Knex, p: Principal, campaign: Campaign, idleDays: number, paceTolerance: number) {
   const plan = (await findPlanForCampaign(db, p, campaign))?.plan;
-  const current = plan ? suggest({ plan, ...(await suggestionFacts(db, p.advertiserId, campaign.id)), now: new Date(), idleDays }) : [];
+  const current = plan
+    ? [
+        ...suggest({ plan, ...(await suggestionFacts(db, p.advertiserId, campaign.id)), now: new Date(), idleDays }),
+        ...(await paceFacts(db, p.advertiserId, campaign.id, paceTolerance)),
+      ]
+    : [];
   return { plan, current };
 }
 
@@ -98,9 +105,9 @@ async function requireCampaign(db: Knex, p: Principal, id: string): Promise<Camp
 }
 
 /** GET /campaigns/{id}/optimizations: generated from bookings, outcomes and pixel data, newest first. */
-export async function listOptimizations(db: Knex, p: Principal, campaignId: string, idleDays: number) {
+export async function listOptimizations(db: Knex, p: Principal, campaignId: string, idleDays: number, paceTolerance = PACE_TOLERANCE) {
   const campaign = await requireCampaign(db, p, campaignId);
-  await refresh(db, p, campaign, idleDays);
+  await refresh(db, p, campaign, idleDays, paceTolerance);
   const rows = (await db('optimizations')
     .where({ campaign_id: campaign.id })
     .orderBy([
@@ -122,13 +129,13 @@ export async function findOptimization(db: Knex, p: Principal, id: string, forUp
 }
 
 /** Open, and still what the rules say about the plan as it is: what may be decided on. */
-async function decidable(trx: Knex, p: Principal, id: string, idleDays: number): Promise<OptimizationRow> {
+async function decidable(trx: Knex, p: Principal, id: string, idleDays: number, paceTolerance: number): Promise<OptimizationRow> {
   const row = await findOptimization(trx, p, id, true);
   if (!row) throw notFound();
   if (row.status === 'rejected') throw conflict('This suggestion has already been rejected.', 'optimization_rejected', 'terminal');
   if (row.status === 'accepted') throw conflict('This suggestion has already been accepted.', 'optimization_accepted', 'terminal');
   const campaign = (await findCampaign(trx, p, row.campaign_id))!;
-  const { plan, current } = await currentSuggestions(trx, p, campaign, idleDays);
+  const { plan, current } = await currentSuggestions(trx, p, campaign, idleDays, paceTolerance);
   const same = current.find((c) => c.kind === row.kind && c.subject === row.subject);
   if (
     row.status === 'stale' ||
@@ -147,9 +154,9 @@ async function decidable(trx: Knex, p: Principal, id: string, idleDays: number):
 }
 
 /** POST /optimizations/{id}/reject (spec 22): once, while open and current. */
-export async function rejectOptimization(db: Knex, p: Principal, id: string, idleDays: number) {
+export async function rejectOptimization(db: Knex, p: Principal, id: string, idleDays: number, paceTolerance = PACE_TOLERANCE) {
   return db.transaction(async (trx) => {
-    const row = await decidable(trx, p, id, idleDays);
+    const row = await decidable(trx, p, id, idleDays, paceTolerance);
     const [updated] = await trx('optimizations')
       .where({ id: row.id, status: 'open' })
       .update({ status: 'rejected', decided_by: callerId(p), decided_at: trx.fn.now() })
@@ -159,10 +166,16 @@ export async function rejectOptimization(db: Knex, p: Principal, id: string, idl
 }
 
 /** A person accepts: the change is applied through the plan amendment path, which voids the plan's approval. */
-export async function acceptOptimization(db: Knex, p: Principal, id: string, idleDays: number) {
+export async function acceptOptimization(db: Knex, p: Principal, id: string, idleDays: number, paceTolerance = PACE_TOLERANCE) {
   assertHuman(p, 'accept an optimization (an agent may reject one)');
   return db.transaction(async (trx) => {
-    const row = await decidable(trx, p, id, idleDays);
+    const row = await decidable(trx, p, id, idleDays, paceTolerance);
+    if (row.change.type === 'governed-action') {
+      throw conflict(
+        `A pacing suggestion changes a running booking: carry it out as the governed action ${row.change.action} with its parameters, which a person approves.`,
+        'governed_action_required',
+      );
+    }
     const amended = await replacePlan(trx, p, row.campaign_id, { lines: row.change.lines, expectedVersion: row.change.expectedVersion });
     const [updated] = await trx('optimizations')
       .where({ id: row.id, status: 'open' })

@@ -3,6 +3,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from '../logger';
 import { Batcher, perPool, unlessDatabaseDown } from '../db/batcher';
 import type { QueueProducers } from '../queues/producers';
+import type { JobMessage } from '../queues/jobs';
 
 /**
  * The transactional outbox: work to queue is written in the same transaction as the rows
@@ -10,20 +11,14 @@ import type { QueueProducers } from '../queues/producers';
  * (the row waits for the next relay), and the deterministic job id means a second relay
  * of the same row cannot create a second job.
  */
-export interface OutboxMessage {
-  queue: string;
-  jobName: string;
-  jobId: string;
-  payload: Record<string, unknown>;
-}
 
-const outboxRow = (m: OutboxMessage) => ({ queue: m.queue, job_name: m.jobName, job_id: m.jobId, payload: JSON.stringify(m.payload) });
+const outboxRow = (m: JobMessage) => ({ queue: m.queue, job_name: m.jobName, job_id: m.jobId, payload: JSON.stringify(m.payload) });
 
 /** The messages' outbox rows as an INSERT, to run or to embed in a larger statement (at least one message). */
-export const outboxInsert = (trx: Knex, messages: readonly OutboxMessage[]) =>
+export const outboxInsert = (trx: Knex, messages: readonly JobMessage[]) =>
   trx('outbox').insert(messages.map(outboxRow)).onConflict('job_id').ignore();
 
-export async function enqueueInTransaction(trx: Knex, messages: OutboxMessage[]): Promise<void> {
+export async function enqueueInTransaction(trx: Knex, messages: JobMessage[]): Promise<void> {
   if (!messages.length) return;
   await outboxInsert(trx, messages);
 }
@@ -32,7 +27,7 @@ export async function enqueueInTransaction(trx: Knex, messages: OutboxMessage[])
  * Hands a message to the relay again: reopens its relayed row, or writes it anew if pruned.
  * False when its row is still waiting for the relay, which needs nothing more.
  */
-export async function reopenInOutbox(db: Knex, message: OutboxMessage): Promise<boolean> {
+export async function reopenInOutbox(db: Knex, message: JobMessage): Promise<boolean> {
   const rows = await db('outbox')
     .insert(outboxRow(message))
     .onConflict('job_id')
@@ -94,7 +89,7 @@ export async function pruneRelayedOutbox(db: Knex, now = new Date()): Promise<nu
 }
 
 /** Adds messages to their queues: one Redis round trip per queue; a job id already present is kept, as with add. */
-async function addJobs(addAll: AddJobs, messages: readonly OutboxMessage[]): Promise<void> {
+async function addJobs(addAll: AddJobs, messages: readonly JobMessage[]): Promise<void> {
   await addAll(
     messages.map((m) => ({ queueName: m.queue, name: m.jobName, data: m.payload, opts: { jobId: m.jobId, ...SUPPLIER_JOB_OPTIONS } })),
   );
@@ -123,7 +118,7 @@ export async function relayAfterCommit(
   addAll: AddJobs,
   log: Logger,
   context: Record<string, unknown>,
-  messages: readonly OutboxMessage[],
+  messages: readonly JobMessage[],
 ): Promise<void> {
   if (!messages.length) return;
   try {

@@ -9,6 +9,8 @@ interface Rule {
   why: string;
   /** Extend the claim back to "who"/"people who" so the behaviour reads whole. */
   backToWho?: boolean;
+  /** Claim only the first capture group, leaving the rest readable ("within 5 miles of" LS6: LS6 is still the area). */
+  claimGroup?: boolean;
 }
 
 const RECENCY =
@@ -90,9 +92,10 @@ const RULES: readonly Rule[] = [
   },
   {
     re: new RegExp(
-      `\\bwithin\\s+\\d+(?:\\.\\d+)?\\s*(?:miles?|mi|km|kilomet(?:re|er)s?|met(?:re|er)s?|minutes?)\\s+(?:of|from|drive|walk|radius)\\b${REST}`,
+      `\\b(within\\s+\\d+(?:\\.\\d+)?\\s*(?:miles?|mi|km|kilomet(?:re|er)s?|met(?:re|er)s?|minutes?)\\s+(?:of|from|drive|walk|radius)(?:\\s+of)?)\\b${REST}`,
     ),
     why: 'radius targeting has no persona field',
+    claimGroup: true,
   },
   {
     re: /\b(?:with|who have|who has|diagnosed with|suffering from|living with|sufferers of)\s+(?:type\s*[12]\s+)?(?:diabetes|cancer|depression|anxiety|hiv|dementia|asthma|arthritis|adhd|autism|obesity|a disability|disabilities|mental health (?:conditions|issues|problems)|chronic [a-z]+|[a-z]+ conditions?|an illness|illnesses)\b[^.;,\u0000]*?(?=\s+(?:in|across|who|aged)\b|[.;,]|$)/,
@@ -130,7 +133,7 @@ export function findUnresolved(b: Brief): ConstraintsResult {
       const phrase = b.slice(span).replace(/^[\s,]+|[\s,]+$/g, '');
       if (!phrase) continue;
       unresolved.push(`"${phrase}": ${rule.why}`);
-      b.claim(span);
+      b.claim(rule.claimGroup && h.groupSpans[0] ? h.groupSpans[0] : span);
     }
   }
   return { unresolved };

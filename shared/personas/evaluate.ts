@@ -20,6 +20,14 @@ import { ExtractedPersona, PersonaExtractor } from './extractor';
 //   the key words).
 // - hasUnresolved: a yes/no classifier; precision = briefs rightly flagged /
 //   briefs flagged, recall = briefs rightly flagged / briefs labelled true.
+// - sicDivisions: [] means the brief names no industry: right when no code.
+// Keys beyond the README's table, for what a brief must not produce:
+// - notTargeted: each word (case-insensitive) is in no positive field
+//   (interests, intent topics, industries, cities, regions, TV regions);
+//   recall = words kept out / words labelled.
+// - unresolvedInclude: each word is in some unresolved constraint.
+// - notUnresolved: no unresolved constraint holds the word (tone, product
+//   and asks a field holds are not constraints).
 // A ratio with a zero denominator is null (shown as "-").
 
 export interface Expectation {
@@ -38,6 +46,9 @@ export interface Expectation {
   negativeKeywords?: string[];
   interestsInclude?: string[];
   hasUnresolved?: boolean;
+  notTargeted?: string[];
+  unresolvedInclude?: string[];
+  notUnresolved?: string[];
 }
 
 export interface LabelledCase {
@@ -62,6 +73,9 @@ export const SCORED_KEYS = [
   'negativeKeywords',
   'interestsInclude',
   'hasUnresolved',
+  'notTargeted',
+  'unresolvedInclude',
+  'notUnresolved',
 ] as const;
 export type ScoredKey = (typeof SCORED_KEYS)[number];
 
@@ -140,7 +154,26 @@ function actual(p: ExtractedPersona, key: ScoredKey): unknown {
       return [...sc.interests, ...sc.intentTopics];
     case 'hasUnresolved':
       return (sc.unresolvedConstraints ?? []).length > 0;
+    case 'notTargeted':
+      return positiveEntries(sc);
+    case 'unresolvedInclude':
+    case 'notUnresolved':
+      return sc.unresolvedConstraints ?? [];
   }
+}
+
+const strings = (x: unknown): string[] => (Array.isArray(x) ? x.filter((v): v is string => typeof v === 'string') : []);
+
+/** Every entry of a field that targets someone: what an exclusion must never reach. */
+export function positiveEntries(sc: ExtractedPersona['semanticCore']): string[] {
+  return [
+    ...sc.interests,
+    ...sc.intentTopics,
+    ...strings(sc.firmographics['industries']),
+    ...sc.geo.cities,
+    ...strings(sc.geo['regions']),
+    ...sc.geo.tvRegions,
+  ];
 }
 
 const SCALAR_DEFAULTS: Partial<Record<ScoredKey, unknown>> = {
@@ -170,17 +203,26 @@ function scoreKey(key: ScoredKey, expected: unknown, got: unknown): Omit<Tally, 
     case 'sicDivisions': {
       const allowed = expected as string[];
       const codes = got as string[];
+      if (!allowed.length) return { right: codes.length ? 0 : 1, pNum: 0, pDen: codes.length, rNum: 0, rDen: 0 };
       const ok = codes.filter((c) => allowed.includes(c.slice(0, 2))).length;
       const right = codes.length > 0 && ok === codes.length ? 1 : 0;
       return { right, pNum: ok, pDen: codes.length, rNum: ok > 0 ? 1 : 0, rDen: 1 };
     }
     case 'exclusionsInclude':
-    case 'interestsInclude': {
+    case 'interestsInclude':
+    case 'unresolvedInclude': {
       const words = expected as string[];
       const entries = got as string[];
       const found = words.filter((w) => contains(entries, w)).length;
       const right = found === words.length ? 1 : 0;
       return { right, pNum: entries.length && right ? 1 : 0, pDen: entries.length ? 1 : 0, rNum: found, rDen: words.length };
+    }
+    case 'notTargeted':
+    case 'notUnresolved': {
+      const words = expected as string[];
+      const entries = got as string[];
+      const kept = words.filter((w) => !contains(entries, w)).length;
+      return { right: kept === words.length ? 1 : 0, pNum: kept, pDen: words.length, rNum: kept, rDen: words.length };
     }
     case 'hasUnresolved': {
       const right = expected === got ? 1 : 0;

@@ -1,11 +1,11 @@
 import { QueueEvents, type Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import { unavailable } from '../errors';
 import { PERSONA_EXTRACT, personaExtractJobId } from '../queues/jobs';
 import { PERSONA_EXTRACT_QUEUE, queuePrefix } from '../queues/names';
 import type { Generation } from './persona-store';
 import { createExtractionRequest } from './persona-store';
+import { createWorkerRedis, type RedisClient, type RedisTarget } from '../redis';
 
 /**
  * The API's side of persona extraction: queue the request (its brief stays in Postgres) and
@@ -13,11 +13,11 @@ import { createExtractionRequest } from './persona-store';
  */
 export class ExtractionClient {
   private events: QueueEvents | null = null;
-  private connection: Redis | null = null;
+  private connection: RedisClient | null = null;
 
   constructor(
     private readonly queue: () => Queue,
-    private readonly redisUrl: string,
+    private readonly redis: RedisTarget,
     private readonly prefix: string,
     private readonly timeoutMs: number,
   ) {}
@@ -25,9 +25,12 @@ export class ExtractionClient {
   /** Completion events are only seen by a listener that was ready before the job was added. */
   private async listener(): Promise<QueueEvents> {
     if (!this.events) {
-      this.connection = new Redis(this.redisUrl, { maxRetriesPerRequest: null });
+      this.connection = createWorkerRedis(this.redis);
       this.connection.on('error', () => undefined);
-      this.events = new QueueEvents(PERSONA_EXTRACT_QUEUE, { connection: this.connection, prefix: queuePrefix(this.prefix) });
+      this.events = new QueueEvents(PERSONA_EXTRACT_QUEUE, {
+        connection: this.connection,
+        prefix: queuePrefix(this.prefix, PERSONA_EXTRACT_QUEUE),
+      });
     }
     await this.events.waitUntilReady();
     return this.events;

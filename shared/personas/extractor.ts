@@ -1,15 +1,18 @@
 import { combineAges, findAges, findExcludedAges } from './ages';
 import { findUnresolved } from './constraints';
 import { findGender, findIncome } from './demographics';
+import { Clause, NON_AUDIENCE, readClauses } from './discourse';
 import { extractFirmographics } from './firmographics';
-import { extractGeo } from './geography';
+import { extractGeo, mentionsPlace } from './geography';
 import { findActivityIndustries } from './industry-activities';
 import { interestLabel } from './interest-taxonomy';
 import { findTaxonomyInterests, labelsFor } from './interests';
 import { ClauseAccount, accountLeftovers } from './leftovers';
+import { findExclusions } from './negation';
 import { analyse } from './nlp';
 import { SemanticCore } from './persona-schema';
-import { findExclusions, findNegativeKeywords, findTopics, headTopics } from './topics';
+import { findPlanAsks } from './plan-asks';
+import { findNegativeKeywords, findTopics, headTopics } from './topics';
 import { Brief, uniq } from './text';
 
 export interface ExtractedPersona {
@@ -26,7 +29,7 @@ export interface PersonaExtractor {
 }
 
 export const RULE_EXTRACTOR_METHOD = 'rules';
-export const RULE_ENGINE_VERSION = 'persona-rules/1.0.0';
+export const RULE_ENGINE_VERSION = 'persona-rules/1.1.0';
 
 const NAME_MAX = 80;
 
@@ -42,25 +45,31 @@ export function personaName(brief: string): string {
 
 // Order matters: each step claims the words it used so later steps cannot
 // reuse them. Negatives, exclusions and unmappable asks go first because
-// their words ("excluding London", "our CRM") must not become targets.
+// their words ("excluding London", "our CRM") must not become targets; then
+// every clause that is not about the audience (the client, the product, the
+// creative, the media plan) is claimed whole, so only audience clauses give
+// targeting.
 export function extractPersona(brief: string): ExtractedPersona {
   return explainExtraction(brief).persona;
 }
 
-/** The persona and how each clause of the brief was accounted for. */
-export function explainExtraction(brief: string): { persona: ExtractedPersona; clauses: ClauseAccount[] } {
+/** The persona, what each clause of the brief is about, and how each was accounted for. */
+export function explainExtraction(brief: string): { persona: ExtractedPersona; roles: Clause[]; clauses: ClauseAccount[] } {
   const raw = typeof brief === 'string' ? brief : '';
   const b = new Brief(raw);
+  const analysis = analyse(b.text);
   const negatives = findNegativeKeywords(b);
   const keptAges = findExcludedAges(b);
-  const excluded = findExclusions(b);
+  const clauses = readClauses(b.text, analysis, { isPlace: mentionsPlace });
+  const excluded = findExclusions(b, analysis, clauses);
+  const planAsks = findPlanAsks(b, clauses, excluded.dayparts);
+  claimNonAudience(b, clauses);
   const constraints = findUnresolved(b);
   const ages = findAges(b);
   ages.bands.push(...keptAges);
   const gender = findGender(b, excluded.genders);
   const income = findIncome(b);
   const activities = findActivityIndustries(b);
-  const analysis = analyse(b.text);
   const named = findTaxonomyInterests(b, analysis, true);
   const topics = findTopics(b);
   const geo = extractGeo(b, topics);
@@ -68,7 +77,7 @@ export function explainExtraction(brief: string): { persona: ExtractedPersona; c
   const firmo = extractFirmographics(b);
   firmo.sicCodes = uniq([...firmo.sicCodes, ...activities.sicCodes]);
   firmo.industries = uniq([...firmo.industries, ...activities.industries]);
-  const head = headTopics(b);
+  const head = headTopics(b, clauses);
   const loose = findTaxonomyInterests(b, analysis, false);
   const age = combineAges(ages.bands, excluded.ageBands, ages.problems);
 
@@ -82,8 +91,9 @@ export function explainExtraction(brief: string): { persona: ExtractedPersona; c
     (x) => !/^(?:go|goes|listen|listens|shop|shops|subscribe|invest|bet)\s+(?:to|at|for|in|on)$/i.test(x),
   );
   const exclusions = uniq(excluded.exclusions);
-  const leftovers = accountLeftovers(b, analysis, [...interests, ...intentTopics]);
+  const leftovers = accountLeftovers(b, analysis, [...interests, ...intentTopics], clauses);
   const unresolved = uniq([
+    ...planAsks,
     ...constraints.unresolved,
     ...leftovers.unresolved,
     ...age.unresolved,
@@ -134,8 +144,17 @@ export function explainExtraction(brief: string): { persona: ExtractedPersona; c
 
   return {
     persona: { name: personaName(b.text), nlDescription: raw.trim(), semanticCore, confidence },
+    roles: clauses,
     clauses: leftovers.clauses,
   };
+}
+
+/** Claim every clause that is not about the audience, and an advertiser named as a subject ("Redline want ..."). */
+function claimNonAudience(b: Brief, clauses: readonly Clause[]): void {
+  for (const c of clauses) {
+    if (NON_AUDIENCE.has(c.role)) b.claim(c);
+    if (c.advertiser) b.claim(c.advertiser);
+  }
 }
 
 function uniqCaseless(xs: readonly string[]): string[] {

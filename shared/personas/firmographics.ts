@@ -30,6 +30,9 @@ for (const e of INDUSTRIES) {
 const ORG_RE = word(alternation([...ORG_INDEX.keys()]));
 const TERM_ALT = alternation([...TERM_INDEX.keys()]);
 const TERM_RE = word(TERM_ALT);
+// "food and drink manufacturers": a sector word before an organisation noun
+// narrows it; the organisation alone ("manufacturers") would be all of manufacturing.
+const TERM_BEFORE = new RegExp(`(?<![\\w-])(?:${TERM_ALT})\\s+$`);
 const CHAIN_RE = word(`(?:${TERM_ALT})(?:\\s*(?:,|and|&|or|/)\\s*(?:the\\s+)?(?:${TERM_ALT}))*`);
 const COMPANY_AFTER = new RegExp(`^\\s+(?:(?!and\\b|or\\b|at\\b|in\\b|of\\b|for\\b|who\\b)[a-z-]+\\s+)?${COMPANY}(?![\\w-])`);
 const SECTOR_BEFORE = /\b(?:in|across|within|throughout|into|inside)\s+(?:the\s+)?(?:uk\s+|british\s+|global\s+|wider\s+|wider\s+uk\s+)?$/;
@@ -67,6 +70,7 @@ function findIndustries(b: Brief, hay: string, b2b: boolean): { entries: Industr
   for (const h of b.findOn(hay, ORG_RE)) {
     const after = hay.slice(h.end);
     if (CONSUMER.test(after)) continue;
+    if (TERM_BEFORE.test(hay.slice(Math.max(0, h.start - 40), h.start)) && COMPANY_AFTER.test(` ${hay.slice(h.start)}`)) continue;
     const clause =
       hay
         .slice(0, h.start)

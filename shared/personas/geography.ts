@@ -1,4 +1,4 @@
-import { CITIES } from './lexicon/cities';
+import { CITIES, CityEntry, GEONAMES_CITIES, findGeonamesCities } from './lexicon/cities';
 import { COUNTRIES, COUNTRY_GROUPS, UNLISTABLE_AREAS } from './lexicon/countries';
 import { AREAS_LIST, TV_ALIASES, TvRegion } from './lexicon/regions';
 import { extractPostcodes } from './postcodes';
@@ -78,14 +78,6 @@ function buildEntries(): Entry[] {
   for (const name of UNLISTABLE_AREAS) {
     add(name, { kind: 'unlistable', value: name, countries: [], needsCue: false, needsTv: false, franchise: false });
   }
-  add('south east asia', {
-    kind: 'unlistable',
-    value: 'south east asia',
-    countries: [],
-    needsCue: false,
-    needsTv: false,
-    franchise: false,
-  });
   return out;
 }
 
@@ -97,6 +89,12 @@ for (const e of ENTRIES) {
 }
 // "UK-wide" names the UK; "Anglia-based" or "London-based" still name the place.
 const GAZETTEER = new RegExp(`(?<![\\w-])(${alternation(ENTRIES.map((e) => e.phrase.toLowerCase()))})(?!\\w|-(?!wide\\b|based\\b))`, 'g');
+const HAS_PLACE = new RegExp(GAZETTEER.source);
+
+/** Whether a text names a place the gazetteer knows (any reading, cue or not). */
+export function mentionsPlace(text: string): boolean {
+  return HAS_PLACE.test(text.toLowerCase());
+}
 const COMPASS_BEFORE = new RegExp(`\\b${COMPASS}\\s+$`);
 
 // "Leeds United", "Newcastle Falcons": a club, not a place to target.
@@ -158,6 +156,21 @@ export function extractGeo(b: Brief, topicSpans: readonly Span[]): GeoResult {
         franchise: e.franchise,
       });
     }
+  }
+
+  // GeoNames cities we do not name ourselves: only as written, capitalised, with a cue.
+  for (const m of findGeonamesCities(b.caseView)) {
+    const city = m.cities[0]!;
+    cands.push({
+      start: m.start,
+      end: m.end,
+      kind: 'city',
+      value: city.name,
+      countries: [city.country],
+      needsCue: true,
+      needsTv: false,
+      franchise: false,
+    });
   }
 
   const usable = cands.filter((c) => {
@@ -249,6 +262,10 @@ function assemble(b: Brief, accepted: readonly Candidate[]): GeoResult {
   };
 }
 
+// Every reading of a city name or alias, in list order.
+const CITY_READINGS = new Map<string, CityEntry[]>();
+for (const c of CITIES) for (const n of [c.name, ...c.aliases]) CITY_READINGS.set(n, [...(CITY_READINGS.get(n) ?? []), c]);
+
 // One name in two countries (Perth, Kingston): prefer the country the brief
 // names elsewhere, else the first listed (UK) reading.
 function resolveCities(hits: readonly Candidate[], all: readonly Candidate[]): { name: string; country: string }[] {
@@ -256,7 +273,7 @@ function resolveCities(hits: readonly Candidate[], all: readonly Candidate[]): {
   const out: { name: string; country: string }[] = [];
   for (const h of hits) {
     if (out.some((o) => o.name === h.value && o.country === h.countries[0])) continue;
-    const rivals = CITIES.filter((c) => c.name === h.value || c.aliases.includes(h.value));
+    const rivals = [...(CITY_READINGS.get(h.value) ?? []), ...(GEONAMES_CITIES.get(h.value.toLowerCase()) ?? [])];
     const pick = rivals.find((r) => stated.has(r.country)) ?? rivals[0];
     out.push({ name: h.value, country: pick?.country ?? h.countries[0]! });
   }

@@ -1,6 +1,10 @@
 import { InterestNode, LONGEST_ALIAS_WORDS, interestLabel, lookupAlias, nodesInPhrase } from './interest-taxonomy';
 import { Analysis, Token } from './nlp';
+import { COMPANY_NOUNS } from './lexicon/industries';
+import topics from './lexicon/topics.json';
 import { Brief, Span } from './text';
+
+const PEOPLE_SUFFIXES: ReadonlySet<string> = new Set(topics.suffixes);
 
 // Interests named indirectly: an event, league, club, brand, activity verb or
 // agent noun that the taxonomy knows as an alias ("never miss the Six
@@ -80,13 +84,31 @@ const AMBIGUOUS = new Set([
 const POSITIVE_AFTER_NEGATION = new Set(['miss', 'skip', 'forget']);
 const OBJECT_START = new Set(['DET', 'NOUN', 'PROPN', 'ADJ', 'NUM', 'PRON']);
 
+// wink marks negation scope to the end of its sentence, which can run past a
+// clause ("No ads after 9pm. Keen gardeners ..." read as one). A token counts
+// as negated only with a negator shortly before it and no clause break between.
+const NEGATORS = new Set(['not', 'no', 'never', 'nothing', 'nobody', 'none', 'without', 'nor']);
+const CLAUSE_BREAK = new Set(['.', ';', ':', '!', '?', '-', '(', ')']);
+
 function negated(tokens: readonly Token[], i: number): boolean {
   if (!tokens[i]!.negated) return false;
-  for (let k = i - 1; k >= Math.max(0, i - 8); k--) if (POSITIVE_AFTER_NEGATION.has(tokens[k]!.lemma)) return false;
-  return !POSITIVE_AFTER_NEGATION.has(tokens[i]!.lemma);
+  let negator = false;
+  for (let k = i - 1; k >= Math.max(0, i - 8); k--) {
+    const t = tokens[k]!;
+    // A token may carry its full stop ("9pm." is read as one token).
+    if (CLAUSE_BREAK.has(t.value) || /[.;:!?]$/.test(t.value)) break;
+    if (POSITIVE_AFTER_NEGATION.has(t.lemma)) return false;
+    if (NEGATORS.has(t.lemma) || NEGATORS.has(t.lower)) negator = true;
+  }
+  return negator && !POSITIVE_AFTER_NEGATION.has(tokens[i]!.lemma);
 }
 
+// "food and drink manufacturers", "travel companies": a sector before an
+// organisation noun names an industry, not the audience's interest.
+const ORGANISATIONS: ReadonlySet<string> = new Set(COMPANY_NOUNS);
+
 function acceptable(tokens: readonly Token[], from: number, to: number, node: InterestNode, key: string): boolean {
+  if (tokens[to] && ORGANISATIONS.has(tokens[to]!.lower)) return false;
   if (to - from > 1 || !AMBIGUOUS.has(key)) return true;
   const t = tokens[from]!;
   const next = tokens[to];
@@ -127,12 +149,29 @@ export function findTaxonomyInterests(b: Brief, a: Analysis, multiWordOnly: bool
       if (!acceptable(tokens, from, to, node, surface)) continue;
       hits.push({ ...span, node, surface: b.text.slice(span.start, span.end) });
       b.claim(span);
+      const shared = coordinatedHead(b, tokens, from, to);
+      if (shared) hits.push(shared);
       taken = len;
       break;
     }
     i += Math.max(1, taken);
   }
   return hits;
+}
+
+// "Dog and cat owners", "cider and craft beer lovers": the people noun is
+// shared, so the first word is read with it too.
+function coordinatedHead(b: Brief, tokens: readonly Token[], from: number, to: number): TaxonomyHit | null {
+  const conj = tokens[from - 1];
+  const word = tokens[from - 2];
+  const people = [tokens[to - 1], tokens[to]].find((t) => t && PEOPLE_SUFFIXES.has(t.lower));
+  if (!people || !conj || !word || !/^(?:and|or|&)$/.test(conj.lower) || word.pos === 'PUNCT') return null;
+  const span = { start: word.start, end: word.end };
+  if (!b.isFree(span)) return null;
+  const node = lookupAlias(`${word.lower} ${people.lower}`) ?? (AMBIGUOUS.has(word.lower) ? undefined : lookupAlias(word.lower));
+  if (!node) return null;
+  b.claim(span);
+  return { ...span, node, surface: `${word.value} ${people.value}` };
 }
 
 /** Taxonomy labels for interest phrases other steps found ("live football" -> Football (Soccer)). */

@@ -1,3 +1,4 @@
+import { Clause, NON_AUDIENCE } from './discourse';
 import { GENERIC_PEOPLE } from './lexicon/people';
 import { Analysis } from './nlp';
 import { Brief, Span } from './text';
@@ -78,7 +79,7 @@ const CONTENT_POS = new Set(['NOUN', 'PROPN', 'VERB']);
 
 function clauses(text: string): Span[] {
   const out: Span[] = [];
-  const cut = /[.;:!?,()]+|\s(?=(?:who|whose|which|but|only|and who|and whose)\s)/g;
+  const cut = /[.;:!?,()]+|\s-\s|\s(?=(?:who|whose|which|but|only|and who|and whose)\s)/g;
   let start = 0;
   let m: RegExpExecArray | null;
   while ((m = cut.exec(text)) !== null) {
@@ -96,12 +97,23 @@ function clauses(text: string): Span[] {
     .filter((s) => s.end > s.start);
 }
 
-/** Account for every clause; `phrases` are the interest and intent strings the persona holds. */
-export function accountClauses(b: Brief, a: Analysis, phrases: readonly string[]): ClauseAccount[] {
+// "Any gender", "any age", "gender: any": the field's default holds the ask.
+const DEFAULT_ASK =
+  /^(?:(?:any|all|either|both)\s+(?:genders?|sexes|ages?|age groups?|incomes?|income bands?|company sizes?|sizes?|sectors?|industr(?:y|ies))(?:\s+(?:are|is)\s+(?:fine|ok|okay|welcome|acceptable))?|(?:gender|sex|age|income|company size)\s*(?:is\s+)?(?:any|all|open|not important))$/i;
+
+/**
+ * Account for every clause; `phrases` are the interest and intent strings the
+ * persona holds, `roles` the clauses of the brief with what each is about.
+ */
+export function accountClauses(b: Brief, a: Analysis, phrases: readonly string[], roles: readonly Clause[] = []): ClauseAccount[] {
   const held = phrases.map((p) => p.toLowerCase()).filter((p) => p.length > 2);
   return clauses(b.text).map((span) => {
     const text = b.text.slice(span.start, span.end);
     const lower = text.toLowerCase();
+    const role = roles.find((r) => span.start >= r.start && span.start < r.end)?.role;
+    if (role && NON_AUDIENCE.has(role)) return { ...span, text, status: 'prose' as const };
+    if (DEFAULT_ASK.test(text.replace(/^(?:and|but|or)\s+/i, '').replace(/\s*\.?$/, '')))
+      return { ...span, text, status: 'represented' as const };
     const claimed = !b.isFree(span);
     const represented = claimed || held.some((p) => lower.includes(p));
     if (represented && (WINDOW.test(text) || ATTENDED.test(text.replace(/^\w/, (c) => c.toLowerCase())))) {
@@ -124,8 +136,13 @@ export function accountClauses(b: Brief, a: Analysis, phrases: readonly string[]
   });
 }
 
-export function accountLeftovers(b: Brief, a: Analysis, phrases: readonly string[]): { unresolved: string[]; clauses: ClauseAccount[] } {
-  const all = accountClauses(b, a, phrases);
+export function accountLeftovers(
+  b: Brief,
+  a: Analysis,
+  phrases: readonly string[],
+  roles: readonly Clause[] = [],
+): { unresolved: string[]; clauses: ClauseAccount[] } {
+  const all = accountClauses(b, a, phrases, roles);
   const unresolved = all
     .filter((c) => c.status === 'unresolved')
     .map((c) => `"${c.text.replace(/^(?:and|or|but)\s+/i, '')}": no persona field holds this; review before buying`);

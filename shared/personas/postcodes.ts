@@ -1,11 +1,16 @@
+import { isValid, toOutcode, validOutcode } from 'postcode';
 import { POSTCODE_AREAS, validLetterDistrict } from './lexicon/regions';
 import { Brief, Hit, uniq } from './text';
 
-// UK postcode districts (outward codes) such as M1, EC2A, N1, SW1A.
-// Shapes like "B2B", "CO2" or "the M25" look like districts, so a candidate
-// needs a real area, a valid shape and some sign that postcodes are meant.
+// UK postcode districts (outward codes) such as M1, EC2A, N1, SW1A. The shape
+// of an outward code and of a full postcode is the postcode library's
+// (ideal-postcodes); the areas and letter districts that exist are ours
+// (lexicon/regions.json). Shapes like "B2B", "CO2" or "the M25" look like
+// districts, so a candidate needs a real area, a valid shape and some sign
+// that postcodes are meant.
 
-const TOKEN = /(?<![A-Za-z0-9£$€-])([A-Z]{1,2})(\d{1,2})([A-Z])?(?:\s\d[A-Z]{2})?(?![A-Za-z0-9%])/g;
+const TOKEN = /(?<![A-Za-z0-9£$€-])([A-Z]{1,2}\d[A-Z\d]?)(\s\d[A-Z]{2})?(?![A-Za-z0-9%])/g;
+const DISTRICT = /^([A-Z]{1,2})(\d{1,2})([A-Z])?$/;
 const RANGE_GAP = /^\s*(?:-|to|through|thru)\s*$/i;
 const SHORT_RANGE = /^\s*(?:-|to)\s*(\d{1,2})(?![A-Za-z0-9%])/;
 const POSTCODE_WORDS = /\b(?:post ?codes?|postal (?:districts?|codes?|areas?)|districts?|outward codes?|postcode areas?)\b/i;
@@ -19,26 +24,31 @@ interface Candidate {
   district: string;
 }
 
-function valid(area: string, num: string, letter: string | undefined): string | null {
+/** The district a token names ("M1", or "M1" from "M1 1AE"), if it is a real one. */
+function district(outward: string, inward: string | undefined): { area: string; num: string; district: string } | null {
+  const code = inward && isValid(`${outward}${inward}`) ? toOutcode(`${outward}${inward}`) : outward;
+  if (!code || !validOutcode(code)) return null;
+  const parts = DISTRICT.exec(code);
+  if (!parts) return null;
+  const [, area, num, letter] = parts as unknown as [string, string, string, string | undefined];
   if (!POSTCODE_AREAS.has(area)) return null;
-  const district = `${area}${num}${letter ?? ''}`;
-  if (letter && !validLetterDistrict(district)) return null;
+  if (letter && !validLetterDistrict(code)) return null;
   if (num.length === 2 && num.startsWith('0')) return null;
-  return district;
+  return { area, num, district: code };
 }
 
 export function extractPostcodes(b: Brief): string[] {
   const text = b.text;
   const cands: Candidate[] = [];
   for (const h of b.find(TOKEN, 'caseView')) {
-    const [area, num, letter] = h.groups as [string, string, string | undefined];
-    const district = valid(area, num, letter);
-    if (!district) continue;
+    const found = district(h.groups[0]!, h.groups[1]);
+    if (!found) continue;
+    const { area, num } = found;
     const after = text.slice(h.end, h.end + 20);
     const before = text.slice(Math.max(0, h.start - 6), h.start);
     if (NOT_POSTCODE_AFTER.test(after)) continue;
     if (area === 'M' && /\bthe\s+$/i.test(before)) continue;
-    cands.push({ hit: h, area, num: Number(num), district });
+    cands.push({ hit: h, area, num: Number(num), district: found.district });
   }
   if (!cands.length) return [];
 

@@ -34,11 +34,17 @@ const FANCY: Record<string, string> = {
 };
 
 export function normalise(raw: string): string {
-  return raw
-    .replace(/[\u2010-\u2014\u2212\u2018\u2019\u201c\u201d\u00a0\u2026]/g, (c) => FANCY[c] ?? c)
-    .replace(/\u0000/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  return (
+    raw
+      .replace(/[\u2010-\u2014\u2212\u2018\u2019\u201c\u201d\u00a0\u2026]/g, (c) => FANCY[c] ?? c)
+      .replace(/\u0000/g, ' ')
+      // A brief set out in lines ("Client: X" / "Audience: Y" / "- no gambling")
+      // reads clause by clause: a line break ends one unless punctuation already does.
+      .replace(/^[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+/gm, '')
+      .replace(/([^\s.!?;:,])[ \t]*(?:\r?\n)+/g, '$1; ')
+      .replace(/\s+/g, ' ')
+      .trim()
+  );
 }
 
 // ASCII-only lowering keeps every index identical to the original text.
@@ -66,34 +72,37 @@ export class Brief {
   readonly text: string;
   readonly lower: string;
   private readonly taken: Uint8Array;
-  private cache: string | null = null;
+  // Both views are kept up to date by claim(), so reading them is free: the
+  // clause-level steps claim often and read the views after every claim.
+  private masked: string;
+  private maskedCase: string;
 
   constructor(raw: string) {
     this.text = normalise(raw);
     this.lower = asciiLower(this.text);
     this.taken = new Uint8Array(this.text.length);
+    this.masked = this.lower;
+    this.maskedCase = this.text;
   }
 
   /** Lower-cased text with every claimed character replaced by MASK. */
   get view(): string {
-    if (this.cache === null) {
-      let out = '';
-      for (let i = 0; i < this.lower.length; i++) out += this.taken[i] ? MASK : this.lower[i];
-      this.cache = out;
-    }
-    return this.cache;
+    return this.masked;
   }
 
   /** Original-case text with claimed characters masked. */
   get caseView(): string {
-    let out = '';
-    for (let i = 0; i < this.text.length; i++) out += this.taken[i] ? MASK : this.text[i];
-    return out;
+    return this.maskedCase;
   }
 
   claim(span: Span): void {
-    for (let i = Math.max(0, span.start); i < Math.min(span.end, this.taken.length); i++) this.taken[i] = 1;
-    this.cache = null;
+    const start = Math.max(0, span.start);
+    const end = Math.min(span.end, this.taken.length);
+    if (end <= start) return;
+    for (let i = start; i < end; i++) this.taken[i] = 1;
+    const mask = MASK.repeat(end - start);
+    this.masked = this.masked.slice(0, start) + mask + this.masked.slice(end);
+    this.maskedCase = this.maskedCase.slice(0, start) + mask + this.maskedCase.slice(end);
   }
 
   isFree(span: Span): boolean {

@@ -1,11 +1,12 @@
-import { AgeBand, excludedAgeBand } from './ages';
-import { genderWord } from './demographics';
+import { z } from 'zod';
+import { Clause, namesPeople } from './discourse';
+import raw from './lexicon/topics.json';
+import { WordList, parseLexicon } from './lexicon/load';
 import { GENERIC_PEOPLE } from './lexicon/people';
-import { Gender } from './persona-schema';
-import { Brief, MASK, Span, splitList, tidy, uniq } from './text';
+import { Brief, MASK, Span, alternation, splitList, tidy, uniq } from './text';
 
-// Search negatives, exclusions, interests and intent topics: the free-text
-// parts of a persona. Interests and intent are phrases introduced by a
+// Search negatives, interests and intent topics: the free-text parts of a
+// persona (exclusions are read in negation.ts). Interests and intent are phrases introduced by a
 // trigger ("interested in", "looking for"); intent is what people are about
 // to buy or decide, interests are what they like or do.
 
@@ -36,7 +37,7 @@ const meaningful = (phrase: string): boolean =>
 // Everyday phrasings of search negatives: "don't show ads for jobs or
 // careers", "avoid searches about claims", "keep away from searches for X".
 const EVERYDAY_NEGATIVES =
-  /\b(?:(?:do not|don't|dont|never|not to)\s+(?:show|serve|run|trigger)\s+(?:our\s+|the\s+)?(?:search\s+)?(?:ads?|adverts?)\s+(?:for|on|against|to people (?:searching|looking)(?: for)?|on searches (?:about|for|mentioning|containing)|when people search(?: for)?)|(?:avoid|keep away from|stay away from|steer clear of|block|exclude)\s+(?:any\s+)?(?:searches|search terms|queries|search queries)\s+(?:about|for|on|mentioning|containing|like|around)|(?:we )?(?:don't|do not) want (?:any\s+)?(?:searches|queries|search terms) (?:about|for|mentioning|containing|like))\s+([^.;\u0000]+)/g;
+  /\b(?:(?:do not|don't|dont|never|not to)\s+(?:show|serve|run|trigger)\s+(?:our\s+|the\s+)?(?:search\s+)?(?:ads?|adverts?)\s+(?:on searches (?:about|for|mentioning|containing)|for|against|to people (?:searching|looking)(?: for)?|when people search(?: for)?)|(?:avoid|keep away from|stay away from|steer clear of|block|exclude)\s+(?:any\s+)?(?:searches|search terms|queries|search queries)\s+(?:about|for|on|mentioning|containing|like|around)|(?:we )?(?:don't|do not) want (?:any\s+)?(?:searches|queries|search terms) (?:about|for|mentioning|containing|like))\s+([^.;\u0000]+)/g;
 
 export function findNegativeKeywords(b: Brief): string[] {
   const everyday: string[] = [];
@@ -72,57 +73,25 @@ function labelledNegatives(b: Brief): string[] {
   return uniq(out);
 }
 
-export interface ExclusionFindings {
-  exclusions: string[];
-  ageBands: AgeBand[];
-  genders: Gender[];
-}
-
-// "Exclude: a, b, c" runs to the end of the sentence; "excluding a and b"
-// stops at the next comma.
-const EXCLUSION_LIST = /\b(?:exclude|excluding|exclusions?|do not target|don't target)\s*:\s*([^.;\u0000]+)/g;
-const EXCLUSION =
-  /(?:\b(?:excluding|exclude|excludes|except(?:\s+for)?|but\s+not|and\s+not|apart\s+from|other\s+than|avoid(?:ing)?|minus|without|do\s+not\s+target|don't\s+target|never\s+target|no(?=\s+(?:under|over)[- ]?\d))|(?:^|[,;(]\s*|\.\s+)not)\s+([^.;:,)\u0000]+)/g;
-
-export function findExclusions(b: Brief): ExclusionFindings {
-  const found: ExclusionFindings = { exclusions: [], ageBands: [], genders: [] };
-  for (const h of [...b.find(EXCLUSION_LIST), ...b.find(EXCLUSION)]) {
-    if (!b.isFree(h)) continue;
-    const span = h.groupSpans[0];
-    if (!span) continue;
-    for (const raw of splitList(b.slice(span))) {
-      const item = raw.replace(/^(?:the|a|an|any|all)\s+/i, '').trim();
-      if (!item) continue;
-      const age = excludedAgeBand(item);
-      const gender = genderWord(item);
-      if (age) found.ageBands.push(age);
-      else if (gender && item.split(/\s+/).length <= 2) found.genders.push(gender);
-      else found.exclusions.push(item);
-    }
-    b.claim(h);
-  }
-  return found;
-}
-
 export interface TopicPhrase extends Span {
   kind: 'interest' | 'intent';
   items: string[];
 }
 
-const INTENT =
-  'in[- ]market for|in the market for|in[- ]market|looking for|looking to (?:buy|get|switch(?: to)?|book|move(?: to)?|hire|find|start|invest in|rent|lease|upgrade(?: to)?|replace|refinance|remortgage)|' +
-  'shopping (?:around )?for|searching for|researching|planning (?:to (?:buy|get|book|move|take|visit|start|switch|renovate|build)|for)|planning|considering|evaluating|comparing|' +
-  'thinking (?:about|of) (?:buying|getting|switching to|booking)|about to (?:buy|get|book|start)|ready to buy|intending to buy|want(?:ing)? to (?:buy|get|book|switch to)|' +
-  'raising|switching to|(?:search )?(?:ads?|adverts?|campaigns?)\\s+(?:for|promoting)|promoting|in need of|needing|seeking|applying for|booking|buying|' +
-  'visiting|travelling to|traveling to|flying to|holidaying in|heading to|moving to|relocating to';
-const INTEREST =
-  'interested in|with an interest in|an interest in|fans? of|followers of|passionate about|keen on|obsessed with|training for|' +
-  "(?:who(?:'re| are| is)?|are|is|really|big|heavily|seriously)\\s+into";
-const WHO_VERBS =
-  'love|loves|like|likes|enjoy|enjoys|watch|watches|play|plays|follow|follows|listen to|listens to|read|reads|shop at|shops at|shop for|go to|goes to|' +
-  'attend|attends|visit|visits|support|supports|collect|collects|drink|drinks|eat|eats|cook|cooks|bake|bakes|drive|drives|ride|rides|own|owns|use|uses|' +
-  'stream|streams|practise|practises|practice|practices|subscribe to|bet on|invest in|travel|travels|game|games|run|runs|cycle|cycles|swim|swims|hike|hikes|' +
-  'ski|skis|surf|surfs|fish|camp|dance|dances|knit|knits|garden|gardens|buy|buys|book|books|frequent|frequently [a-z]+|regularly [a-z]+|often [a-z]+|do|does';
+const Vocabulary = z.object({
+  about: z.string(),
+  intentTriggers: WordList,
+  weakTriggers: WordList,
+  interestTriggers: WordList,
+  whoVerbs: WordList,
+  suffixes: WordList,
+  intentSuffixes: WordList,
+});
+const V = parseLexicon('topics.json', Vocabulary, raw);
+
+const INTENT = alternation(V.intentTriggers);
+const INTEREST = `${alternation(V.interestTriggers)}|(?:who(?:'re| are| is)?|are|is|really|big|heavily|seriously)\\s+into`;
+const WHO_VERBS = `${alternation(V.whoVerbs)}|(?:frequently|regularly|often) [a-z]+`;
 const TRIGGER = new RegExp(
   `\\b(?:(${INTENT})|(${INTEREST})|who\\s+(?:also\\s+|regularly\\s+|often\\s+|really\\s+|already\\s+)?(${WHO_VERBS})|(with)(?=\\s+(?!a\\s+lookalike|an?\\s+interest|over\\b|more than|at least|under\\b|\\d)))(?:\\s+|(?=[.,;:!?]|$))`,
   'g',
@@ -130,9 +99,14 @@ const TRIGGER = new RegExp(
 // "Interests: esports, streaming." A labelled list runs to the end of the sentence.
 const LABELLED =
   /\b(interests?|hobbies|passions|likes|intent(?: topics)?|in[- ]market(?: for)?|searching for|topics)\s*:\s*([^.;\u0000]+)/g;
-const WEAK = /^(?:booking|buying|needing|seeking|raising|promoting|planning|considering|comparing|evaluating|researching|switching to)$/;
-const SUFFIX =
-  /(?<![\w-])([a-z0-9&'-]+)[\s-]+(enthusiasts|fans|lovers|buffs|fanatics|aficionados|devotees|addicts|junkies|goers|hobbyists|collectors|owners|buyers|shoppers|drinkers|eaters|watchers|readers|listeners|viewers|users|bettors|punters|gamers)(?![\w-])/g;
+const WEAK = new RegExp(`^(?:${alternation(V.weakTriggers)})$`);
+const SUFFIX = new RegExp(`(?<![\\w-])([a-z0-9&'-]+)[\\s-]+(${alternation(V.suffixes)})(?![\\w-])`, 'g');
+const INTENT_SUFFIXES = new Set(V.intentSuffixes);
+// "cider and craft beer lovers" after "craft beer" was read: "cider lovers" too.
+const COORDINATED_SUFFIX = new RegExp(
+  `(?<![\\w-])([a-z0-9&'-]+)\\s+(?:and|or|&)\\s+\\u0000[\\u0000 ]*\\s(${alternation(V.suffixes)})(?![\\w-])`,
+  'g',
+);
 // One compiled "<suffix>$" per SUFFIX word (a fixed, small set).
 const SUFFIX_AT_END = new Map<string, RegExp>();
 function suffixAtEnd(suffix: string): RegExp {
@@ -154,6 +128,10 @@ function extent(b: Brief, from: number, limit: number): number {
   let i = from;
   while (i < Math.min(limit, from + 90)) {
     const c = view[i]!;
+    if (c === ',' && listContinues(view, i + 1, limit)) {
+      i++;
+      continue;
+    }
     if (/[.;:!?,()]/.test(c) || c === MASK) break;
     if (c === ' ') {
       if (STOP_AFTER.test(view.slice(i))) break;
@@ -162,6 +140,14 @@ function extent(b: Brief, from: number, limit: number): number {
     i++;
   }
   return i;
+}
+
+// "who like culture, museums and food": a comma continues a list that closes
+// with and/or before the clause ends, unless a new part of the brief starts.
+function listContinues(view: string, at: number, limit: number): boolean {
+  const rest = view.slice(at, limit);
+  const clause = rest.slice(0, rest.search(/[.;:!?()\u0000]|$/));
+  return !STOP_AFTER.test(rest) && !/^\s*(?:aged|in|across|near)\b/.test(rest) && /\b(?:and|or)\b/.test(clause);
 }
 
 function items(phrase: string): string[] {
@@ -197,6 +183,11 @@ export function findTopics(b: Brief): TopicPhrase[] {
     // "who game on PC", "who shop at Aldi": the verb carries the meaning.
     if (verb && PREPOSITION_START.test(phrase.toLowerCase())) phrase = `${b.text.slice(t.end - verb.length - 1, t.end).trim()} ${phrase}`;
     if (verb && !phrase.trim()) phrase = verb;
+    // "who climb, boulder or do yoga": an activity verb listed with others is an item itself.
+    if (verb && /^\s*(?:,|and\b|or\b)/.test(phrase)) phrase = `${verb}${phrase}`;
+    // "planning to move house": the verb says what is intended.
+    const toVerb = intent ? / to ([a-z]+)$/.exec(intent) : null;
+    if (toVerb && !/^(?:buy|get)$/.test(toVerb[1]!)) phrase = `${toVerb[1]} ${phrase}`;
     const list = items(phrase);
     if (!list.length) return;
     out.push({ start: t.start, end, kind: intent ? 'intent' : 'interest', items: list });
@@ -209,11 +200,24 @@ export function findTopics(b: Brief): TopicPhrase[] {
     const start = widenBack(b, h.start);
     const phrase = tidy(b.text.slice(start, h.end));
     if (!meaningful(phrase.replace(suffixAtEnd(suffix), ''))) continue;
+    // "dog and cat owners", "cider and craft beer lovers": the suffix belongs to each.
+    const coordinated = /([a-z0-9&'-]+)\s+(?:and|or|&)\s+$/.exec(b.view.slice(Math.max(0, start - 40), start));
+    const also = coordinated && !isGeneric(coordinated[1]!) ? [`${coordinated[1]} ${suffix}`] : [];
     out.push({
-      start,
+      start: also.length ? start - coordinated![0].length : start,
       end: h.end,
-      kind: suffix === 'buyers' || suffix === 'shoppers' ? 'intent' : 'interest',
-      items: [phrase.toLowerCase()],
+      kind: INTENT_SUFFIXES.has(suffix) ? 'intent' : 'interest',
+      items: [...also, phrase.toLowerCase()],
+    });
+  }
+  for (const h of b.find(COORDINATED_SUFFIX)) {
+    const [head, suffix] = h.groups as [string, string];
+    if (isGeneric(head) || out.some((o) => h.start < o.end && o.start < h.end)) continue;
+    out.push({
+      start: h.start,
+      end: h.groupSpans[0]!.end,
+      kind: INTENT_SUFFIXES.has(suffix) ? 'intent' : 'interest',
+      items: [`${head} ${suffix}`],
     });
   }
   return out.sort((x, y) => x.start - y.start);
@@ -230,40 +234,64 @@ function widenBack(b: Brief, start: number): number {
   return s;
 }
 
+const INSTRUCTION =
+  /^[\s\u0000]*(?:we|our|i|my|you|your|please|let's|this|it|promote|target|reach|sell|advertise|launch|run|drive|show|serve|find|get|build|create|increase|boost|grow|upsell|retarget|need|want)\b/i;
+
 /**
  * The audience noun a brief opens with ("Runners aged 20-35", "New parents in
  * ..."), once everything else in that clause has been claimed. Generic
  * nouns ("people", "households") are not interests.
  */
-export function headTopics(b: Brief): { interests: string[]; intents: string[] } {
-  // A leading label ("Target: ...", "Audience - ...") is not part of the audience.
-  const text = b.caseView.replace(/^\s*(?:target(?:\s+audience)?|audience|persona|segment|brief)\s*[:-]\s*/i, (m) => MASK.repeat(m.length));
-  const firstSentence = text.split(/[.!?;:](?:\s|$)/)[0] ?? '';
-  const stop = firstSentence.search(
-    /[,()]|\b(?:who|that|which|in|on|at|across|aged|with|from|within|around|near|based|living|between|but|excluding|except|looking|researching|shopping|planning|interested)\b/i,
-  );
-  const head = stop < 0 ? firstSentence : firstSentence.slice(0, stop);
-  // A brief that opens with an instruction or a pronoun ("Promote our app",
-  // "We sell ...") has no audience noun to read.
-  if (
-    /^\s*(?:we|our|i|my|you|your|please|let's|this|it|promote|target|reach|sell|advertise|launch|run|drive|show|serve|find|get|build|create|increase|boost|grow|upsell|retarget|need|want)\b/i.test(
-      head,
-    )
-  ) {
-    return { interests: [], intents: [] };
+export function headTopics(b: Brief, clauses: readonly Clause[]): { interests: string[]; intents: string[] } {
+  // The noun phrase each audience clause opens with. A clause already read
+  // whole ("Avoid gambling.") or one that opens with an instruction or a
+  // pronoun ("Promote our app", "We sell ...") has none. A leading label
+  // ("Target: ...") or "the audience is" is not part of it, nor is a
+  // targeting verb ("Target parents ...").
+  const heads: string[] = [];
+  for (const c of clauses) {
+    if (c.role !== 'audience') continue;
+    // An instruction names its audience only after a targeting verb ("Target parents ...").
+    if (c.imperative && !/^\W*(?:please\s+)?(?:target|reach|find)\b/i.test(b.slice(c))) continue;
+    const text = b.caseView
+      .slice(c.start, c.end)
+      .replace(/^[\s\u0000]*(?:(?:the\s+)?(?:target\s+)?audience\s+(?:is|are)\s+|(?:target|reach|find)\s+(?=[a-z]))/i, '');
+    const stop = text.search(
+      /[,()]|\b(?:who|that|which|in|on|at|across|aged|with|from|within|around|near|based|living|between|but|excluding|except|looking|researching|shopping|planning|interested)\b/i,
+    );
+    const opening = stop < 0 ? text : text.slice(0, stop);
+    if (opening.replace(/\u0000/g, '').trim() && !INSTRUCTION.test(opening)) heads.push(opening);
   }
   const interests: string[] = [];
   const intents: string[] = [];
-  for (const chunk of head.split(MASK)) {
+  for (const chunk of [...heads, ...appositions(b, clauses)].flatMap((h) => h.split(MASK))) {
     for (const part of splitList(chunk)) {
       const phrase = tidy(part).replace(/^(?:and|or|of)\s+|\s+(?:and|or|of)$/gi, '');
-      // Audience nouns are plural ("runners", "new parents"); a lone
-      // adjective left over ("single", "expectant") or a singular noun
-      // ("campaign") is not an interest.
-      if (!phrase || !meaningful(phrase) || !/(?:[^su]s|-goers)$/i.test(phrase)) continue;
+      // Audience nouns are plural people nouns ("runners", "new parents"); a
+      // lone adjective left over ("single", "expectant"), a singular noun
+      // ("campaign") or a plural that names no people ("insurance issues")
+      // is not an interest.
+      if (!phrase || !meaningful(phrase) || !/(?:[^su]s|-goers)$/i.test(phrase) || !namesPeople(phrase)) continue;
       if (/\b(?:buyers|shoppers)$/i.test(phrase)) intents.push(phrase.toLowerCase());
       else interests.push(phrase.toLowerCase());
     }
   }
-  return { interests, intents };
+  return { interests: uniq(interests), intents: uniq(intents) };
+}
+
+// "18-30 year olds in Leeds, students and young professionals, who ...": a
+// list of audience nouns set off by commas inside an audience clause names the
+// audience just as the head noun does.
+function appositions(b: Brief, clauses: readonly Clause[]): string[] {
+  const out: string[] = [];
+  for (const c of clauses.filter((x) => x.role === 'audience')) {
+    const parts = b.caseView.slice(c.start, c.end).split(',');
+    for (const part of parts.slice(1)) {
+      const words = part.replace(/^\s*(?:ideally|mainly|especially|including|plus|and|or|also)\s+/i, '').trim();
+      if (!words || words.includes(MASK) || !/^[a-z][a-z' -]*$/i.test(words)) continue;
+      if (/\b(?:in|at|on|with|who|whose|aged|from|for|of|to|into|near|across|only|any|all)\b/i.test(words)) continue;
+      out.push(words);
+    }
+  }
+  return out;
 }

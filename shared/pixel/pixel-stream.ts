@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis';
 import { unavailable } from '../errors';
 import type { AcceptedPageview, StreamedPageview } from './pixel-events';
 
@@ -13,7 +13,7 @@ export const pixelDeadLetterKey = (prefix: string) => `${prefix}:{pixel}:refused
 export const PIXEL_WRITER_GROUP = 'pixel-writer';
 
 // Length-prefixed, so that a colon in either key cannot make two pairs collide.
-const markerKey = (prefix: string, pixelKey: string, idempotencyKey: string) =>
+export const markerKey = (prefix: string, pixelKey: string, idempotencyKey: string) =>
   `${prefix}:{pixel}:seen:${pixelKey.length}:${pixelKey}:${idempotencyKey}`;
 
 /**
@@ -28,9 +28,9 @@ if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) == false then return 0 e
 redis.call('XADD', KEYS[1], '*', 'e', ARGV[1])
 return 1`;
 
-type AcceptingRedis = Redis & { pixelAcceptOnce(stream: string, marker: string, payload: string, ttlMs: number): Promise<number> };
+type AcceptingRedis = RedisClient & { pixelAcceptOnce(stream: string, marker: string, payload: string, ttlMs: number): Promise<number> };
 
-function withScript(redis: Redis): AcceptingRedis {
+function withScript(redis: RedisClient): AcceptingRedis {
   const r = redis as AcceptingRedis;
   if (typeof r.pixelAcceptOnce !== 'function') redis.defineCommand('pixelAcceptOnce', { numberOfKeys: 2, lua: ACCEPT_ONCE });
   return r;
@@ -56,7 +56,7 @@ export function decodePageview(streamId: string, payload: string): StreamedPagev
  * durable as Redis's append-only file). With an idempotency key, a replay adds nothing and
  * answers `replayed: true`. Redis unreachable is a 503: nothing was accepted.
  */
-export async function acceptPageview(redis: Redis, prefix: string, pageview: AcceptedPageview): Promise<{ replayed: boolean }> {
+export async function acceptPageview(redis: RedisClient, prefix: string, pageview: AcceptedPageview): Promise<{ replayed: boolean }> {
   try {
     if (!pageview.idempotencyKey) {
       await redis.xadd(pixelStreamKey(prefix), '*', 'e', encode(pageview));
@@ -78,7 +78,7 @@ export async function acceptPageview(redis: Redis, prefix: string, pageview: Acc
  * When the oldest pageview not yet acknowledged as stored was accepted, or null when none waits.
  * The writer deletes entries once stored, so the stream's first entry is that one.
  */
-export async function oldestUnstoredPageviewAt(redis: Redis, prefix: string): Promise<Date | null> {
+export async function oldestUnstoredPageviewAt(redis: RedisClient, prefix: string): Promise<Date | null> {
   const [first] = await redis.xrange(pixelStreamKey(prefix), '-', '+', 'COUNT', 1);
   return first ? new Date(Number(first[0].slice(0, first[0].indexOf('-')))) : null;
 }

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { AUDIENCE_SYNC_QUEUE, creativeReviewQueueName, supplierQueueName } from './names';
-import type { OutboxMessage } from '../outbox/outbox';
+
+/** A job to add to a queue: which queue, the job's name, its deterministic id and its payload (ids only). */
+export interface JobMessage {
+  queue: string;
+  jobName: string;
+  jobId: string;
+  payload: Record<string, unknown>;
+}
 
 /**
  * The job contract between the API and the supplier workers. Payloads carry ids only:
@@ -13,7 +20,7 @@ export const BOOK_LINE = 'book-line';
 /** Deterministic: relaying the same outbox row twice finds the job already there. */
 export const bookLineJobId = (lineId: string) => `${BOOK_LINE}-${lineId}`;
 
-export function bookLineMessage(adapterKey: string, job: BookLineJob): OutboxMessage {
+export function bookLineMessage(adapterKey: string, job: BookLineJob): JobMessage {
   return { queue: supplierQueueName(adapterKey), jobName: BOOK_LINE, jobId: bookLineJobId(job.lineId), payload: job };
 }
 
@@ -28,7 +35,7 @@ export type AudienceSyncJob = z.infer<typeof AudienceSyncJobSchema>;
 export const AUDIENCE_SYNC = 'sync';
 export const audienceSyncJobId = (attemptId: string) => `audience-sync-${attemptId}`;
 
-export function audienceSyncMessage(job: AudienceSyncJob): OutboxMessage {
+export function audienceSyncMessage(job: AudienceSyncJob): JobMessage {
   return { queue: AUDIENCE_SYNC_QUEUE, jobName: AUDIENCE_SYNC, jobId: audienceSyncJobId(job.attemptId), payload: job };
 }
 
@@ -38,6 +45,33 @@ export type CreativeReviewJob = z.infer<typeof CreativeReviewJobSchema>;
 export const CREATIVE_REVIEW = 'review';
 export const creativeReviewJobId = (reviewId: string) => `creative-review-${reviewId}`;
 
-export function creativeReviewMessage(adapterKey: string, job: CreativeReviewJob): OutboxMessage {
+export function creativeReviewMessage(adapterKey: string, job: CreativeReviewJob): JobMessage {
   return { queue: creativeReviewQueueName(adapterKey), jobName: CREATIVE_REVIEW, jobId: creativeReviewJobId(job.reviewId), payload: job };
+}
+
+/** An operation asked of a booked line (pause, resume, stop, budget change), on its supplier's queue. */
+export const LineOperationJobSchema = z.strictObject({ bookingId: z.uuid(), lineId: z.uuid(), operationId: z.uuid() });
+export type LineOperationJob = z.infer<typeof LineOperationJobSchema>;
+export const LINE_OPERATION = 'line-operation';
+export const lineOperationJobId = (operationId: string) => `${LINE_OPERATION}-${operationId}`;
+
+export function lineOperationMessage(adapterKey: string, job: LineOperationJob): JobMessage {
+  return { queue: supplierQueueName(adapterKey), jobName: LINE_OPERATION, jobId: lineOperationJobId(job.operationId), payload: job };
+}
+
+/**
+ * Delivery polling, on each supplier's own queue: a job scheduler runs it for every running line
+ * of that supplier; moving a workspace's sandbox clock asks for that workspace's lines at once.
+ */
+export const DeliveryPollJobSchema = z.strictObject({ advertiserId: z.string().min(1).max(200).optional() });
+export type DeliveryPollJob = z.infer<typeof DeliveryPollJobSchema>;
+export const POLL_DELIVERY = 'poll-delivery';
+
+export function deliveryPollMessage(adapterKey: string, advertiserId: string, at: Date): JobMessage {
+  return {
+    queue: supplierQueueName(adapterKey),
+    jobName: POLL_DELIVERY,
+    jobId: `${POLL_DELIVERY}-${advertiserId}-${at.getTime()}`,
+    payload: { advertiserId },
+  };
 }

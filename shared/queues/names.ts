@@ -1,4 +1,5 @@
 import { ADAPTERS } from '../adapters/catalogue';
+import { ConfigError } from '../config/config';
 
 /**
  * Queue names, one place. Supplier queues are `supplier.<adapterKey>`; the maintenance
@@ -7,15 +8,18 @@ import { ADAPTERS } from '../adapters/catalogue';
 export const MAINTENANCE_QUEUE = 'maintenance';
 export const PERSONA_EXTRACT_QUEUE = 'persona-extract';
 export const AUDIENCE_SYNC_QUEUE = 'audience-sync';
+/** Outbound webhook deliveries (the name the database function `webhook_record` writes in its outbox rows). */
+export const WEBHOOKS_QUEUE = 'webhooks';
 /** Not a BullMQ queue: the Redis stream of accepted pageviews, written to PostgreSQL in batches. */
 export const PIXEL_EVENTS_QUEUE = 'pixel-events';
 
 /**
- * BullMQ's key prefix for a deployment's REDIS_PREFIX. The hash tag `{queues}` puts every
- * queue's keys in one Redis Cluster slot, as BullMQ's multi-key scripts require; the keys stay
- * under REDIS_PREFIX so a deployment's keys are still found (and removed) by that prefix.
+ * BullMQ's key prefix for one queue of a deployment's REDIS_PREFIX: `<REDIS_PREFIX>:{<queue>}`.
+ * Each queue has a hash tag of its own, so a queue's keys share one Redis Cluster slot (as
+ * BullMQ's multi-key scripts require) while different queues spread over the cluster's nodes.
+ * The keys stay under REDIS_PREFIX, so a deployment's keys are still found (and removed) by it.
  */
-export const queuePrefix = (redisPrefix: string) => `${redisPrefix}:{queues}`;
+export const queuePrefix = (redisPrefix: string, queue: string) => `${redisPrefix}:{${queue}}`;
 
 export const supplierQueueName = (adapterKey: string) => `supplier.${adapterKey}`;
 
@@ -27,7 +31,7 @@ export const CREATIVE_REVIEW_QUEUES = ADAPTERS.filter((a) => a.kind !== 'workflo
 
 /** The BullMQ queues, each with jobs to show on the dashboard. */
 export function jobQueues(): string[] {
-  return [MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, AUDIENCE_SYNC_QUEUE, ...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES];
+  return [MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, AUDIENCE_SYNC_QUEUE, WEBHOOKS_QUEUE, ...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES];
 }
 
 /** Every queue a deployment must have consumers for: the job queues and the pageview stream. */
@@ -47,6 +51,7 @@ export const QUEUE_GROUPS: Readonly<Record<string, readonly string[]>> = {
   'creative-reviews': CREATIVE_REVIEW_QUEUES,
   audiences: [AUDIENCE_SYNC_QUEUE],
   personas: [PERSONA_EXTRACT_QUEUE],
+  webhooks: [WEBHOOKS_QUEUE],
   housekeeping: [MAINTENANCE_QUEUE],
   pixel: [PIXEL_EVENTS_QUEUE],
 };
@@ -63,4 +68,18 @@ export function expandWorkerQueues(names: string[]): { queues: string[]; unknown
     else unknown.push(name);
   }
   return { queues: [...queues], unknown };
+}
+
+/**
+ * The queues a worker process consumes: those WORKER_QUEUES names (roles expanded), or all of
+ * them. An unknown name stops the process as any bad configuration does.
+ */
+export function workerQueuesOf(names: readonly string[]): string[] {
+  if (!names.length) return requiredQueues();
+  const { queues, unknown } = expandWorkerQueues([...names]);
+  if (unknown.length) {
+    const known = [...Object.keys(QUEUE_GROUPS), ...requiredQueues()].join(', ');
+    throw new ConfigError(`Invalid configuration:\n  WORKER_QUEUES: names unknown queue(s): ${unknown.join(', ')}. Known: ${known}`);
+  }
+  return queues;
 }

@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { staffVersionKey } from '../staff/staff-version';
+import type { RedisClient } from '../redis';
 import { edgeKeyPrefix } from '../redis';
 
 export interface RateLimitRule {
@@ -14,8 +13,8 @@ export interface RateLimitResult {
   /** Seconds until the window resets. */
   resetSeconds: number;
   allowed: boolean;
-  /** The staff version (staff-version.ts), read in the same round trip so staff caches cost no extra one. */
-  staffVersion: string;
+  /** The value of the limiter's `readAlong` key, read in the same round trip (the staff version: staff caches then cost no extra one). */
+  readAlong: string;
 }
 
 // Count and window start are one atomic step, so concurrent requests on any number of
@@ -31,37 +30,40 @@ end
 return {count, ttl, redis.call('GET', KEYS[2]) or '0'}
 `;
 
-type CountingRedis = Redis & {
+type CountingRedis = RedisClient & {
   flightdeckRateLimitHit(key: string, versionKey: string, windowMs: string): Promise<[number, number, string]>;
 };
 
 /**
  * A fixed-window counter per bucket and client IP, kept in Redis: one round trip per request,
- * which also brings back the staff version.
+ * which also brings back the value of one more key (`readAlong`), so a cache that must notice
+ * changes promptly (the staff cache) costs no round trip of its own.
  */
 export class RateLimiter {
   private readonly redis: CountingRedis;
-  private readonly versionKey: string;
   private readonly counterPrefix: string;
 
-  constructor(redis: Redis, prefix: string) {
+  constructor(
+    redis: RedisClient,
+    prefix: string,
+    private readonly readAlongKey: string,
+  ) {
     // Registered once at start: ioredis then sends EVALSHA (the script's hash, not its text) and
     // falls back to EVAL by itself when the server has not seen the script yet.
     if (!('flightdeckRateLimitHit' in redis)) redis.defineCommand('flightdeckRateLimitHit', { numberOfKeys: 2, lua: SCRIPT });
     this.redis = redis as CountingRedis;
-    this.versionKey = staffVersionKey(prefix);
     this.counterPrefix = `${edgeKeyPrefix(prefix)}:rl`;
   }
 
   async hit(rule: RateLimitRule, clientKey: string): Promise<RateLimitResult> {
     const redisKey = `${this.counterPrefix}:${rule.bucket}:${clientKey}`;
-    const [count, ttlMs, staffVersion] = await this.redis.flightdeckRateLimitHit(redisKey, this.versionKey, String(rule.windowMs));
+    const [count, ttlMs, readAlong] = await this.redis.flightdeckRateLimitHit(redisKey, this.readAlongKey, String(rule.windowMs));
     return {
       limit: rule.limit,
       remaining: Math.max(0, rule.limit - count),
       resetSeconds: Math.max(1, Math.ceil(ttlMs / 1000)),
       allowed: count <= rule.limit,
-      staffVersion: String(staffVersion),
+      readAlong: String(readAlong),
     };
   }
 }

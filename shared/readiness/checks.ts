@@ -1,6 +1,6 @@
 import { withTimeout } from '../timeout';
 import type { Knex } from 'knex';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis';
 import { pendingMigrations } from '../db/migrations';
 import { ADAPTERS, catalogueProblems } from '../adapters/catalogue';
 import { freshHeartbeats } from '../heartbeat';
@@ -15,7 +15,7 @@ export interface CheckResult {
 
 export interface ReadinessDeps {
   db: Knex;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   assets: AssetStore;
   executionModeDefault: 'sandbox' | 'live';

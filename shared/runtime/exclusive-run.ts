@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis';
 
 // Deletes or extends the lock only while it still holds our token: an expired lock taken over
 // by another process is theirs.
@@ -23,7 +23,7 @@ export interface ExclusiveRunOptions {
  * itself: asking for a run always gets a whole run that started after the ask. The lock is
  * extended while `fn` runs and expires after `ttlMs` if its holder dies.
  */
-export async function runExclusively<T>(redis: Redis, key: string, fn: () => Promise<T>, opts: ExclusiveRunOptions = {}): Promise<T> {
+export async function runExclusively<T>(redis: RedisClient, key: string, fn: () => Promise<T>, opts: ExclusiveRunOptions = {}): Promise<T> {
   const ttlMs = opts.ttlMs ?? 15_000;
   const pollMs = opts.pollMs ?? 200;
   const token = randomUUID();

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { conflict, notFound } from '../errors';
 import type { Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
-import { findPlan } from '../campaigns/plan-store';
+import { findPlan } from '../plans/plan-store';
 import { findPersona } from '../personas/persona-store';
 import { creativeView } from '../creatives/creative-store';
 import { requireInScope } from '../access/resource-scope';

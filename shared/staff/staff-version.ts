@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis';
 import { edgeKeyPrefix } from '../redis';
 
 /**
@@ -22,7 +22,7 @@ export interface StaffWriter {
   announce(): Promise<void>;
 }
 
-export function staffWriter(db: Knex, redis: Redis, prefix: string): StaffWriter {
+export function staffWriter(db: Knex, redis: RedisClient, prefix: string): StaffWriter {
   return {
     db,
     async announce() {

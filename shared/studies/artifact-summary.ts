@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ARTIFACT_PURPOSES } from '../measurement/measurement-config';
+import { ARTIFACT_PURPOSES } from '../config/measurement-settings';
 
 export type ArtifactPurpose = (typeof ARTIFACT_PURPOSES)[number];
 

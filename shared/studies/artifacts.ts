@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { badRequest } from '../errors';
 import { type Principal } from '../auth/principal';
-import { ArtifactPurposeSchema } from '../measurement/measurement-config';
+import { ArtifactPurposeSchema } from '../config/measurement-settings';
 import { ArtifactMediaTypeSchema, checkContent, decodeBase64 } from './artifact-content';
 import { ArtifactStore, lockDigest } from './artifact-store';
 import { artifactView, studyArtifacts, type ArtifactRow } from './artifact-summary';

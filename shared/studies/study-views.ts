@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DateTimeSchema, Sha256HexSchema, UuidSchema } from '../wire';
-import { ArtifactPurposeSchema } from '../measurement/measurement-config';
+import { ArtifactPurposeSchema } from '../config/measurement-settings';
 import { ArtifactMediaTypeSchema } from './artifact-content';
 
 /** Response shapes of brand lift studies. */

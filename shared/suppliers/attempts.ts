@@ -43,6 +43,8 @@ export interface AttemptRow {
   created_at: Date;
   finished_at: Date | null;
   late_outcome_at: Date | null;
+  /** The queue job that carries the call, where it is not the subject's usual one. */
+  job_id: string | null;
 }
 
 export interface NewAttempt {
@@ -54,6 +56,8 @@ export interface NewAttempt {
   operation: string;
   lineId?: string;
   bookingId?: string;
+  /** The queue job that carries the call (the stuck-attempt sweep asks whether it is alive). */
+  jobId?: string;
 }
 
 /** A fresh attempt id (`att_…`). */
@@ -67,9 +71,9 @@ export const newAttemptId = () => `att_${randomUUID()}`;
 export function attemptInsert(a: NewAttempt, source = '(select 1) as one'): { id: string; sql: SqlPart } {
   const id = a.id ?? newAttemptId();
   const sql = {
-    sql: `insert into supplier_attempts (id, subject_kind, subject_id, adapter_key, operation, line_id, booking_id, status)
-          select ?, ?, ?, ?, ?, ?, ?, 'open' from ${source} returning id`,
-    bindings: [id, a.subjectKind, a.subjectId, a.adapterKey, a.operation, a.lineId ?? null, a.bookingId ?? null],
+    sql: `insert into supplier_attempts (id, subject_kind, subject_id, adapter_key, operation, line_id, booking_id, job_id, status)
+          select ?, ?, ?, ?, ?, ?, ?, ?, 'open' from ${source} returning id`,
+    bindings: [id, a.subjectKind, a.subjectId, a.adapterKey, a.operation, a.lineId ?? null, a.bookingId ?? null, a.jobId ?? null],
   };
   return { id, sql };
 }

@@ -18,10 +18,10 @@ export const STUCK_REASON =
   'The supplier call was made but its outcome was never recorded (the worker failed after sending); the outcome is unknown.';
 
 /**
- * Attempts opened by a person (a staff member's managed booking) stay open while they work;
- * only the worker's own calls can be stuck.
+ * Attempts opened by a person (a staff member's managed booking, or a managed change after it)
+ * stay open while they work; only the worker's own calls can be stuck.
  */
-const PERSON_HELD = ['managed-booking'];
+const PERSON_HELD = `operation not like 'managed-%'`;
 
 /**
  * An attempt still open long after its call must have ended (timeout plus grace), with no live
@@ -39,10 +39,7 @@ export async function sweepStuckAttempts(
   let taken = 0;
   let cursor: { createdAt: Date; id: string } | null = null;
   for (;;) {
-    const q = db<AttemptRow>('supplier_attempts')
-      .where('status', 'open')
-      .whereNotIn('operation', PERSON_HELD)
-      .where('created_at', '<', opts.olderThan);
+    const q = db<AttemptRow>('supplier_attempts').where('status', 'open').whereRaw(PERSON_HELD).where('created_at', '<', opts.olderThan);
     if (cursor) q.whereRaw('(created_at, id) > (?, ?)', [cursor.createdAt, cursor.id]);
     const page = (await q.orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(pageSize)) as AttemptRow[];
     for (const attempt of page) {

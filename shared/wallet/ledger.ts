@@ -13,14 +13,28 @@ export const ENTRY_KINDS = [
   'reservation',
   'release',
   'capture',
+  'capture_reversal',
   'management_fee',
+  'fee_credit',
   'platform_fee',
   'asset_charge',
   'adjustment',
 ] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
-export type SubjectType = 'funding_request' | 'booking' | 'line' | 'study_approval' | 'asset' | 'period' | 'wallet';
+export type SubjectType =
+  | 'funding_request'
+  | 'booking'
+  | 'line'
+  | 'line_operation'
+  | 'study_approval'
+  | 'asset'
+  | 'period'
+  | 'wallet'
+  /** One movement of a line's captured spend towards its delivered spend: `<lineId>:<sequence>`. */
+  | 'line_delivery'
+  /** A booking's closeout: what its flight never spent goes back. */
+  | 'closeout';
 
 export interface NewEntry {
   advertiserId: string;
@@ -29,6 +43,8 @@ export interface NewEntry {
   subjectType: SubjectType;
   subjectId: string;
   bookingId?: string;
+  /** The booked line the money concerns (delivery captures and their fees). */
+  lineId?: string;
   actorId: string;
   detail?: Record<string, unknown>;
   /** The UTC month the entry counts in; defaults to now. */
@@ -49,9 +65,13 @@ function effectOf(e: NewEntry): { balance: number; reserved: number } {
       return { balance: 0, reserved: -a };
     case 'capture':
       return { balance: -a, reserved: -a };
+    // A restatement down: captured spend goes back to the booking's reservation.
+    case 'capture_reversal':
+      return { balance: a, reserved: a };
     case 'adjustment':
       return { balance: e.direction === 'debit' ? -a : a, reserved: 0 };
     case 'management_fee':
+    case 'fee_credit':
     case 'platform_fee':
     case 'asset_charge':
       return { balance: 0, reserved: 0 };
@@ -94,8 +114,8 @@ export async function post(trx: Knex, e: NewEntry): Promise<boolean> {
   const { balance, reserved } = effectOf(e);
   const inserted = await trx.raw(
     `insert into wallet_entries (advertiser_id, kind, amount_minor, balance_delta_minor, reserved_delta_minor,
-       subject_type, subject_id, booking_id, period, actor_id, detail)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       subject_type, subject_id, booking_id, line_id, period, actor_id, detail)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      on conflict do nothing returning id`,
     [
       e.advertiserId,
@@ -106,6 +126,7 @@ export async function post(trx: Knex, e: NewEntry): Promise<boolean> {
       e.subjectType,
       e.subjectId,
       e.bookingId ?? null,
+      e.lineId ?? null,
       e.period ?? periodOf(new Date()),
       e.actorId,
       e.detail ? JSON.stringify(e.detail) : null,

@@ -16,7 +16,7 @@ const count = async (table: string, where: Record<string, unknown> = {}) =>
   Number((await env.db(table).where(where).count({ n: '*' }))[0]!.n);
 
 describe('GET /api/v1/agent/actions', () => {
-  test('publishes the six contracts with routes, JSON Schema parameters and budget policies', async () => {
+  test('publishes the contracts with routes, JSON Schema parameters and budget policies', async () => {
     const a = await actors(env, api, 'org-contracts');
     const { actions } = await json<{
       actions: Array<{
@@ -28,6 +28,10 @@ describe('GET /api/v1/agent/actions', () => {
     }>(await api.fetch('/api/v1/agent/actions', { token: a.agent }));
     expect(actions.map((x) => [x.name, x.route, x.budgetPolicy])).toEqual([
       ['campaign.launch', '/api/v1/campaigns/{campaignId}/launch', 'campaign-commitment'],
+      ['campaign.pause', '/api/v1/campaigns/{campaignId}/pause', 'zero'],
+      ['campaign.resume', '/api/v1/campaigns/{campaignId}/resume', 'zero'],
+      ['campaign.stop', '/api/v1/campaigns/{campaignId}/stop', 'zero'],
+      ['campaign.amend', '/api/v1/campaigns/{campaignId}/amendments', 'incremental-commitment'],
       ['creative.submit', '/api/v1/creatives/{creativeId}/submit', 'zero'],
       ['audience.sync', '/api/v1/campaigns/{campaignId}/sync-audience', 'zero'],
       ['optimization.reject', '/api/v1/optimizations/{optimizationId}/reject', 'zero'],

@@ -172,6 +172,9 @@ describe('signed settlement (the only way money enters a wallet)', () => {
     expect(results.filter((r) => r.result === 'duplicate')).toHaveLength(19);
     expect(await balance()).toBe(before + 9_100);
     expect(await env.db('wallet_entries').where({ kind: 'funding_credit', subject_id: c.request.id })).toHaveLength(1);
+    // Subscribers are told once, with the credit.
+    const events = await env.db('webhook_events').where({ type: 'funding.credited', subject_id: c.request.id });
+    expect(events.map((e) => e.body)).toEqual([{ fundingRequestId: c.request.id, amountMinor: 9_100, currency: 'GBP' }]);
   });
 
   test('different events of one payment racing each other still credit once', async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createTestEnv, type TestEnv } from '../support/api';
 import { fundWallet, walletAndLedger } from '../support/wallet';
-import { SYSTEM } from '../../shared/actor';
+import { SYSTEM } from '../../shared/auth/actor';
 import { changeLine } from '../../shared/bookings/line-transitions';
 import { reserve } from '../../shared/wallet/ledger';
 import { settleProviderEvent } from '../../shared/billing/settlement';
@@ -9,6 +9,8 @@ import { createLogger } from '../../shared/logger';
 import { Problem } from '../../shared/errors';
 import { ensureWorkspace } from '../../shared/workspaces/workspace-store';
 import { fundingRequest, liveBooking, SANDBOX_SECRET, session, signed } from './support';
+import { day, report } from '../delivery/support';
+import { closeOutBooking } from '../../shared/delivery/closeout';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -33,7 +35,10 @@ type Op =
   | { kind: 'topup'; amount: number }
   | { kind: 'launch'; budgets: number[]; headroom: number }
   | { kind: 'confirm' | 'reject'; pick: number }
-  | { kind: 'study'; amount: number };
+  | { kind: 'study'; amount: number }
+  /** The supplier reports (or restates) one day of a confirmed line's delivery. */
+  | { kind: 'deliver'; pick: number; day: number; spend: number }
+  | { kind: 'closeout'; pick: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('topup' as const), amount: fc.integer({ min: 1, max: 200_000 }) }),
@@ -44,18 +49,29 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   }),
   fc.record({ kind: fc.constantFrom('confirm' as const, 'reject' as const), pick: fc.nat() }),
   fc.record({ kind: fc.constant('study' as const), amount: fc.integer({ min: 1, max: 80_000 }) }),
+  fc.record({
+    kind: fc.constant('deliver' as const),
+    pick: fc.nat(),
+    day: fc.integer({ min: 1, max: 3 }),
+    spend: fc.integer({ min: 0, max: 40_000 }),
+  }),
+  fc.record({ kind: fc.constant('closeout' as const), pick: fc.nat() }),
 );
 
 describe('balance = sum of entries, and available ≥ 0, at every step', () => {
-  test('over random interleavings of top-ups, launches, confirmations, rejections and study approvals', async () => {
+  test('over random interleavings of top-ups, launches, confirmations, rejections, study approvals, delivery, restatements and closeout', async () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
         const org = `org-prop-${run++}`;
         await ensureWorkspace(env.db, org);
         const open: Array<{ bookingId: string; lineId: string }> = [];
+        // Confirmed lines: what the supplier reported for each day, and whether their booking is closed out.
+        const running: Array<{ bookingId: string; lineId: string; budget: number; days: Map<number, number> }> = [];
+        const closed = new Set<string>();
+        const capturedOf = new Map<string, number>();
         let credited = 0;
-        let captured = 0;
+        const captured = () => [...capturedOf.values()].reduce((a, b) => a + b, 0);
         for (const o of ops) {
           const refused = async (fn: () => Promise<unknown>) => {
             const before = await walletAndLedger(env, org);
@@ -97,6 +113,21 @@ describe('balance = sum of entries, and available ≥ 0, at every step', () => {
                 ),
               ),
             );
+          } else if (o.kind === 'deliver') {
+            if (running.length) {
+              const line = running[o.pick % running.length]!;
+              line.days.set(o.day, o.spend);
+              await report(env, { ...line, advertiserId: org }, [day(`2099-03-0${o.day}`, o.spend)]);
+              const delivered = [...line.days.values()].reduce((a, b) => a + b, 0);
+              // Captured spend follows delivery, capped at the budget, until the booking is closed out.
+              if (!closed.has(line.bookingId)) capturedOf.set(line.lineId, Math.min(delivered, line.budget));
+            }
+          } else if (o.kind === 'closeout') {
+            if (running.length) {
+              const { bookingId } = running[o.pick % running.length]!;
+              await closeOutBooking(env.db, bookingId);
+              closed.add(bookingId);
+            }
           } else if (open.length) {
             const [line] = open.splice(o.pick % open.length, 1);
             await env.db.transaction(async (trx) => {
@@ -107,14 +138,14 @@ describe('balance = sum of entries, and available ≥ 0, at every step', () => {
                 actor: SYSTEM,
                 action: 'test.end',
               });
-              if (o.kind === 'confirm') captured += Number(moved.budget_minor);
+              if (o.kind === 'confirm') running.push({ ...line!, budget: Number(moved.budget_minor), days: new Map() });
             });
           }
           const { wallet, consistent } = await walletAndLedger(env, org);
           expect(consistent).toBe(true);
           expect(wallet.availableMinor).toBeGreaterThanOrEqual(0);
           expect(wallet.reservedMinor).toBeGreaterThanOrEqual(0);
-          expect(wallet.balanceMinor).toBe(credited - captured);
+          expect(wallet.balanceMinor).toBe(credited - captured());
         }
       }),
       { numRuns: 25, seed: Number(process.env.LEDGER_SEED ?? 20261122) },

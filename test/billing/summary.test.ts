@@ -1,11 +1,12 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { SYSTEM } from '../../shared/actor';
+import { SYSTEM } from '../../shared/auth/actor';
 import { changeLine } from '../../shared/bookings/line-transitions';
-import { monthsBefore } from '../../shared/billing/fees';
+import { monthsBefore } from '../../shared/wallet/fees';
 import { periodOf, post } from '../../shared/wallet/ledger';
 import { ensureWorkspace } from '../../shared/workspaces/workspace-store';
 import { fundWallet } from '../support/wallet';
 import { liveBooking } from './support';
+import { day, report } from '../delivery/support';
 
 const THRESHOLD = 300_000;
 let env: TestEnv;
@@ -52,7 +53,7 @@ async function pastSpend(org: string, period: string, amount: number) {
   });
 }
 
-/** A live line confirmed now: its budget is captured and its fee accrues, as in production. */
+/** A live line confirmed now that delivers its whole budget: its spend is captured and its fee accrues, as in production. */
 async function confirmNow(org: string, budgets: number[]) {
   await fundWallet(
     env,
@@ -65,11 +66,12 @@ async function confirmNow(org: string, budgets: number[]) {
     budgets,
     budgets.reduce((s, b) => s + b, 0),
   );
-  for (const lineId of lineIds) {
+  for (const [i, lineId] of lineIds.entries()) {
     await env.db.transaction(async (trx) => {
       await changeLine(trx, { bookingId, lineId, to: 'in-progress', actor: SYSTEM, action: 'test.start' });
       await changeLine(trx, { bookingId, lineId, to: 'confirmed', actor: SYSTEM, action: 'test.confirm' });
     });
+    await report(env, { lineId, bookingId, advertiserId: org }, [day('2099-03-01', budgets[i]!)]);
   }
 }
 
@@ -120,6 +122,18 @@ describe('billing summary (spec 25)', () => {
     expect(await read('org-old', `?period=${monthsBefore(current, 1)}`)).toMatchObject({ mediaSpendMinor: 7_000 });
   });
 
+  test('the trailing months of any month are the ones just before it, in any year', async () => {
+    expect(monthsBefore('2000-02', 3)).toBe('1999-11');
+    expect(monthsBefore('0099-02', 3)).toBe('0098-11');
+    expect(monthsBefore('2026-12', -1)).toBe('2027-01');
+    const s = await read('org-new', '?period=2000-02');
+    expect(s.tier.trailing).toEqual([
+      { period: '1999-11', mediaSpendMinor: 0 },
+      { period: '1999-12', mediaSpendMinor: 0 },
+      { period: '2000-01', mediaSpendMinor: 0 },
+    ]);
+  });
+
   test('a delegated agent may read it', async () => {
     const token = await env.issuer.token({ org: 'org-new', user: 'u', agent: 'bot' });
     expect((await summary('org-new', '', token)).status).toBe(200);
@@ -130,6 +144,8 @@ describe('billing summary (spec 25)', () => {
     ['month 13', '?period=2026-13'],
     ['a one-digit month', '?period=2026-1'],
     ['not a month', '?period=last'],
+    ['year zero', '?period=0000-01'],
+    ['a month before any ledger could hold an entry', '?period=1999-12'],
     ['an unknown parameter', '?month=2026-01'],
   ])('%s is a 400 problem', async (_what, query) => {
     const res = await summary('org-new', query);

@@ -111,7 +111,7 @@ describe('the manual workflow', () => {
     expect((await env.db('supplier_attempts').where({ id: started.providerAttemptId }).first()).status).toBe('confirmed');
     const byStaff = after.events.filter((e) => e.actorId === 'staff-1' && e.lineId === line.id);
     expect(byStaff.map((e) => e.action)).toEqual(['line.claimed', 'line.started', 'line.confirmed']);
-    for (const e of byStaff) expect(e).toMatchObject({ actor: 'human', source: 'web' });
+    for (const e of byStaff) expect(e).toMatchObject({ actor: 'human', source: 'dev' });
     const statusChanges = after.events.filter((e) => e.action === 'booking.status-changed').map((e) => e.detail?.to);
     expect(statusChanges).toEqual(['in-progress', 'confirmed']);
   });
@@ -387,7 +387,7 @@ test('a staff-started workflow line keeps its open attempt when its queued job r
   const { bookingId, lineId } = await startedLine();
   const before = await env.db('booking_lines').where({ id: lineId }).first();
   await env.workers({ WORKER_QUEUES: 'supplier.manual' });
-  const queue = new Queue('supplier.manual', { connection: env.redis, prefix: queuePrefix(env.prefix) });
+  const queue = new Queue('supplier.manual', { connection: env.redis, prefix: queuePrefix(env.prefix, 'supplier.manual') });
   const drained = async () => {
     const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'completed');
     return c.waiting + c.active + c.delayed === 0 && c.completed > 0;

@@ -211,7 +211,7 @@ describe('filters', () => {
             action: expect.stringMatching(/^.+$/),
             actorId: expect.stringMatching(/^.+$/),
             actor: 'human',
-            source: 'web',
+            source: 'dev',
             createdAt: iso,
           }),
         );

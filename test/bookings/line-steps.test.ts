@@ -1,6 +1,6 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines } from '../support/bookings';
-import { SYSTEM } from '../../shared/actor';
+import { SYSTEM } from '../../shared/auth/actor';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { isStepAborted, stepLine } from '../../shared/bookings/line-transitions';
 import { attemptInsert, openAttemptQuery } from '../../shared/suppliers/attempts';

@@ -94,14 +94,14 @@ describe('everyone else gets the same 404 as an unknown route', () => {
 
   test('a malformed bearer header or cookie gets 404', async () => {
     expect((await get(DASHBOARD, { headers: { authorization: 'Bearer not-a-jwt' } })).status).toBe(404);
-    expect((await get(DASHBOARD, { headers: { cookie: 'flightdeck_admin_token=not-a-jwt' } })).status).toBe(404);
+    expect((await get(DASHBOARD, { headers: { cookie: 'fd_dashboard=not-a-session' } })).status).toBe(404);
   });
 
-  test.each(['%E0%A4%A', '%', '%ZZ', '%C3%28'])(
-    'a cookie that is not valid percent-encoding (%s) is treated as no token: the same 404, never a 500',
+  test.each(['%E0%A4%A', '%', '%ZZ', '%C3%28', 'A'.repeat(43) + '%'])(
+    'a cookie that is no session id (%s) is treated as no session: the same 404, never a 500',
     async (raw) => {
       for (const path of [DASHBOARD, QUEUES_API]) {
-        const res = await get(path, { headers: { cookie: `other=1; flightdeck_admin_token=${raw}` } });
+        const res = await get(path, { headers: { cookie: `other=1; fd_dashboard=${raw}` } });
         expect(res.status).toBe(404);
         expect({ ...(await json(res)), requestId: null }).toEqual({ ...unknownRoute, requestId: null });
       }
@@ -110,7 +110,7 @@ describe('everyone else gets the same 404 as an unknown route', () => {
 });
 
 describe('signing in from a browser with ?access_token=', () => {
-  test('a staff token becomes an HttpOnly cookie scoped to the dashboard, with a 303 to the clean URL', async () => {
+  test('a staff token opens a dashboard session whose id goes into an HttpOnly cookie scoped to the dashboard, with a 303 to the clean URL', async () => {
     const res = await get(`${DASHBOARD}?access_token=${encodeURIComponent(t.staff!)}`);
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe(DASHBOARD);
@@ -174,6 +174,8 @@ describe('what the dashboard shows of a job is ids only', () => {
       'AudienceSyncJobSchema',
       'BookLineJobSchema',
       'CreativeReviewJobSchema',
+      'DeliveryPollJobSchema',
+      'LineOperationJobSchema',
       'PersonaExtractJobSchema',
     ]);
     for (const [name, schema] of schemas) {
@@ -182,7 +184,10 @@ describe('what the dashboard shows of a job is ids only', () => {
         additionalProperties: boolean;
       };
       expect([name, json.additionalProperties]).toEqual([name, false]);
-      for (const [field, prop] of Object.entries(json.properties)) expect([name, field, prop.format]).toEqual([name, field, 'uuid']);
+      // A delivery poll names the workspace whose clock moved (an opaque id, never a person's data).
+      for (const [field, prop] of Object.entries(json.properties))
+        if (!(name === 'DeliveryPollJobSchema' && field === 'advertiserId'))
+          expect([name, field, prop.format]).toEqual([name, field, 'uuid']);
     }
   });
 

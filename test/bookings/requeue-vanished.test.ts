@@ -13,7 +13,7 @@ let env: TestEnv;
 let api: TestApi;
 const queues = new Map<string, Queue>();
 const queueFor = (name: string) => {
-  if (!queues.has(name)) queues.set(name, new Queue(name, { connection: env.redis, prefix: queuePrefix(env.prefix) }));
+  if (!queues.has(name)) queues.set(name, new Queue(name, { connection: env.redis, prefix: queuePrefix(env.prefix, name) }));
   return queues.get(name)!;
 };
 // Pages of one, so every run also walks the paging.

@@ -3,7 +3,7 @@ import { approve, draftCampaign, post, waitForBooking, type BookingBody } from '
 import { approvedCreative, makeCreative } from '../support/creatives';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { fundWallet, walletAndLedger } from '../support/wallet';
-import { SYSTEM } from '../../shared/actor';
+import { SYSTEM } from '../../shared/auth/actor';
 import { stepLine } from '../../shared/bookings/line-transitions';
 
 let env: TestEnv;
@@ -95,14 +95,13 @@ describe('live reservations settle with the booking', () => {
     ).toBe(200);
     const settled = await waitForBooking(api, token, booking.id, (b) => b.status === 'partially-confirmed');
     expect(settled.status).toBe('partially-confirmed');
-    // 80000 reserved: the confirmed line's 10000 is spent, its rejected sibling's 30000 and the 40000 headroom go back.
-    expect(await wallet('org-r2')).toMatchObject({ balance_minor: '90000', reserved_minor: '0' });
+    // 80000 reserved: the confirmed line keeps its 10000 until it delivers (spend is captured from
+    // delivery), its rejected sibling's 30000 and the 40000 headroom go back.
+    expect(await wallet('org-r2')).toMatchObject({ balance_minor: '100000', reserved_minor: '10000' });
     const entries = await env.db('wallet_entries').where({ advertiser_id: 'org-r2' }).whereNot('kind', 'adjustment').orderBy('id');
     expect(entries.map((e) => [e.kind, e.amount_minor])).toEqual([
       ['reservation', '80000'],
       ['release', '30000'],
-      ['capture', '10000'],
-      ['management_fee', '1000'],
       ['release', '40000'],
     ]);
     expect((await walletAndLedger(env, 'org-r2')).consistent).toBe(true);
@@ -132,11 +131,9 @@ describe('live reservations settle with the booking', () => {
 
     await env.db.transaction((trx) => stepLine(trx, { ...step, from: 'in-progress', to: 'confirmed', action: 'line.confirmed' }));
     const entries = await env.db('wallet_entries').where({ advertiser_id: 'org-r3' }).whereNot('kind', 'adjustment').orderBy('id');
-    // The line's budget is spent with its fee; the booking settled confirmed gives the headroom back.
+    // The line keeps its budget reserved until it delivers; the booking settled confirmed gives the headroom back.
     expect(entries.map((e) => [e.kind, e.amount_minor])).toEqual([
       ['reservation', '25000'],
-      ['capture', '20000'],
-      ['management_fee', '2000'],
       ['release', '5000'],
     ]);
     expect((await env.db('bookings').where({ id: booking.id }).first('status')).status).toBe('confirmed');

@@ -32,7 +32,7 @@ async function failEverything(queue: string, jobs: number) {
       async () => {
         throw new Error('database unavailable');
       },
-      { connection: own, prefix: queuePrefix(env.prefix) },
+      { connection: own, prefix: queuePrefix(env.prefix, queue) },
     );
     w.on('failed', async () => {
       if (++failed === jobs) {
@@ -75,7 +75,7 @@ describe('supplier jobs that failed before sending anything', () => {
     expect(await env.db('sandbox_ledger').where({ line_id: sent })).toHaveLength(0);
     // Nothing is left to retry: the sent line's job stays failed, its line waits for reconciliation.
     expect(await runMaintenanceJob(env, 'retry-unsent')).toEqual({ retried: 0, requeued: 0 });
-    const probe = new Queue('supplier.sandbox-ctv', { connection, prefix: queuePrefix(env.prefix) });
+    const probe = new Queue('supplier.sandbox-ctv', { connection, prefix: queuePrefix(env.prefix, 'supplier.sandbox-ctv') });
     expect((await probe.getFailed()).map((j) => (j.data as { lineId: string }).lineId)).toEqual([sent]);
     await probe.close();
     await workers.close();

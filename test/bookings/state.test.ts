@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { LINE_STATUSES, canMove, isOpen, type LineStatus } from '../../shared/bookings/line-state';
+import { LINE_STATUSES, canMove, isOpen, operationStates, type LineStatus } from '../../shared/bookings/line-state';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { bookingStatusOf } from '../support/bookings';
 
@@ -84,17 +84,75 @@ describe('booking status from the line counts a booking keeps (booking_status_of
 });
 
 describe('line transitions', () => {
-  test('definite outcomes are final except that a confirmed line may still be stopped', () => {
+  test('a rejected line is final; an ended or paused line moves only to run again, to end, or into doubt over a budget change', () => {
     expect(LINE_STATUSES.filter((to) => canMove('rejected', to))).toEqual([]);
-    expect(LINE_STATUSES.filter((to) => canMove('stopped', to))).toEqual([]);
-    expect(LINE_STATUSES.filter((to) => canMove('confirmed', to))).toEqual(['stop-requested']);
+    expect(LINE_STATUSES.filter((to) => canMove('stopped', to))).toEqual(['queued', 'reconciliation-required', 'stop-requested']);
   });
 
-  test('reconciliation-required can only be settled as confirmed or rejected', () => {
-    expect(LINE_STATUSES.filter((to) => canMove('reconciliation-required', to))).toEqual(['confirmed', 'rejected']);
+  test('a confirmed line may be paused or stopped, or fall into doubt while its budget changes', () => {
+    expect(LINE_STATUSES.filter((to) => canMove('confirmed', to))).toEqual(['reconciliation-required', 'stop-requested']);
   });
 
-  test('only an in-progress line can become uncertain', () => {
-    expect(LINE_STATUSES.filter((from) => canMove(from, 'reconciliation-required'))).toEqual(['in-progress']);
+  test('reconciliation-required is settled as the operation in doubt was or was not applied, or stopped whatever was booked', () => {
+    expect(LINE_STATUSES.filter((to) => canMove('reconciliation-required', to))).toEqual([
+      'confirmed',
+      'rejected',
+      'stop-requested',
+      'stopped',
+    ]);
+  });
+
+  test('a line falls into doubt only while an operation is with its supplier', () => {
+    expect(LINE_STATUSES.filter((from) => canMove(from, 'reconciliation-required'))).toEqual([
+      'in-progress',
+      'confirmed',
+      'stopping',
+      'stopped',
+    ]);
+  });
+
+  test('a pause or stop waits as stop-requested, runs as stopping and ends stopped; a refusal returns the line to where it was', () => {
+    for (const op of ['pause', 'stop'] as const) {
+      expect(operationStates(op, 'confirmed')).toEqual({
+        requested: 'stop-requested',
+        inFlight: 'stopping',
+        applied: 'stopped',
+        refused: 'confirmed',
+      });
+    }
+    expect(operationStates('stop', 'stopped').refused).toBe('stopped');
+  });
+
+  test('a resume waits queued and runs in progress; a budget change keeps the line where it is', () => {
+    expect(operationStates('resume', 'stopped')).toEqual({
+      requested: 'queued',
+      inFlight: 'in-progress',
+      applied: 'confirmed',
+      refused: 'stopped',
+    });
+    expect(operationStates('change-budget', 'confirmed')).toEqual({
+      requested: 'confirmed',
+      inFlight: 'confirmed',
+      applied: 'confirmed',
+      refused: 'confirmed',
+    });
+    expect(operationStates('change-budget', 'stopped').applied).toBe('stopped');
+  });
+
+  test('every move an operation makes is an edge of the table', () => {
+    for (const op of ['book', 'pause', 'stop', 'resume', 'change-budget'] as const) {
+      for (const from of ['confirmed', 'stopped'] as const) {
+        const s = operationStates(op, from);
+        const moves: Array<[LineStatus, LineStatus]> = [
+          [s.requested, s.inFlight],
+          [s.inFlight, s.applied],
+          [s.inFlight, s.refused],
+          [s.inFlight, 'reconciliation-required'],
+          ['reconciliation-required', s.applied],
+          ['reconciliation-required', s.refused],
+        ];
+        for (const [a, b] of moves) if (a !== b) expect([op, from, a, b, canMove(a, b)]).toEqual([op, from, a, b, true]);
+      }
+    }
   });
 });

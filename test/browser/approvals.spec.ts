@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { approve, draftCampaign, post } from '../support/bookings';
-import { accessible, signIn, startConsoleWorld, type ConsoleWorld } from './support/world';
+import { accessible, requiredMarked, signIn, startConsoleWorld, type ConsoleWorld } from './support/world';
 
 const ORG = 'org-c';
 const STEP = 'x-flightdeck-agent-step-id';
@@ -50,6 +50,7 @@ test('a person approves the exact prepared action, and the agent executes exactl
   await expect(section).toContainText(prepared.campaignId);
   await expect(section).toContainText('GBP 150.00');
   await accessible(page);
+  expect(await requiredMarked(page)).toBeGreaterThan(0);
 
   // Before approval the agent's execution is refused.
   const early = await world.api.fetch(`/api/v1/campaigns/${prepared.campaignId}/launch`, {
@@ -100,7 +101,7 @@ test('abandoning needs a reason and leaves nothing to execute; a stale digest is
   });
   // Refused and shown over the approvals page it came from.
   expect(forged.url()).toBe(`${world.base}/console/approvals`);
-  expect(await forged.text()).toContain('expectedActionDigest is not the digest of this approval');
+  expect(await forged.text()).toContain('is not the digest of this approval');
   expect((await world.env.db('agent_approvals').where({ id: other.approvalId }).first()).status).toBe('pending');
 });
 

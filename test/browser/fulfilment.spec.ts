@@ -50,7 +50,9 @@ test('staff sign in, see what needs attention first, and resolve a reconciliatio
   await page.getByLabel('Provider reference').fill('IO-4471');
   await page.getByLabel('Evidence').last().fill(EVIDENCE);
   await page.getByRole('button', { name: 'Resolve' }).click();
-  await expect(page.getByRole('status')).toContainText('Done: resolve');
+  // The message names the line as its section is headed, and the page opens at that line.
+  await expect(page.getByRole('status')).toHaveText('Line 1 · ctv · sandbox-ctv resolved as applied: confirmed.');
+  await expect(page).toHaveURL(new RegExp(`#line-${doubtful.lines[0]!.id}$`));
   await expect(page.locator('[data-line-status]')).toHaveText('confirmed');
   await accessible(page);
   const line = await lineRow(doubtful.lines[0]!.id);
@@ -101,7 +103,8 @@ test('refusals: a non-staff person sees no queue; an unassigned client’s booki
   const context = await browser.newContext();
   const stranger = await context.newPage();
   await signIn(stranger, world, { user: 'org-a-buyer', workspace: 'org-a' });
-  await expect(stranger.getByText('There is nothing in the console for you')).toBeVisible();
+  // A buyer's console is their campaigns: nothing of the staff queue.
+  await expect(stranger.getByRole('main').getByRole('link', { name: 'Campaigns' })).toBeVisible();
   await expect(stranger.getByRole('link', { name: 'Fulfilment queue' })).toHaveCount(0);
   await accessible(stranger);
   await stranger.goto(`${world.base}/console/fulfilment`);
@@ -130,7 +133,7 @@ test('a supplier answer that arrives after staff marked the line uncertain is sh
   await signIn(page, world, { user: 'staff-1', workspace: 'staff-org' }, `/console/fulfilment/bookings/${booking.id}`);
   await page.getByLabel('Evidence').first().fill('The supplier has not answered within its usual time.');
   await page.getByRole('button', { name: 'Mark uncertain' }).click();
-  await expect(page.getByRole('status')).toContainText('Done: uncertain');
+  await expect(page.getByRole('status')).toContainText('Line 1 · ctv · sandbox-ctv marked uncertain');
   await expect(page.locator('[data-line-status]')).toHaveText('reconciliation-required');
 
   await expect

@@ -6,7 +6,7 @@ import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { grantOps } from '../../shared/staff/ops-store';
 import { fundWallet } from '../support/wallet';
 import { syncAudience, syncBody, waitForCohort } from '../audiences/support';
-import { accessible, signIn, startConsoleWorld, type ConsoleWorld } from './support/world';
+import { accessible, requiredMarked, signIn, startConsoleWorld, type ConsoleWorld } from './support/world';
 
 const ORG = 'org-d';
 const OPERATOR = { user: 'op-d', workspace: ORG, permissions: ['operator:reconcile'] };
@@ -47,6 +47,7 @@ test('an operator reconciles a funding request and sees that the balance did not
   await expect(page.getByText('Reconciling never credits the wallet.')).toBeVisible();
   await expect(page.locator('[data-wallet-balance]')).toHaveText('GBP 500.00');
   await accessible(page);
+  expect(await requiredMarked(page)).toBe(1);
 
   await page.getByLabel('Checkout session id').fill(request.sessionId);
   await page.getByRole('button', { name: /^Reconcile/ }).click();
@@ -65,14 +66,25 @@ test('an operator marks an in-progress line uncertain from its booking', async (
     b.lines.every((l) => l.status === 'in-progress'),
   );
   await signIn(page, world, OPERATOR, '/console/operator');
-  await page.getByLabel('Booking id').fill(booking.id);
-  await page.getByRole('button', { name: 'Open' }).first().click();
+  // The workspace's bookings are listed by campaign and client: no booking id to paste.
+  const row = page.getByRole('row').filter({ hasText: booking.id.slice(0, 8) });
+  await expect(row).toContainText(String(booking.campaignName));
+  await expect(row).toContainText((booking.client as { name: string }).name);
   await accessible(page);
+  await row.getByRole('link').click();
+  await accessible(page);
+  expect(await requiredMarked(page)).toBe(1);
   await page.getByLabel('Evidence that the outcome is uncertain').fill('The supplier timed out and its answer never came.');
   await page.getByRole('button', { name: 'Mark uncertain' }).click();
-  await expect(page.getByRole('status')).toContainText('needs reconciliation');
+  await expect(page.getByRole('status')).toHaveText('Line 1 · ctv · sandbox-ctv now needs reconciliation.');
   const line = await world.env.db('booking_lines').where({ id: booking.lines[0]!.id }).first();
   expect(line.status).toBe('reconciliation-required');
+  // The operator page shows the evidence too, with who and when.
+  const entry = page.getByRole('list', { name: 'Evidence and reasons' }).getByRole('listitem').first();
+  await expect(entry).toContainText('The supplier timed out and its answer never came.');
+  await expect(entry).toContainText('op-d (human, web)');
+  await expect(page.locator('ol.timeline > li').first()).toContainText('line.marked-uncertain');
+  await accessible(page);
 });
 
 test('a person without operator:reconcile gets no operator pages, even with a request id', async ({ page }) => {
@@ -104,6 +116,13 @@ test('staff see supplier queue counts; only the ops role gets the queue dashboar
   await ops.getByRole('button', { name: /queue dashboard/ }).click();
   await expect(ops).toHaveURL(/\/admin\/queues/);
   await expect(ops).toHaveTitle(/Flightdeck queues/);
+  // The dashboard's cookie holds a session id, not the token; signing out of the console ends it.
+  const dashboard = (await context.cookies()).find((c) => c.name === 'fd_dashboard')!;
+  expect(dashboard).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin/queues' });
+  expect(dashboard.value).not.toContain('.');
+  await ops.goto(`${world.base}/console/queues`);
+  await ops.getByRole('button', { name: 'Sign out' }).click();
+  expect((await ops.goto(`${world.base}/admin/queues`))!.status()).toBe(404);
   await context.close();
 });
 
@@ -133,7 +152,7 @@ test('an operator discards an identity attempt whose result is unavailable', asy
   await accessible(page);
   await page.getByLabel('Evidence reference').fill('ticket:SUP-1182');
   await page.getByRole('button', { name: /^Discard/ }).click();
-  await expect(page.getByRole('status')).toContainText('The attempt was resolved');
+  await expect(page.getByRole('status')).toHaveText(`Attempt ${waiting.attempts[0]!.id} was resolved: its result is discarded.`);
   const after = await waitForCohort(world.api, buyer, cohort.id, () => true);
   expect(after).toMatchObject({ state: 'discarded', revision: 2 });
   expect(after.attempts[0]!.resolution).toMatchObject({

@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
-import { signIn, startConsoleWorld, type ConsoleWorld } from './support/world';
+import { accessible, signIn, startConsoleWorld, type ConsoleWorld } from './support/world';
 
 let world: ConsoleWorld;
 test.beforeAll(async () => {
@@ -59,7 +59,7 @@ test('a form sent without a session changes nothing and asks for a sign-in', asy
   // Signed in, the same claim goes through.
   await signIn(page, world, { user: 'staff-s', workspace: 'staff-org' }, `/console/fulfilment/bookings/${booking.id}`);
   await page.getByRole('button', { name: 'Claim' }).click();
-  await expect(page.getByRole('status')).toContainText('Done: claim');
+  await expect(page.getByRole('status')).toHaveText('Line 1 · ctv · manual claimed: it is yours to work.');
   expect(await world.env.db('booking_lines').where({ id: line.id }).first()).toMatchObject({
     version: line.version + 1,
     claimed_by: 'staff-s',
@@ -74,4 +74,51 @@ test('console pages forbid framing and scripts; the rest of the service is untou
   expect(api.status()).toBe(404);
   expect(api.headers()['content-type']).toMatch(/^application\/problem\+json/);
   expect(api.headers()['content-security-policy']).toBeUndefined();
+});
+
+test('staff land on the queue with their urgent work counted', async ({ page }) => {
+  await grantStaff(world.env.staff, 'staff-u');
+  await assignClient(world.env.staff, 'staff-u', 'org-u');
+  await world.launch('org-u', [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_092 }], (b) =>
+    b.lines.every((l) => l.status === 'reconciliation-required'),
+  );
+  const late = await world.launch('org-u', [{ channel: 'ctv', adapterKey: 'manual', budgetMinor: 10_000 }]);
+  await world.launch('org-u', [{ channel: 'ctv', adapterKey: 'manual', budgetMinor: 10_100 }]);
+  const { db } = world.env;
+  await db('bookings')
+    .where({ id: late.id })
+    .update({ confirmation_due_at: db.raw("now() - interval '2 hours'") });
+
+  await signIn(page, world, { user: 'staff-u', workspace: 'staff-org' }, '/console');
+  await expect(page).toHaveURL(`${world.base}/console/fulfilment`);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Fulfilment queue (2 need attention)');
+  await expect(page.locator('[data-urgent-count]')).toHaveText('2 bookings of your clients need a person now.');
+  await expect(page.getByRole('region', { name: 'Needs attention now' }).getByRole('listitem')).toHaveCount(2);
+});
+
+test('a stale form is refused on a page that says so and links back to where it came from', async ({ page }) => {
+  const booking = await world.launch('org-s', [{ channel: 'ctv', adapterKey: 'manual', budgetMinor: 10_200 }]);
+  const line = booking.lines[0]!;
+  await signIn(page, world, { user: 'staff-s', workspace: 'staff-org' }, `/console/fulfilment/bookings/${booking.id}`);
+  // As a page left open across a sign-out and back in would send it: a token that is no longer the session's.
+  await page
+    .locator(`form[action$="/lines/${line.id}/claim"] input[name="_csrf"]`)
+    .evaluate((el) => ((el as unknown as { value: string }).value = 'a-token-from-an-older-session'));
+  await page.getByRole('button', { name: 'Claim' }).click();
+  await expect(page.getByRole('heading', { name: 'Not allowed' })).toBeVisible();
+  await expect(page.getByText('The form was stale or not ours, so nothing was changed.')).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Sign out' })).toBeVisible();
+  await accessible(page);
+  expect(await world.env.db('booking_lines').where({ id: line.id }).first()).toMatchObject({ version: line.version, claimed_by: null });
+  await page.getByRole('link', { name: 'Back to the page you were on' }).click();
+  await expect(page).toHaveURL(`${world.base}/console/fulfilment/bookings/${booking.id}`);
+  await page.getByRole('button', { name: 'Claim' }).click();
+  await expect(page.getByRole('status')).toHaveText('Line 1 · ctv · manual claimed: it is yours to work.');
+});
+
+test('the development sign-in page has its content in a main landmark', async ({ page }) => {
+  await page.goto(`${world.base}/console/login?go=1`);
+  await expect(page.getByRole('main')).toHaveCount(1);
+  await expect(page.getByRole('main').getByLabel('User id')).toBeVisible();
+  await accessible(page);
 });

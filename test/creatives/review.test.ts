@@ -4,6 +4,7 @@ import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api'
 import { approve, draftCampaign, launchPlan, post, waitForBooking } from '../support/bookings';
 import { makeCreative, type CreativeBody } from '../support/creatives';
 import { executeReview } from '../../shared/creatives/review-execution';
+import { refreshStagedLines } from '../../shared/bookings/staged-lines';
 import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
 import { createLogger } from '../../shared/logger';
 import { actors, DIGEST, prepare, STEP, type Prepared } from '../agent/support';
@@ -124,6 +125,7 @@ describe('supplier review in sandbox', () => {
       timeoutMs: 1000,
       context: { db: env.db, sandboxSlowMs: 0 },
       logger: createLogger('silent'),
+      afterApproval: refreshStagedLines,
     });
     expect(result).toBe('needs-resolution');
     expect(await env.db('sandbox_ledger').whereRaw("request->>'creativeId' = ?", [d.id])).toHaveLength(0);

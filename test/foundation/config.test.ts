@@ -1,4 +1,19 @@
-import { ConfigError, loadConfig } from '../../shared/config';
+import { ConfigError, loadConfig } from '../../shared/config/config';
+import { requiredQueues, workerQueuesOf } from '../../shared/queues/names';
+
+/** A production configuration that loads: every required variable set as production needs it. */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  DATABASE_URL: 'postgres://db/flightdeck',
+  REDIS_URL: 'redis://redis:6379',
+  AUTH_JWKS_URL: 'https://id.example/jwks.json',
+  AUTH_ISSUER: 'https://id.example/',
+  BILLING_MODE: 'live',
+  STRIPE_SECRET_KEY: 'sk_live_example',
+  STRIPE_WEBHOOK_SECRET: 'whsec_example',
+  MCP_RESOURCE_URL: 'https://api.example/mcp',
+  MCP_EXCHANGE_CLIENT_SECRET: 'mcp-exchange-secret-example',
+};
 
 describe('configuration', () => {
   test('defaults give a development service on port 3000 in sandbox mode', () => {
@@ -38,12 +53,13 @@ describe('configuration', () => {
   });
 
   test('WORKER_QUEUES takes roles for whole kinds of work and refuses names it does not know', () => {
-    const queues = loadConfig({ WORKER_QUEUES: 'creative-reviews,audiences' }).WORKER_QUEUES;
+    const queues = workerQueuesOf(loadConfig({ WORKER_QUEUES: 'creative-reviews,audiences' }).WORKER_QUEUES);
     expect(queues).toContain('audience-sync');
     expect(queues.every((q) => q.startsWith('creative-review.') || q === 'audience-sync')).toBe(true);
-    expect(() => loadConfig({ WORKER_QUEUES: 'suppliers,supplier.nowhere' })).toThrow(
-      /WORKER_QUEUES: names unknown queue\(s\): supplier.nowhere/,
-    );
+    expect(workerQueuesOf([])).toEqual(requiredQueues());
+    const unknown = () => workerQueuesOf(loadConfig({ WORKER_QUEUES: 'suppliers,supplier.nowhere' }).WORKER_QUEUES);
+    expect(unknown).toThrow(ConfigError);
+    expect(unknown).toThrow(/WORKER_QUEUES: names unknown queue\(s\): supplier.nowhere/);
   });
 
   test('TRUST_PROXY takes booleans, hop counts and subnets', () => {
@@ -90,6 +106,43 @@ describe('configuration', () => {
     expect(attempt).toThrow(/AUTH_JWKS_URL must be an https URL/);
     expect(loadConfig({ ...production, NODE_ENV: 'development', AUTH_JWKS_URL: 'http://id.example/jwks.json' }).AUTH_JWKS_URL).toBe(
       'http://id.example/jwks.json',
+    );
+  });
+
+  test.each(['MCP_ISSUER', 'MCP_RESOURCE_URL', 'CONSOLE_ISSUER', 'PUBLIC_BASE_URL'] as const)(
+    'production refuses a plain-http %s, naming it; development accepts it',
+    (name) => {
+      const attempt = () => loadConfig({ ...PRODUCTION, [name]: 'http://id.example/' });
+      expect(attempt).toThrow(ConfigError);
+      expect(attempt).toThrow(new RegExp(`${name} must be an https URL`));
+      expect(loadConfig({ ...PRODUCTION, [name]: 'https://id.example/' })[name]).toBe('https://id.example/');
+      expect(loadConfig({ [name]: 'http://id.example/' })[name]).toBe('http://id.example/');
+    },
+  );
+
+  test('production refuses TRUST_PROXY=true, pointing to hop counts and subnets, and takes those', () => {
+    const attempt = () => loadConfig({ ...PRODUCTION, TRUST_PROXY: 'true' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/TRUST_PROXY=true .*number of proxies .*subnets/);
+    expect(loadConfig({ ...PRODUCTION, TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
+    expect(loadConfig({ ...PRODUCTION, TRUST_PROXY: '10.0.0.0/8' }).TRUST_PROXY).toBe('10.0.0.0/8');
+    expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+  });
+
+  test('with the development issuer the service listens on loopback only, unless told the network is trusted', () => {
+    expect(loadConfig({}).HOST).toBe('127.0.0.1');
+    expect(loadConfig({ AUTH_JWKS_URL: 'https://id.example/jwks.json', AUTH_ISSUER: 'https://id.example/' }).HOST).toBe('0.0.0.0');
+    for (const host of ['127.0.0.1', '::1', 'localhost', '127.0.0.2']) expect(loadConfig({ HOST: host }).HOST).toBe(host);
+    for (const host of ['0.0.0.0', '::', '192.168.1.20']) {
+      const attempt = () => loadConfig({ HOST: host });
+      expect(attempt).toThrow(ConfigError);
+      expect(attempt).toThrow(
+        new RegExp(`HOST=${host.replace(/\./g, '\\.')} with the development issuer .*DEV_AUTH_ALLOW_REMOTE=true`, 's'),
+      );
+    }
+    expect(loadConfig({ HOST: '0.0.0.0', DEV_AUTH_ALLOW_REMOTE: 'true' }).HOST).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0', AUTH_JWKS_URL: 'https://id.example/jwks.json', AUTH_ISSUER: 'https://id.example/' }).HOST).toBe(
+      '0.0.0.0',
     );
   });
 

@@ -37,7 +37,7 @@ describe('maintenance worker', () => {
       expect(left).toEqual(['00000000-0000-4000-8000-000000000002']);
       // The scheduler registered the hourly purge too.
       const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-      const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(env.prefix) });
+      const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(env.prefix, MAINTENANCE_QUEUE) });
       expect((await queue.getJobSchedulers()).map((s) => s.key)).toContain('purge-idempotency-records');
       await queue.close();
       connection.disconnect();

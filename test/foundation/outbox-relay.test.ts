@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import { createTestEnv, type TestEnv } from '../support/api';
 import { TEST_REDIS_URL } from '../support/env';
 import { createLogger } from '../../shared/logger';
-import { enqueueInTransaction, relayAfterCommit, relayOutbox, type OutboxMessage } from '../../shared/outbox/outbox';
+import { enqueueInTransaction, relayAfterCommit, relayOutbox } from '../../shared/outbox/outbox';
+import type { JobMessage } from '../../shared/queues/jobs';
 import { QueueProducers } from '../../shared/queues/producers';
 
 /** The outbox relay hands a launch's messages to their several queues together, once each. */
@@ -20,7 +21,7 @@ afterAll(async () => {
   await env.close();
 });
 
-const messages = (tag: string): OutboxMessage[] =>
+const messages = (tag: string): JobMessage[] =>
   ['supplier.relay-a', 'supplier.relay-b', 'supplier.relay-c'].map((queue, i) => ({
     queue,
     jobName: 'book-line',
@@ -28,7 +29,7 @@ const messages = (tag: string): OutboxMessage[] =>
     payload: { bookingId: `${tag}-booking`, lineId: `${tag}-line-${i}` },
   }));
 
-const unrelayed = async (sent: readonly OutboxMessage[]) =>
+const unrelayed = async (sent: readonly JobMessage[]) =>
   Number(
     (
       await env

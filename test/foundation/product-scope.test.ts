@@ -263,6 +263,24 @@ const CALLER_OPERATIONS = [
   // Workspace figures; the campaigns among them are read through the scoped campaign lookup.
   'workspaceOverview',
   'listMarkets',
+  // Webhooks: the catalogue concerns nothing; subscriptions carry every channel's events, so only
+  // a product covering every channel may manage them (403 channel_not_entitled for the others).
+  'listWebhookEventTypes',
+  'createWebhookSubscription',
+  'listWebhookSubscriptions',
+  'getWebhookSubscription',
+  'updateWebhookSubscription',
+  'deleteWebhookSubscription',
+  'rotateWebhookSecret',
+  'listWebhookDeliveries',
+  'redeliverWebhook',
+  // The workspace's sandbox test clock: one per workspace, whatever the channel.
+  'getSandboxClock',
+  'advanceSandboxClock',
+  // The supplier catalogue is the deployment's, not a workspace resource.
+  'listAdapters',
+  // A seller's products: the channel asked for is checked against the caller's product (404 outside it).
+  'listSellerProducts',
 ];
 
 describe('the OpenAPI document declares product scope for every private operation', () => {

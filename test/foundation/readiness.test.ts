@@ -1,7 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createTestEnv, json, type TestEnv } from '../support/api';
+import { Redis } from 'ioredis';
 import { createDb } from '../../shared/db/knex';
+import { freshHeartbeats, startHeartbeat } from '../../shared/heartbeat';
+import { TEST_REDIS_URL } from '../support/env';
+import { until } from '../support/wait';
 
 let env: TestEnv;
 beforeAll(async () => {
@@ -16,6 +20,26 @@ interface Report {
   runtime: Record<string, string>;
   billing: { mode: string };
 }
+
+describe('heartbeats after a Redis outage', () => {
+  test('a worker announces itself as soon as its Redis connection is back, not at its next tick', async () => {
+    const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    // A tick every 200 s: only the return of the connection can announce it within the test.
+    const beat = startHeartbeat(connection, env.prefix, 'worker', ['maintenance'], 600_000);
+    try {
+      await until('the first heartbeat', async () => (await freshHeartbeats(env.redis, env.prefix, 600_000)).length === 1, 10_000);
+      // Redis came back without it (a restart that lost its data, a failover), and the connection reconnects.
+      await env.redis.del(`${env.prefix}:heartbeats`);
+      const back = new Promise((r) => connection.once('ready', r));
+      connection.disconnect(true);
+      await back;
+      await until('the heartbeat again', async () => (await freshHeartbeats(env.redis, env.prefix, 600_000)).length === 1, 10_000);
+    } finally {
+      await beat.stop();
+      connection.disconnect();
+    }
+  });
+});
 
 describe('GET /readyz', () => {
   test('with every dependency up and workers running, it is ready and reports runtime and billing mode', async () => {

@@ -1,4 +1,4 @@
-import { describeCaller } from '../../shared/auth/auth-context';
+import { describeCaller } from '../../shared/access/auth-context';
 import { loadDevIssuer, type DevTokenClaims } from '../../shared/auth/dev-issuer';
 import { createTokenVerifier } from '../../shared/auth/verifier';
 import { AgentCredentials } from '../../shared/mcp/agent-credentials';

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { createTestEnv, json, type TestEnv } from '../support/api';
 import { CLIENT_ID, call, connect, connectAs, startMcpWorld, type McpWorld } from './support';
 
@@ -50,5 +52,33 @@ describe('connecting an assistant to /mcp', () => {
     expect(as).toEqual(oidc);
     expect(as).toMatchObject({ issuer: world.api.url, code_challenge_methods_supported: ['S256'], response_types_supported: ['code'] });
     expect(as).not.toHaveProperty('registration_endpoint');
+  });
+});
+
+describe('the agent endpoint’s documentation', () => {
+  const doc = fs.readFileSync(path.join(__dirname, '../../docs/mcp.md'), 'utf8');
+
+  test('docs/mcp.md names every tool served, and only those, with how many there are', async () => {
+    const { client } = await connect(world);
+    const served = (await client.listTools()).tools.map((t) => t.name).sort();
+    await client.close();
+    const documented = [...doc.matchAll(/^\| `([a-z_]+)` +\|/gm)].map((m) => m[1]!).sort();
+    expect(documented).toEqual(served);
+    expect(doc).toContain(`Every tool served (${served.length})`);
+  });
+
+  test('docs/mcp.md lists every governed action with the parameter names list_actions gives', async () => {
+    const token = await world.human('acme');
+    const { actions } = await json<{ actions: Array<{ name: string; parameters: { properties: Record<string, unknown> } }> }>(
+      await world.api.fetch('/api/v1/agent/actions', { token }),
+    );
+    const rows = [...doc.matchAll(/^\| ((?:`[a-z]+\.[a-z]+`(?:, )?)+) +\| (.+?) +\|$/gm)];
+    const documented = new Map(rows.flatMap((m) => [...m[1]!.matchAll(/`([a-z.]+)`/g)].map((a) => [a[1]!, m[2]!] as const)));
+    expect([...documented.keys()].sort()).toEqual(actions.map((a) => a.name).sort());
+    for (const a of actions) {
+      const names = [...documented.get(a.name)!.matchAll(/`(\w+)`/g)].map((m) => m[1]!);
+      for (const parameter of Object.keys(a.parameters.properties))
+        expect(`${a.name}: ${names.includes(parameter)}`).toBe(`${a.name}: true`);
+    }
   });
 });

@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createTestEnv, json, type TestEnv } from '../support/api';
 import { post, type BookingBody } from '../support/bookings';
 import { approvedCampaign } from '../agent/support';
+import { campaignOf, measurementState, rowsJson } from '../measurement/support';
 import { CLIENT_ID, call, connectAs, startMcpWorld, type McpWorld } from './support';
 
 let env: TestEnv;
@@ -10,17 +11,22 @@ let world: McpWorld;
 let human: string;
 let client: Client;
 
-const tokenRequests = () => env && world.api.logs.filter((l) => (l.req as { path?: string } | undefined)?.path === '/oauth/token').length;
+/** Token exchanges the embedded server answered (the endpoint reaches it in process, not over HTTP). */
+let exchanges = 0;
+const tokenRequests = () => exchanges;
 
 beforeAll(async () => {
   env = await createTestEnv();
   world = await startMcpWorld(env);
+  world.api.deps.agentEndpoint!.devServer!.on('grant.success', (ctx: { oidc: { params?: { grant_type?: unknown } } }) => {
+    if (ctx.oidc.params?.grant_type === 'urn:ietf:params:oauth:grant-type:token-exchange') exchanges++;
+  });
   human = await world.human('acme', 'alice');
   const mandate = await post(
     world.api,
     human,
     `/api/v1/agent/mandates/${CLIENT_ID}`,
-    { allowedActions: ['campaign.launch'], budgetCeilingMinor: 1_000_000, currency: 'GBP' },
+    { allowedActions: ['campaign.launch', 'campaign.stop'], budgetCeilingMinor: 1_000_000, currency: 'GBP' },
     'PUT',
   );
   expect(mandate.status).toBe(200);
@@ -119,6 +125,8 @@ describe('the governed flow through /mcp', () => {
 
   test('the exchanged API credential is reused until shortly before it expires: more tool calls, no more exchanges', async () => {
     const before = tokenRequests();
+    // The connection's first tool calls exchanged the grant once.
+    expect(before).toBeGreaterThan(0);
     for (let i = 0; i < 3; i++) expect((await call(client, 'list_campaigns')).isError).toBeFalsy();
     expect(tokenRequests()).toBe(before);
   });
@@ -169,5 +177,98 @@ describe('the governed flow through /mcp', () => {
     } finally {
       await dooh.client.close();
     }
+  });
+
+  test('an approved campaign.stop runs through execute_action as its REST operation does, and amendments are listed', async () => {
+    const campaignId = await approvedCampaign(world.api, human, 7_000);
+    const launched = await post(world.api, human, `/api/v1/campaigns/${campaignId}/launch`);
+    expect(launched.status).toBe(202);
+    const prepared = await call(client, 'prepare_action', {
+      name: 'campaign.stop',
+      parameters: { campaignId },
+      budgetMinor: 0,
+      currency: 'GBP',
+    });
+    expect(prepared.isError).toBeFalsy();
+    const { approvalId, actionDigest } = prepared.structuredContent as { approvalId: string; actionDigest: string };
+    const approved = await post(world.api, human, `/api/v1/agent/approvals/${approvalId}/approve`, { expectedActionDigest: actionDigest });
+    const stepId = (await json<{ executeStep: { id: string } }>(approved)).executeStep.id;
+    const stopped = await call(client, 'execute_action', { stepId, actionDigest, name: 'campaign.stop', parameters: { campaignId } });
+    expect(stopped.isError).toBeFalsy();
+    const result = stopped.structuredContent as { booking: BookingBody; requested: string[] };
+    // Nobody had sent the line yet: it ends at once, recorded as the agent's act through /mcp.
+    expect(result.booking.lines[0]).toMatchObject({ status: 'stopped', stop: { kind: 'end' } });
+    expect(result.booking.events.find((e) => e.action === 'line.stop-requested')).toMatchObject({ actor: 'agent', source: 'mcp' });
+    const listed = await call(client, 'list_amendments', { id: campaignId });
+    expect(listed.structuredContent).toEqual({ amendments: [] });
+    // Delivery through /mcp: the same answer as the REST operation; no line ran, so nothing delivered.
+    const delivered = await call(client, 'get_delivery', { id: campaignId });
+    expect(delivered.isError).toBeFalsy();
+    expect(delivered.structuredContent).toMatchObject({ delivery: { campaignId, totals: { spendMinor: 0 }, lines: [] } });
+    expect((await call(client, 'get_delivery', { id: campaignId, from: 'yesterday' })).isError).toBe(true);
+  });
+});
+
+describe('an action whose operation takes raw bytes', () => {
+  test('outcomes.import runs through execute_action with its rows as content, bound to their SHA-256, and replays its receipt', async () => {
+    const mandate = await post(
+      world.api,
+      human,
+      `/api/v1/agent/mandates/${CLIENT_ID}`,
+      { allowedActions: ['campaign.launch', 'outcomes.import'], budgetCeilingMinor: 1_000_000, currency: 'GBP' },
+      'PUT',
+    );
+    expect(mandate.status).toBe(200);
+    const campaignId = await campaignOf(world.api, human);
+    const rows = rowsJson([{ date: '2026-01-01', market: 'london', metric: 'conversions', value: 7 }]);
+    const contentSha256 = createHash('sha256').update(rows).digest('hex');
+    const prepared = await call(client, 'prepare_action', {
+      name: 'outcomes.import',
+      parameters: { campaignId, contentSha256 },
+      budgetMinor: 0,
+      currency: 'GBP',
+    });
+    expect(prepared.isError).toBeFalsy();
+    const { approvalId, actionDigest } = prepared.structuredContent as { approvalId: string; actionDigest: string };
+    const approved = await post(world.api, human, `/api/v1/agent/approvals/${approvalId}/approve`, { expectedActionDigest: actionDigest });
+    const stepId = (await json<{ executeStep: { id: string } }>(approved)).executeStep.id;
+    const execute = (content?: { type: string; text: string }) =>
+      call(client, 'execute_action', {
+        stepId,
+        actionDigest,
+        name: 'outcomes.import',
+        parameters: { campaignId, contentSha256 },
+        ...(content ? { content } : {}),
+      });
+    const before = await measurementState(env);
+
+    const missing = await execute();
+    expect(missing.structuredContent).toMatchObject({ status: 400, code: 'content_required', recovery: 'correctable' });
+    const other = await execute({
+      type: 'application/json',
+      text: rowsJson([{ date: '2026-01-01', market: 'london', metric: 'conversions', value: 70 }]),
+    });
+    expect(other.structuredContent).toMatchObject({ status: 409, code: 'action_changed' });
+    expect(await measurementState(env)).toEqual(before);
+
+    const done = await execute({ type: 'application/json', text: rows });
+    expect(done.isError).toBeFalsy();
+    const batch = (done.structuredContent as { batch: { id: string; agentClientId: string; rowCount: number } }).batch;
+    expect(batch).toMatchObject({ agentClientId: CLIENT_ID, rowCount: 1 });
+    const replay = await execute({ type: 'application/json', text: rows });
+    expect((replay.structuredContent as { batch: { id: string } }).batch.id).toBe(batch.id);
+    expect(await env.db('outcome_import_batches').where({ campaign_id: campaignId })).toHaveLength(1);
+    expect(await env.db('campaign_outcomes').where({ campaign_id: campaignId }).select('value')).toEqual([{ value: 7 }]);
+  });
+
+  test('content is refused for an action whose operation takes JSON parameters', async () => {
+    const res = await call(client, 'execute_action', {
+      stepId: randomUUID(),
+      actionDigest: 'a'.repeat(64),
+      name: 'campaign.launch',
+      parameters: { campaignId: randomUUID() },
+      content: { type: 'application/json', text: '{}' },
+    });
+    expect(res.structuredContent).toMatchObject({ status: 400, code: 'unexpected_content' });
   });
 });

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { decodeJwt } from 'jose';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createTestEnv, json, type TestEnv } from '../support/api';
 import { draftCampaign } from '../support/bookings';
@@ -79,16 +80,18 @@ describe('who may not use /mcp', () => {
 
   test('an expired grant and a grant for another audience are refused; the same grant for this audience works', async () => {
     const issuer = world.api.url;
-    const valid = await forgeGrant(env, grantClaims, { issuer, audience: world.resourceUrl });
+    // Forged with the server's key, naming the consent the test's own sign-in gave.
+    const claims = { ...grantClaims, grant_id: decodeJwt(grant).grant_id };
+    const valid = await forgeGrant(env, claims, { issuer, audience: world.resourceUrl });
     expect((await rpc(world, toolCall('list_personas'), { authorization: `Bearer ${valid}` })).status).toBe(200);
-    const expired = await forgeGrant(env, grantClaims, {
+    const expired = await forgeGrant(env, claims, {
       issuer,
       audience: world.resourceUrl,
       expiresAt: Math.floor(Date.now() / 1000) - 60,
     });
     await expectRefused(await rpc(world, toolCall('list_personas'), { authorization: `Bearer ${expired}` }));
     for (const audience of [TEST_AUDIENCE, `${world.api.url}/other`]) {
-      const wrong = await forgeGrant(env, grantClaims, { issuer, audience });
+      const wrong = await forgeGrant(env, claims, { issuer, audience });
       await expectRefused(await rpc(world, toolCall('list_personas'), { authorization: `Bearer ${wrong}` }));
     }
   });
@@ -213,5 +216,45 @@ describe('what the authorization server refuses', () => {
     );
     expect(ctx.structuredContent).toEqual(globex);
     await other.client.close();
+  });
+});
+
+/** JSON text of `levels` nested objects around 1. */
+const nested = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+
+describe('what /mcp refuses in a body, as the REST API does', () => {
+  const evidence = (runId: string, contentLevels: number) =>
+    fetch(world.resourceUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${grant}` },
+      // Built as text: a value this deep is past what JSON.stringify may walk.
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"record_evidence","arguments":{"id":"${runId}","kind":"k","source":"s","content":${nested(contentLevels)}}}}`,
+    });
+
+  test.each([1_000, 6_000, 100_000])(
+    'tool arguments nested %i levels deep are refused before anything runs, and nothing is stored',
+    async (levels) => {
+      const before = await env.db('agent_evidence').count('* as n');
+      const errorsBefore = world.api.logs.filter((l) => Number(l.level) >= 50).length;
+      const res = await evidence(randomUUID(), levels);
+      expect(res.status).toBe(400);
+      expect(await json(res)).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, data: { status: 400, code: 'body_too_deep', recovery: 'correctable' } },
+      });
+      expect(await env.db('agent_evidence').count('* as n')).toEqual(before);
+      expect(world.api.logs.filter((l) => Number(l.level) >= 50).length).toBe(errorsBefore);
+    },
+  );
+
+  test('arguments within the REST limit of 64 levels reach the tool', async () => {
+    // The arguments object and 63 objects below it (content the first): 64 levels, as deep as a REST body may nest.
+    const res = await evidence(randomUUID(), 63);
+    expect(res.status).toBe(200);
+    const body = await json<{ result: { isError: boolean; structuredContent: Record<string, unknown> } }>(res);
+    // It ran: the run is unknown.
+    expect(body.result).toMatchObject({ isError: true, structuredContent: { status: 404, code: 'not_found' } });
+    expect((await evidence(randomUUID(), 64)).status).toBe(400);
   });
 });

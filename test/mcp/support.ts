@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -27,13 +28,13 @@ export interface McpWorld {
  * The API as `npm start` runs it: the development issuer for API tokens and the embedded
  * authorization server for /mcp, listening at the URL its tokens name as audience.
  */
-export async function startMcpWorld(env: TestEnv): Promise<McpWorld> {
+export async function startMcpWorld(env: TestEnv, overrides: Record<string, string> = {}): Promise<McpWorld> {
   const port = await freePort();
   const redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
   const resourceUrl = `http://127.0.0.1:${port}/mcp`;
   const issuer = await loadDevIssuer(env.dataDir, TEST_AUDIENCE, TEST_ISSUER);
   const api = await env.api(
-    { PORT: String(port), MCP_RESOURCE_URL: resourceUrl, MCP_REDIRECT_URIS: redirectUri },
+    { PORT: String(port), MCP_RESOURCE_URL: resourceUrl, MCP_REDIRECT_URIS: redirectUri, ...overrides },
     {
       auth: {
         verifier: createTokenVerifier({ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks }),
@@ -217,3 +218,54 @@ export const toolCall = (name: string, args: Record<string, unknown> = {}) => ({
   method: 'tools/call',
   params: { name, arguments: args },
 });
+
+/** What the token endpoint answered: its status and JSON body. */
+export interface TokenAnswer {
+  status: number;
+  body: { access_token?: string; refresh_token?: string; expires_in?: number; error?: string; error_description?: string };
+}
+
+async function tokenRequest(world: McpWorld, form: Record<string, string>): Promise<TokenAnswer> {
+  const res = await fetch(`${world.api.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form),
+  });
+  return { status: res.status, body: (await res.json()) as TokenAnswer['body'] };
+}
+
+/** A user signs in and consents in a browser, as an assistant would send them to; the code comes back unredeemed. */
+export async function authorizationCode(world: McpWorld, who: SignIn) {
+  const verifier = randomBytes(32).toString('base64url');
+  const u = new URL('/oauth/auth', world.api.url);
+  for (const [k, v] of Object.entries({
+    client_id: CLIENT_ID,
+    redirect_uri: world.redirectUri,
+    response_type: 'code',
+    scope: 'flightdeck',
+    resource: world.resourceUrl,
+    state: randomBytes(8).toString('hex'),
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  }))
+    u.searchParams.set(k, v);
+  const { redirect } = await playUser(world, u, who);
+  const code = redirect.searchParams.get('code');
+  if (!code) throw new Error(`no code in ${redirect.href}`);
+  return { code, verifier };
+}
+
+/** The assistant redeems a code at the token endpoint. */
+export const redeemCode = (world: McpWorld, code: string, verifier: string) =>
+  tokenRequest(world, {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: world.redirectUri,
+    client_id: CLIENT_ID,
+    resource: world.resourceUrl,
+  });
+
+/** The assistant trades its refresh token for a new grant (and a new refresh token: they rotate). */
+export const refreshGrant = (world: McpWorld, refreshToken: string) =>
+  tokenRequest(world, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: CLIENT_ID, resource: world.resourceUrl });

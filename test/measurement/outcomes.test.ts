@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { loadConfig } from '../../shared/config';
+import { loadConfig } from '../../shared/config/config';
 import { post } from '../support/bookings';
 import { DIGEST, STEP, actors, prepare, type Prepared } from '../agent/support';
 import { campaignOf, measurementState, rowsJson, sendOutcomes, withoutRequestId } from './support';

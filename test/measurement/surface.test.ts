@@ -17,6 +17,8 @@ const ROUTES: Array<[string, string]> = [
   ['GET', '/api/v1/measurement/markets'],
   ['POST', '/api/v1/campaigns/{id}/outcomes'],
   ['GET', '/api/v1/campaigns/{id}/outcomes'],
+  ['POST', '/api/v1/campaigns/{id}/geo-lift-designs'],
+  ['GET', '/api/v1/campaigns/{id}/geo-lift-designs'],
   ['POST', '/api/v1/campaigns/{id}/prove-it'],
   ['GET', '/api/v1/campaigns/{id}/lift-evidence'],
   ['GET', '/api/v1/lift-evidence/{id}'],

@@ -66,6 +66,33 @@ describe('evaluate', () => {
     expect(r.fields.hasUnresolved).toMatchObject({ precision: 1, recall: 1 });
   });
 
+  it('an empty sicDivisions label means the brief names no industry: any code is a miss', () => {
+    expect(evaluate(fixed({}), one({ sicDivisions: [] })).allRight).toBe(1);
+    expect(evaluate(fixed({ firmographics: { sicCodes: ['92000'] } }), one({ sicDivisions: [] })).allRight).toBe(0);
+  });
+
+  it('notTargeted fails when a word reaches any positive field, and not when it is only excluded', () => {
+    const excludedOnly = fixed({ exclusions: ['gambling'], interests: ['running'] });
+    expect(evaluate(excludedOnly, one({ notTargeted: ['gambling'] })).allRight).toBe(1);
+    for (const inverted of [
+      fixed({ interests: ['Gambling'] }),
+      fixed({ intentTopics: ['online gambling'] }),
+      fixed({ firmographics: { industries: ['gambling and betting'] } }),
+      fixed({ geo: { cities: ['London'] } }),
+      fixed({ geo: { regions: ['Scotland'] } }),
+      fixed({ geo: { tvRegions: ['Northern Ireland'] } }),
+    ]) {
+      expect(evaluate(inverted, one({ notTargeted: ['gambling', 'london', 'scotland', 'northern ireland'] })).allRight).toBe(0);
+    }
+  });
+
+  it('unresolvedInclude needs each word in some constraint; notUnresolved needs it in none', () => {
+    const ex = fixed({ unresolvedConstraints: ['"after 9pm": dayparting has no persona field'] });
+    expect(evaluate(ex, one({ unresolvedInclude: ['9pm'], notUnresolved: ['tone'] })).allRight).toBe(1);
+    expect(evaluate(ex, one({ unresolvedInclude: ['weekends'] })).allRight).toBe(0);
+    expect(evaluate(ex, one({ notUnresolved: ['dayparting'] })).allRight).toBe(0);
+  });
+
   it('only labelled keys are judged and every miss is listed', () => {
     const r = evaluate(fixed({ geo: { cities: ['Leeds'] } }), one({ gender: 'female' }));
     expect(Object.keys(r.fields)).toEqual(['gender']);

@@ -108,4 +108,15 @@ describe('industries as UK SIC 2007 codes', () => {
     expect(firmo('Hotel guests in Edinburgh.').sicCodes).toEqual([]);
     expect(firmo('Mums who shop at discount supermarkets.').sicCodes).toEqual([]);
   });
+
+  it('industries are as narrow as the brief: a sector word narrows the organisation noun after it', () => {
+    expect(divisions('Finance directors at food and drink manufacturers in the Midlands.')).toEqual(['10', '11']);
+    expect(divisions('Buyers at mid-sized food and drink manufacturers.')).toEqual(['10', '11']);
+    expect(divisions('Plant managers at manufacturers in Leeds.').length).toBe(24);
+    expect(firmo('Directors at food and drink manufacturers.').industries).toEqual(['food and drink manufacturing']);
+  });
+
+  it('a sector before an organisation noun is an industry, not an interest', () => {
+    expect(core('Finance directors at food and drink manufacturers in Leeds.').interests).toEqual([]);
+  });
 });

@@ -77,4 +77,16 @@ describe('labelled sets written for generalisation', () => {
   it('gets every labelled field right on at least 90% of the unseen held-out set', () => {
     expect(evaluate(createRuleExtractor(), load('holdout-unseen-set.json')).allRightShare).toBeGreaterThanOrEqual(0.9);
   });
+
+  it('gets every labelled field right on at least 90% of both sets of agency briefs', () => {
+    for (const set of ['agency-set.json', 'agency-unseen-set.json'])
+      expect(evaluate(createRuleExtractor(), load(set)).allRightShare).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('no word an agency brief rules out or mentions outside its audience reaches a targeting field', () => {
+    for (const set of ['agency-set.json', 'agency-unseen-set.json']) {
+      const result = evaluate(createRuleExtractor(), load(set));
+      expect(result.misses.filter((m) => m.key === 'notTargeted' || m.key === 'sicDivisions')).toEqual([]);
+    }
+  });
 });

@@ -1,5 +1,6 @@
+import { refreshStagedLines } from '../../shared/bookings/staged-lines';
 import path from 'node:path';
-import type { BookingOutcome, SupplierAdapter } from '../../shared/adapters/adapter';
+import type { BookingOutcome, LineOperationOutcome, SupplierAdapter } from '../../shared/adapters/adapter';
 import { findAdapter } from '../../shared/adapters/catalogue';
 import { createLogger } from '../../shared/logger';
 import type { TestEnv } from '../support/api';
@@ -30,8 +31,13 @@ export function heldSupplier<O>() {
 
 export type Held<O> = ReturnType<typeof heldSupplier<O>>;
 
-export function heldAdapter(held: Held<BookingOutcome>, key = 'sandbox-ctv'): SupplierAdapter {
-  return { descriptor: findAdapter(key)!, callsSupplier: true, book: () => held.call() };
+/** A supplier that books through `held`, and whose in-flight operations answer through `ops` (never called unless given). */
+export function heldAdapter(held: Held<BookingOutcome>, key = 'sandbox-ctv', ops?: Held<LineOperationOutcome>): SupplierAdapter {
+  const op = () => {
+    if (!ops) throw new Error('this held supplier takes no in-flight operations');
+    return ops.call();
+  };
+  return { descriptor: findAdapter(key)!, callsSupplier: true, book: () => held.call(), pause: op, resume: op, stop: op, changeBudget: op };
 }
 
 export const engineOptions = (env: TestEnv) => ({
@@ -39,6 +45,7 @@ export const engineOptions = (env: TestEnv) => ({
   context: { db: env.db, sandboxSlowMs: 0 },
   logger: createLogger('silent'),
   assetDir: path.join(env.dataDir, 'assets'),
+  afterApproval: refreshStagedLines,
 });
 
 /** A random pause of up to `ms`, so that two racing requests arrive in either order. */

@@ -8,8 +8,8 @@ import { TEST_REDIS_URL } from './env';
 export async function runMaintenanceJob<T = unknown>(env: TestEnv, name: string): Promise<T> {
   const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const eventsConnection = connection.duplicate();
-  const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(env.prefix) });
-  const events = new QueueEvents(MAINTENANCE_QUEUE, { connection: eventsConnection, prefix: queuePrefix(env.prefix) });
+  const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(env.prefix, MAINTENANCE_QUEUE) });
+  const events = new QueueEvents(MAINTENANCE_QUEUE, { connection: eventsConnection, prefix: queuePrefix(env.prefix, MAINTENANCE_QUEUE) });
   try {
     await events.waitUntilReady();
     const job = await queue.add(name, {});
@@ -28,7 +28,7 @@ export async function runMaintenanceJob<T = unknown>(env: TestEnv, name: string)
  */
 export async function completedRuns<T = unknown>(env: TestEnv, name: string): Promise<T[]> {
   const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-  const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(env.prefix) });
+  const queue = new Queue(MAINTENANCE_QUEUE, { connection, prefix: queuePrefix(env.prefix, MAINTENANCE_QUEUE) });
   try {
     const jobs = await queue.getJobs(['completed']);
     return jobs.filter((j) => j.name === name).map((j) => j.returnvalue as T);

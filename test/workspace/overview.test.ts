@@ -1,10 +1,11 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { SYSTEM } from '../../shared/actor';
+import { SYSTEM } from '../../shared/auth/actor';
 import { changeLine } from '../../shared/bookings/line-transitions';
 import { ensureWorkspace } from '../../shared/workspaces/workspace-store';
 import { fundWallet } from '../support/wallet';
 import { liveBooking } from '../billing/support';
 import { rollUpPageviews } from '../../shared/pixel/pageview-rollup';
+import { day, report } from '../delivery/support';
 
 let env: TestEnv;
 let api: TestApi;
@@ -26,6 +27,8 @@ beforeAll(async () => {
       for (const s of to) await changeLine(trx, { bookingId: booked.bookingId, lineId, to: s, actor: SYSTEM, action: 'test' });
     });
   await move(confirmed, 'in-progress', 'confirmed');
+  // Spend is captured from delivery: the confirmed line reports its whole budget delivered today.
+  await report(env, { lineId: confirmed, bookingId: booked.bookingId, advertiserId: 'org-o' }, [day(today, 10_000)]);
   await move(rejected, 'in-progress', 'rejected');
   await move(uncertain, 'in-progress', 'reconciliation-required');
   // Pageviews today and three days ago, and one long before the range.
@@ -39,7 +42,8 @@ interface Overview {
   campaigns: { byStatus: Record<string, number> };
   bookings: { byStatus: Record<string, number> };
   linesNeedingAttention: { total: number; lines: Array<{ lineId: string; reason: string; href: string }> };
-  spend: { mediaSpendMinor: number };
+  spend: { mediaSpendMinor: number; deliveredSpendMinor: number; sandbox: { deliveredSpendMinor: number } };
+  linesOffPace: { total: number };
   pageviews: { total: number; byDay: Array<{ date: string; pageviews: number }> };
   wallet: { balanceMinor: number; reservedMinor: number; availableMinor: number };
   openFundingRequests: unknown[];
@@ -58,7 +62,8 @@ describe('workspace overview (spec 24)', () => {
     expect(o.linesNeedingAttention.total).toBe(2);
     expect(o.linesNeedingAttention.lines.map((l) => l.reason).sort()).toEqual(['reconciliation-required', 'rejected']);
     expect(o.linesNeedingAttention.lines[0]!.href).toBe(`/api/v1/bookings/${booked.bookingId}`);
-    expect(o.spend.mediaSpendMinor).toBe(10_000);
+    expect(o.spend).toMatchObject({ mediaSpendMinor: 10_000, deliveredSpendMinor: 10_000, sandbox: { deliveredSpendMinor: 0 } });
+    expect(o.linesOffPace.total).toBe(0);
     expect(o.pageviews.byDay).toHaveLength(30);
     expect(o.pageviews.total).toBe(3);
     expect(o.pageviews.byDay.find((d) => d.date === today)!.pageviews).toBe(2);
@@ -70,7 +75,7 @@ describe('workspace overview (spec 24)', () => {
     const { overview: o } = await json<{ overview: Overview }>(await overview(`?from=${daysAgo(3)}&to=${daysAgo(1)}`));
     expect(o.pageviews).toMatchObject({ total: 1 });
     expect(o.pageviews.byDay).toHaveLength(3);
-    expect(o.spend.mediaSpendMinor).toBe(0);
+    expect(o.spend).toMatchObject({ mediaSpendMinor: 0, deliveredSpendMinor: 0 });
     const campaignId = (await env.db('bookings').where({ id: booked.bookingId }).first()).campaign_id;
     const one = await json<{ overview: Overview }>(await overview(`?campaignId=${campaignId}`));
     expect(one.overview.linesNeedingAttention.total).toBe(2);

@@ -1,4 +1,4 @@
-import type { BookingOutcome, SupplierAdapter } from '../../shared/adapters/adapter';
+import type { BookingOutcome, LineOperationOutcome, SupplierAdapter } from '../../shared/adapters/adapter';
 import type { AdapterDescriptor } from '../../shared/adapters/catalogue';
 
 /**
@@ -7,14 +7,17 @@ import type { AdapterDescriptor } from '../../shared/adapters/catalogue';
  * reaches a worker is refused definitively before anything is sent: nothing can have been bought.
  */
 export function liveAdapter(descriptor: AdapterDescriptor): SupplierAdapter {
+  const reason = `No live connection to ${descriptor.key} is configured in this deployment; nothing was sent to the supplier.`;
+  const refused = async (): Promise<LineOperationOutcome> => ({ kind: 'refused', reason });
   return {
     descriptor,
     callsSupplier: false,
     async book(): Promise<BookingOutcome> {
-      return {
-        kind: 'rejected',
-        reason: `No live connection to ${descriptor.key} is configured in this deployment; nothing was sent to the supplier.`,
-      };
+      return { kind: 'rejected', reason };
     },
+    pause: refused,
+    resume: refused,
+    stop: refused,
+    changeBudget: refused,
   };
 }

@@ -1,15 +1,17 @@
 import type { AdapterContext, BookingOutcome, BookingRequest, SupplierAdapter } from '../../shared/adapters/adapter';
 import type { AdapterDescriptor } from '../../shared/adapters/catalogue';
 import { recordReceipt } from './sandbox-ledger';
+import { sandboxOperations } from './sandbox';
 
 /**
  * A supplier whose API creates campaigns paused. The line stays stopped after launch until
- * approved configuration and creative evidence allow enabling it.
+ * approved configuration and creative evidence allow enabling it; enabling is its resume.
  */
 export function nativeStagedAdapter(descriptor: AdapterDescriptor): SupplierAdapter {
   return {
     descriptor,
     callsSupplier: true,
+    ...sandboxOperations(descriptor.key),
     async book(request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome> {
       const reference = `staged-${request.attemptId.slice(-12)}`;
       await recordReceipt(ctx.db, {

@@ -1,23 +1,41 @@
 import type { SupplierAdapter } from '../../shared/adapters/adapter';
 import { ADAPTERS, type AdapterDescriptor } from '../../shared/adapters/catalogue';
+import type { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
+import { adcpAdapter } from './adcp';
 import { liveAdapter } from './live';
 import { nativeStagedAdapter } from './native-staged';
 import { sandboxAdapter } from './sandbox';
+import { sandboxReporter } from './sandbox-delivery';
 import { workflowAdapter } from './workflow';
 import { liveReviewer, sandboxReviewer } from './sandbox-review';
 
-function implementationOf(d: AdapterDescriptor): SupplierAdapter {
+/** What the adapters need of the deployment: the connections to its AdCP sellers. */
+export interface AdapterDeps {
+  adcp: ReadonlyMap<string, AdcpSellerConnection>;
+}
+
+function implementationOf(d: AdapterDescriptor, deps: AdapterDeps): SupplierAdapter {
   switch (d.kind) {
     case 'sandbox':
-      return { ...sandboxAdapter(d), reviewer: sandboxReviewer(d.key) };
+      return { ...sandboxAdapter(d), reviewer: sandboxReviewer(d.key), reporter: sandboxReporter };
     case 'workflow':
       return workflowAdapter(d);
     case 'native-staged':
-      return { ...nativeStagedAdapter(d), reviewer: sandboxReviewer(d.key) };
+      return { ...nativeStagedAdapter(d), reviewer: sandboxReviewer(d.key), reporter: sandboxReporter };
     case 'live':
       return { ...liveAdapter(d), reviewer: liveReviewer };
+    case 'adcp': {
+      const connection = deps.adcp.get(d.key);
+      // A seller catalogued at start but missing from this process's configuration refuses, sending nothing.
+      return connection ? adcpAdapter(d, connection) : { ...liveAdapter(d), reviewer: liveReviewer };
+    }
   }
 }
 
 /** Every catalogued adapter with its worker implementation. */
-export const ADAPTER_IMPLEMENTATIONS: ReadonlyMap<string, SupplierAdapter> = new Map(ADAPTERS.map((d) => [d.key, implementationOf(d)]));
+export function adapterImplementations(deps: AdapterDeps): ReadonlyMap<string, SupplierAdapter> {
+  return new Map(ADAPTERS.map((d) => [d.key, implementationOf(d, deps)]));
+}
+
+/** The adapters of a deployment with no AdCP seller connections (sandbox, workflow and live refusals). */
+export const ADAPTER_IMPLEMENTATIONS: ReadonlyMap<string, SupplierAdapter> = adapterImplementations({ adcp: new Map() });

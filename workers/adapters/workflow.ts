@@ -1,4 +1,4 @@
-import type { BookingOutcome, SupplierAdapter, WorkflowStep } from '../../shared/adapters/adapter';
+import type { BookingOutcome, LineOperationOutcome, SupplierAdapter, WorkflowStep } from '../../shared/adapters/adapter';
 import type { AdapterDescriptor } from '../../shared/adapters/catalogue';
 
 const MANUAL_STEPS: WorkflowStep[] = [
@@ -20,14 +20,33 @@ const COMPUTER_USE_STEPS: WorkflowStep[] = [
   { step: 5, title: 'Record the outcome', detail: "Confirm with the supplier's reference and evidence, or reject with the reason." },
 ];
 
+/** The steps staff take to carry out a change to a running line (pause, resume, stop, budget). */
+function changeSteps(what: string): WorkflowStep[] {
+  return [
+    { step: 1, title: 'Claim the line', detail: 'Claim it so the client knows who is handling the change.' },
+    { step: 2, title: 'Ask the supplier', detail: `Ask the supplier's desk to ${what}, quoting the supplier's booking reference.` },
+    { step: 3, title: 'Start', detail: 'Mark the change started once the supplier has the request.' },
+    {
+      step: 4,
+      title: 'Record the outcome',
+      detail: 'Confirm once the supplier has done it, with evidence, or record its refusal with the reason.',
+    },
+  ];
+}
+
 /** Suppliers that staff book by hand or with a supervised browser: the line waits in the staff queue. */
 export function workflowAdapter(descriptor: AdapterDescriptor): SupplierAdapter {
   const steps = descriptor.executionMethod === 'computer-use' ? COMPUTER_USE_STEPS : MANUAL_STEPS;
+  const byStaff = (what: string) => async (): Promise<LineOperationOutcome> => ({ kind: 'workflow', steps: changeSteps(what) });
   return {
     descriptor,
     callsSupplier: false,
     async book(): Promise<BookingOutcome> {
       return { kind: 'workflow', steps };
     },
+    pause: byStaff('pause the line'),
+    resume: byStaff('run the line again'),
+    stop: byStaff('end the line for good'),
+    changeBudget: byStaff("change the line's budget (and end date, where asked)"),
   };
 }

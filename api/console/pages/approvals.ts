@@ -1,5 +1,6 @@
 import { approvalView } from '../../../shared/agent/governance';
 import { requireHuman } from '../../http/guards';
+import { FormFill } from '../forms';
 import { esc, json, layout, money, postForm } from '../html';
 import type { PageRegistrar } from '../routing';
 
@@ -43,7 +44,7 @@ ${postForm(
   r.viewer,
   `/console/approvals/${String(a.id)}/abandon`,
   { expectedActionDigest: String(a.actionDigest) },
-  `<label for="note-${esc(a.id)}">Why abandon</label><input id="note-${esc(a.id)}" name="note" required maxlength="2000"> <button type="submit" class="secondary">Abandon</button>`,
+  `${new FormFill(r.draft, `/console/approvals/${String(a.id)}/abandon`).input({ id: `note-${String(a.id)}`, name: 'note', required: true, attrs: 'maxlength="2000"' })} <button type="submit" class="secondary">Abandon</button>`,
   'inline',
 )}</section>`,
           )
@@ -60,16 +61,18 @@ ${postForm(
     res.type('html').send(layout('Agent approvals', `<h2>Waiting for you</h2>${pendingHtml}${decidedHtml}`, r.viewer, r.flash));
   });
 
-  post('/console/approvals/:id/approve', async (r, req) => {
+  post('/console/approvals/:id/approve', async (r, req, about) => {
     const form = req.body as Record<string, string>;
+    about.subject = `Approval ${String(req.params.id)}`;
     const out = (await r.call('approveAgentAction', { id: req.params.id, expectedActionDigest: form.expectedActionDigest })) as {
       executeStep: { id: string };
     };
     return { text: `Approved. The agent may now execute exactly this action (step ${out.executeStep.id}).`, back: '/console/approvals' };
   });
 
-  post('/console/approvals/:id/abandon', async (r, req) => {
+  post('/console/approvals/:id/abandon', async (r, req, about) => {
     const form = req.body as Record<string, string>;
+    about.subject = `Approval ${String(req.params.id)}`;
     await r.call('abandonAgentAction', { id: req.params.id, expectedActionDigest: form.expectedActionDigest, note: form.note });
     return { text: 'Abandoned: it can no longer be approved or executed.', back: '/console/approvals' };
   });

@@ -1,4 +1,5 @@
 import { requireStaff } from '../../../shared/staff/staff-access';
+import { failingSubscriptions } from '../../../shared/webhooks/subscription-store';
 import { isActiveOps } from '../../../shared/staff/ops-store';
 import { SUPPLIER_QUEUES } from '../../../shared/queues/names';
 import { esc, layout, postForm } from '../html';
@@ -10,7 +11,7 @@ const STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
 export const queuePages: PageRegistrar = (_router, { get }, c) => {
   const { db, producers, staff } = c.api;
   get('/console/queues', async (r, _req, res) => {
-    await requireStaff(staff, r.principal);
+    const member = await requireStaff(staff, r.principal);
     const counts = await Promise.all(
       SUPPLIER_QUEUES.map(async (name) => ({ name, counts: await producers.get(name).getJobCounts(...STATES) })),
     );
@@ -22,9 +23,20 @@ export const queuePages: PageRegistrar = (_router, { get }, c) => {
           `<tr${q.counts.failed ? ' class="attention"' : ''}><td>${esc(q.name)}</td>${STATES.map((s) => `<td>${esc(q.counts[s] ?? 0)}</td>`).join('')}</tr>`,
       )
       .join('')}</tbody></table>`;
+    // Webhook receivers that stopped answering, of the clients this person is assigned: someone should call the client.
+    const failing = await failingSubscriptions(db, member.assignedAdvertiserIds);
+    const webhooks = failing.length
+      ? `<table><caption>Failing webhook subscriptions</caption><thead><tr><th scope="col">Client</th><th scope="col">URL</th><th scope="col">Failing since</th><th scope="col">Subscription</th></tr></thead>
+<tbody>${failing
+          .map(
+            (f) =>
+              `<tr class="attention"><td>${esc(f.workspaceId)}</td><td>${esc(f.url)}</td><td>${esc(f.failingSince)}</td><td>${esc(f.id)}</td></tr>`,
+          )
+          .join('')}</tbody></table>`
+      : '<p>No webhook subscription of your clients is failing.</p>';
     const link = ops
       ? postForm(r.viewer, '/console/queues/dashboard', {}, '<button type="submit">Open the queue dashboard (bull-board)</button>')
       : '<p>The queue dashboard is for the ops role.</p>';
-    res.type('html').send(layout('Queues', table + link, r.viewer, r.flash));
+    res.type('html').send(layout('Queues', table + webhooks + link, r.viewer, r.flash));
   });
 };

@@ -1,117 +1,65 @@
-// Industry words -> UK SIC 2007 subclass codes (5 digits; the first two are
-// the division). `terms` are sector words that only name an industry next to
-// a company noun or after "in/across the" ("manufacturing companies", "in the
-// hospitality sector"), so "finance directors" is a job, not a sector. `orgs`
-// are nouns that are organisations (or trades) in themselves ("banks",
-// "insurers", "law firms"). A broad sector lists one real subclass per
-// division it spans, so division-level matching sees the whole sector.
+import { z } from 'zod';
+import raw from './industries.json';
+import { WordList, parseLexicon } from './load';
+import sic from './sic-2007.json';
 
-import type { IndustryEntry } from './industry-types';
-import { PRODUCTION_AND_TRADE } from './industries-production';
-import { SERVICES } from './industries-services';
+// Industry words -> UK SIC 2007 subclass codes (industries.json). Every code's
+// division (its first two digits) must be a division of the ONS table in
+// sic-2007.json: a typo stops the process at start instead of targeting a
+// sector that does not exist.
 
-export type { IndustryEntry };
+const Sic = z.object({
+  source: z.string(),
+  note: z.string(),
+  sections: z.array(
+    z.object({
+      code: z.string().regex(/^[A-U]$/),
+      title: z.string().min(1),
+      divisions: z.array(z.object({ code: z.string().regex(/^\d{2}$/), title: z.string().min(1) })),
+    }),
+  ),
+});
+const SIC = parseLexicon('sic-2007.json', Sic, sic);
 
-export const INDUSTRIES: readonly IndustryEntry[] = [...PRODUCTION_AND_TRADE, ...SERVICES];
+/** Two-digit UK SIC 2007 division -> its section letter. */
+export const SIC_DIVISIONS: ReadonlyMap<string, string> = new Map(SIC.sections.flatMap((s) => s.divisions.map((d) => [d.code, s.code])));
 
-// Nouns that, after a sector word, make it an industry reference.
-export const COMPANY_NOUNS = [
-  'companies',
-  'company',
-  'firms',
-  'firm',
-  'businesses',
-  'business',
-  'sector',
-  'sectors',
-  'industry',
-  'industries',
-  'organisations',
-  'organizations',
-  'orgs',
-  'brands',
-  'providers',
-  'vendors',
-  'startups',
-  'start-ups',
-  'scale-ups',
-  'scaleups',
-  'smes',
-  'smbs',
-  'corporates',
-  'corporations',
-  'groups',
-  'chains',
-  'operators',
-  'owners',
-  'players',
-  'suppliers',
-  'manufacturers',
-  'employers',
-  'houses',
-  'agencies',
-  'practices',
-  'stores',
-  'shops',
-  'outlets',
-  'space',
-  'market',
-  'markets',
-  'enterprises',
-  'multinationals',
-  'giants',
-  'retailers',
-  'makers',
-  'producers',
-  'organisation',
-  'organization',
-  'unicorns',
-  'sites',
-  'plants',
-  'distributors',
-  'store',
-  'shop',
-  'chain',
-  'brand',
-  'group',
-  'practice',
-  'agency',
-  'provider',
-  'supplier',
-  'vendor',
-  'operator',
-  'startup',
-  'retailer',
-  'manufacturer',
-  'employer',
-  'outlet',
-];
+const Code = z
+  .string()
+  .regex(/^\d{5}$/, 'a five-digit SIC 2007 subclass')
+  .refine((c) => SIC_DIVISIONS.has(c.slice(0, 2)), 'its first two digits are not a SIC 2007 division');
+const Industries = z.object({
+  about: z.string(),
+  industries: z.array(
+    z.object({
+      label: z.string().min(1),
+      terms: WordList,
+      orgs: z.array(z.union([z.string().min(1), z.object({ name: z.string().min(1), codes: z.array(Code).min(1) })])),
+      codes: z.array(Code).min(1),
+    }),
+  ),
+  companyNouns: WordList,
+  consumerAfter: WordList,
+});
+const I = parseLexicon('industries.json', Industries, raw);
 
-// After an organisation noun these make it a consumer audience ("hotel guests").
-export const CONSUMER_AFTER = [
-  'students',
-  'student',
-  'guests',
-  'customers',
-  'shoppers',
-  'members',
-  'patients',
-  'visitors',
-  'users',
-  'fans',
-  'goers',
-  'diners',
-  'passengers',
-  'holidaymakers',
-  'residents',
-  'pupils',
-  'parents',
-  'alumni',
-  'subscribers',
-  'listeners',
-  'viewers',
-  'readers',
-  'account holders',
-  'policyholders',
-  'clients',
-];
+export interface IndustryEntry {
+  label: string;
+  terms: readonly string[];
+  /** Organisation nouns; a tuple carries its own narrower codes ("banks" are 64.19, not all of finance). */
+  orgs: readonly (string | readonly [string, readonly string[]])[];
+  codes: readonly string[];
+}
+
+export const INDUSTRIES: readonly IndustryEntry[] = I.industries.map((e) => ({
+  label: e.label,
+  terms: e.terms,
+  orgs: e.orgs.map((o) => (typeof o === 'string' ? o : ([o.name, o.codes] as const))),
+  codes: e.codes,
+}));
+
+/** Nouns that, after a sector word, make it an industry reference. */
+export const COMPANY_NOUNS: readonly string[] = I.companyNouns;
+
+/** After an organisation noun these make it a consumer audience ("hotel guests"). */
+export const CONSUMER_AFTER: readonly string[] = I.consumerAfter;

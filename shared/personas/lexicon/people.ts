@@ -1,11 +1,30 @@
-// Words about people: generations, gender, income and the generic nouns that
-// say "an audience" without describing it.
+import { z } from 'zod';
+import { RegexSource, WordList, parseLexicon } from './load';
+import raw from './people.json';
 
-// Generations are mapped to fixed age ranges computed from the usual birth
-// years (Pew) at the reference year 2026, so extraction stays deterministic
-// and does not drift with the clock. Ages below 16 cannot be bought, so Gen Z
-// starts at 16. docs/personas.md lists the same table.
-export const GENERATION_REFERENCE_YEAR = 2026;
+// Words about people (people.json): generations, gender, income and the
+// generic nouns that say "an audience" without describing it.
+
+const People = z.object({
+  about: z.string(),
+  generationReferenceYear: z.number().int(),
+  generations: z.array(z.object({ label: z.string().min(1), pattern: RegexSource, born: z.tuple([z.number().int(), z.number().int()]) })),
+  unbuyableGenerations: RegexSource,
+  female: WordList,
+  male: WordList,
+  highIncome: WordList,
+  midIncome: WordList,
+  lowIncome: WordList,
+  mixedIncome: WordList,
+  genericPeople: WordList,
+});
+const P = parseLexicon('people.json', People, raw);
+
+// Generations are fixed age ranges computed from the usual birth years (Pew)
+// at the reference year, so extraction stays deterministic and does not drift
+// with the clock. Ages below 16 cannot be bought, so Gen Z starts at 16.
+// docs/personas.md lists the same table.
+export const GENERATION_REFERENCE_YEAR = P.generationReferenceYear;
 export interface Generation {
   label: string;
   pattern: string;
@@ -13,279 +32,19 @@ export interface Generation {
   ageMin: number;
   ageMax: number;
 }
-const gen = (label: string, pattern: string, born: [number, number]): Generation => ({
-  label,
-  pattern,
-  born,
-  ageMin: Math.max(16, GENERATION_REFERENCE_YEAR - born[1]),
-  ageMax: GENERATION_REFERENCE_YEAR - born[0],
-});
-export const GENERATIONS: readonly Generation[] = [
-  gen('Gen Z', "gen(?:eration)?[ -]?z(?:ers|'?s)?|zoomers", [1997, 2012]),
-  gen('Millennials', "millennials?|gen(?:eration)?[ -]?y(?:'?s)?", [1981, 1996]),
-  gen('Gen X', "gen(?:eration)?[ -]?x(?:ers|'?s)?", [1965, 1980]),
-  gen('Baby boomers', 'baby[ -]?boomers?|boomers?', [1946, 1964]),
-  gen('Silent generation', 'silent generation', [1928, 1945]),
-];
-// Entirely below the buyable floor: reported, never clamped into a range.
-export const UNBUYABLE_GENERATIONS = 'gen(?:eration)?[ -]?alpha|alphas';
+export const GENERATIONS: readonly Generation[] = P.generations.map((g) => ({
+  ...g,
+  ageMin: Math.max(16, GENERATION_REFERENCE_YEAR - g.born[1]),
+  ageMax: GENERATION_REFERENCE_YEAR - g.born[0],
+}));
+/** Entirely below the buyable floor: reported, never clamped into a range. */
+export const UNBUYABLE_GENERATIONS = P.unbuyableGenerations;
 
-export const FEMALE_WORDS = [
-  'women',
-  'woman',
-  'female',
-  'females',
-  'ladies',
-  'lady',
-  'mums',
-  'mum',
-  'moms',
-  'mom',
-  'mothers',
-  'mother',
-  'mummies',
-  'girls',
-  'wives',
-  'grandmothers',
-  'grandmas',
-  'grannies',
-  'mums-to-be',
-  'moms-to-be',
-  'girlfriends',
-];
-export const MALE_WORDS = [
-  'men',
-  'man',
-  'male',
-  'males',
-  'gents',
-  'gentlemen',
-  'dads',
-  'dad',
-  'fathers',
-  'father',
-  'daddies',
-  'boys',
-  'guys',
-  'husbands',
-  'grandfathers',
-  'grandads',
-  'granddads',
-  'dads-to-be',
-  'boyfriends',
-];
-
-export const HIGH_INCOME = [
-  'affluent',
-  'mass affluent',
-  'high earners',
-  'high earning',
-  'high-earning',
-  'high income',
-  'high-income',
-  'higher income',
-  'higher-income',
-  'wealthy',
-  'hnw',
-  'hnwi',
-  'hnwis',
-  'uhnw',
-  'uhnwi',
-  'high net worth',
-  'high-net-worth',
-  'ultra high net worth',
-  'well-off',
-  'well off',
-  'well-to-do',
-  'top earners',
-  'six-figure earners',
-  'upper income',
-  'upper-income',
-];
-export const MID_INCOME = [
-  'middle income',
-  'middle-income',
-  'mid income',
-  'mid-income',
-  'average income',
-  'average earners',
-  'moderate income',
-  'median income',
-  'middle earners',
-];
-export const LOW_INCOME = [
-  'low income',
-  'low-income',
-  'lower income',
-  'lower-income',
-  'low earners',
-  'on benefits',
-  'low paid',
-  'low-paid',
-];
-export const MIXED_INCOME = [
-  'mid to high income',
-  'mid-to-high income',
-  'middle to high income',
-  'middle-to-high income',
-  'low to middle income',
-  'low-to-middle income',
-];
-
-// Nouns that name an audience without describing it; never an interest.
-export const GENERIC_PEOPLE = new Set([
-  'people',
-  'person',
-  'persons',
-  'individuals',
-  'adults',
-  'adult',
-  'anyone',
-  'everyone',
-  'everybody',
-  'audience',
-  'audiences',
-  'consumers',
-  'users',
-  'customers',
-  'prospects',
-  'households',
-  'household',
-  'folks',
-  'those',
-  'them',
-  'residents',
-  'citizens',
-  'public',
-  'general',
-  'population',
-  'viewers',
-  'men',
-  'women',
-  'and',
-  'or',
-  'of',
-  'the',
-  'a',
-  'an',
-  'all',
-  'any',
-  'both',
-  'alike',
-  'only',
-  'who',
-  'with',
-  'in',
-  'at',
-  'for',
-  'to',
-  'from',
-  'on',
-  'by',
-  'across',
-  'around',
-  'based',
-  'living',
-  'live',
-  'target',
-  'targeting',
-  'reach',
-  'reaching',
-  'campaign',
-  'brief',
-  'ads',
-  'ad',
-  'advertising',
-  'please',
-  'our',
-  'we',
-  'us',
-  'want',
-  'wants',
-  'need',
-  'plus',
-  'also',
-  'just',
-  'particular',
-  'broad',
-  'everyone:',
-  'uk',
-  'nationwide',
-  'national',
-  'region',
-  'regions',
-  'tv',
-  'itv',
-  'area',
-  'areas',
-  'postcode',
-  'postcodes',
-  'district',
-  'districts',
-  'city',
-  'cities',
-  'country',
-  'countries',
-  'aged',
-  'age',
-  'ages',
-  'year',
-  'years',
-  'old',
-  'olds',
-  'plus',
-  'each',
-  'every',
-  'some',
-  'many',
-  'more',
-  'most',
-  'such',
-  'as',
-  'like',
-  'decision',
-  'makers',
-  'decision-makers',
-  'professionals',
-  'staff',
-  'employees',
-  'workers',
-  'teams',
-  'team',
-  'young',
-  'old',
-  'older',
-  'new',
-  'local',
-  'existing',
-  'current',
-  'potential',
-  'prospective',
-  'regular',
-  'active',
-  'b2b',
-  'b2c',
-  'shoppers',
-  'buyers',
-  'upsell',
-  'cross-sell',
-  'sell',
-  'show',
-  'serve',
-  'engage',
-  'find',
-  'based',
-  'companies',
-  'company',
-  'firms',
-  'businesses',
-  'organisations',
-  'organizations',
-  'brands',
-  'clients',
-  'accounts',
-  'executives',
-  'execs',
-  'leaders',
-  'contacts',
-]);
+export const FEMALE_WORDS: readonly string[] = P.female;
+export const MALE_WORDS: readonly string[] = P.male;
+export const HIGH_INCOME: readonly string[] = P.highIncome;
+export const MID_INCOME: readonly string[] = P.midIncome;
+export const LOW_INCOME: readonly string[] = P.lowIncome;
+export const MIXED_INCOME: readonly string[] = P.mixedIncome;
+/** Nouns that name an audience without describing it; never an interest. */
+export const GENERIC_PEOPLE: ReadonlySet<string> = new Set(P.genericPeople);

@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, type Page } from '@playwright/test';
+import { expect, type Locator, type Page } from '@playwright/test';
 import { loadDevIssuer, type DevIssuer, type DevTokenClaims } from '../../../shared/auth/dev-issuer';
 import { createTokenVerifier } from '../../../shared/auth/verifier';
 import { requiredQueues } from '../../../shared/queues/names';
@@ -85,6 +85,8 @@ export async function signIn(page: Page, world: ConsoleWorld, who: Person, path 
   await accessible(page);
   await page.getByRole('link', { name: 'Sign in' }).click();
   await expect(page.getByLabel('User id')).toBeVisible();
+  // The development login is a page like any other: its content in a main landmark.
+  await expect(page.getByRole('main').getByRole('heading', { name: 'Sign in' })).toBeVisible();
   await accessible(page);
   await page.getByLabel('User id').fill(who.user);
   await page.getByLabel(/^Workspace/).fill(who.workspace);
@@ -100,4 +102,27 @@ export async function accessible(page: Page): Promise<void> {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
   expect(bad, `accessibility on ${page.url()}`).toEqual([]);
+}
+
+/** Every field a form requires says so in its label, not only in an attribute a sighted person never sees. */
+export async function requiredMarked(page: Page): Promise<number> {
+  const fields = await page.locator('input[required], textarea[required], select[required]').evaluateAll((els) =>
+    els.map((el) => ({
+      name: el.getAttribute('name'),
+      label: (el as unknown as { labels: Array<{ textContent: string | null }> | null }).labels?.[0]?.textContent ?? '',
+    })),
+  );
+  expect(
+    fields.filter((f) => !f.label.includes('(required)')),
+    `required fields without "(required)" in their label on ${page.url()}`,
+  ).toEqual([]);
+  return fields.length;
+}
+
+/** Computed style properties of an element, joined, as the browser renders them (test code has no DOM types). */
+export function styleOf(locator: Locator, properties: string[]): Promise<string> {
+  return locator.evaluate((el, names) => {
+    const style = (globalThis as unknown as { getComputedStyle(e: unknown): Record<string, string> }).getComputedStyle(el);
+    return names.map((n) => style[n]).join(' ');
+  }, properties);
 }

@@ -2,11 +2,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestApi, TestEnv } from '../../support/api';
 import { allDefinite, approve, draftCampaign, launchPlan, post, waitForBooking } from '../../support/bookings';
 import { fundWallet } from '../../support/wallet';
-import { syntheticPanel } from '../../measurement/synthetic';
+import { panelRows, syntheticPanel } from '../../measurement/synthetic';
 import { upload } from '../../support/creatives';
 import { until } from '../../support/wait';
 import { cleanEnv, runScript } from '../../support/processes';
 import { requiredQueues } from '../../../shared/queues/names';
+import { recordEvent } from '../../../shared/events/record';
 import type { Operation } from './input-openapi';
 import type { Realistic } from './input-arbitraries';
 
@@ -183,20 +184,30 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
   );
   ids.topupRequest = topup.id;
 
-  // Daily outcomes of the CTV campaign, powered enough for stored lift evidence.
+  // Daily outcomes of the CTV campaign, powered enough for stored lift evidence: a geo-lift design
+  // registered on the days before exposure, evaluated once the exposure weeks are in.
   const panel = syntheticPanel({ seed: 7, lift: 0.2 });
-  const rows = Object.entries(panel.markets).flatMap(([market, values]) =>
-    values.map((value, day) => ({ date: panel.dates[day], market, metric: 'conversions', value })),
-  );
+  const importOutcomes = async (rows: unknown[]) =>
+    ok(
+      await api.fetch(`/api/v1/campaigns/${launched.campaignId}/outcomes`, {
+        method: 'POST',
+        token: human,
+        headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        body: JSON.stringify({ rows }),
+      }),
+      'outcomes',
+    );
+  await importOutcomes(panelRows(panel).filter((r) => r.date < panel.exposureStart));
   await ok(
-    await api.fetch(`/api/v1/campaigns/${launched.campaignId}/outcomes`, {
-      method: 'POST',
-      token: human,
-      headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-      body: JSON.stringify({ rows }),
+    await post(api, human, `/api/v1/campaigns/${launched.campaignId}/geo-lift-designs`, {
+      testMarket: 'london',
+      exposureStart: panel.exposureStart,
+      exposureEnd: panel.exposureEnd,
+      expectedLiftPct: 10,
     }),
-    'outcomes',
+    'geo-lift design',
   );
+  await importOutcomes(panelRows(panel, 'conversions', panel.exposureStart));
   const { evidence } = await ok<{ evidence: { id: string } }>(
     await post(api, human, `/api/v1/campaigns/${launched.campaignId}/prove-it`, {
       exposureStart: panel.exposureStart,
@@ -226,6 +237,21 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
 
   const context = await ok<{ workspace: { pixelKey: string } }>(await api.fetch('/api/v1/auth/context', { token: human }), 'context');
   ids.pixelKey = context.workspace.pixelKey;
+
+  // A webhook subscription with one delivery, paused so that no send changes its record meanwhile.
+  const hook = await ok<{ subscription: { id: string } }>(
+    await post(api, human, '/api/v1/webhooks/subscriptions', {
+      url: 'https://hooks.example.com/fault-suite',
+      eventTypes: ['funding.credited'],
+    }),
+    'webhook subscription',
+  );
+  ids.webhookSubscription = hook.subscription.id;
+  await env.db.transaction(async (trx) => {
+    await recordEvent(trx, { workspaceId: ORG, type: 'funding.credited', subjectId: topup.id, subjectVersion: 1, body: {} });
+    await trx('webhook_subscriptions').where({ id: ids.webhookSubscription }).update({ enabled: false });
+  });
+  ids.webhookDelivery = (await env.db('webhook_deliveries').where({ subscription_id: ids.webhookSubscription }).first('id')).id;
 
   await admin(env, 'staff', 'grant', '--user', 'staff-1');
   await admin(env, 'staff', 'assign', '--user', 'staff-1', '--org', ORG);
@@ -329,6 +355,11 @@ export function pathTargets(world: World, op: Operation): Record<string, PathTar
     'requests/{requestId}': { value: ids.topupRequest!, tenant: true, ctv: false, never: () => `wtr-${randomBytes(32).toString('hex')}` },
     'lift-evidence/{id}': { value: ids.liftEvidence!, tenant: true, ctv: true },
     'optimizations/{id}': { value: ids.optimization!, tenant: true, ctv: true },
+    'subscriptions/{id}': { value: ids.webhookSubscription!, tenant: true, ctv: false },
+    'deliveries/{deliveryId}': { value: ids.webhookDelivery!, tenant: true, ctv: false },
+    // The deployment's supplier catalogue: no tenant owns it. The fault world runs no AdCP seller, so
+    // its products are asked of a key that is not one (404 for everyone let in).
+    'adapters/{key}': { value: 'sandbox-ctv', tenant: false, ctv: false },
   };
   const out: Record<string, PathTarget> = {};
   const segments = op.path.split('/');

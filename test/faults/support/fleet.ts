@@ -91,7 +91,7 @@ export class WorkerFleet {
  * of jobs that failed before sending anything) instead of waiting for its schedule.
  */
 export async function runHousekeepingNow(redis: Redis, prefix: string): Promise<void> {
-  const queue = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: queuePrefix(prefix) });
+  const queue = new Queue(MAINTENANCE_QUEUE, { connection: redis, prefix: queuePrefix(prefix, MAINTENANCE_QUEUE) });
   try {
     const jobs = await Promise.all([queue.add('sweep-stuck-attempts', {}), queue.add('retry-unsent', {})]);
     // A worker killed while it ran scheduled housekeeping leaves its lock to expire first.

@@ -234,6 +234,8 @@ export interface OutageRun {
   recoveryMs: number;
   readyDuring: number;
   readyAfter: number;
+  /** From the server's return to the first ready `/readyz`. */
+  readyMs: number;
 }
 
 /**
@@ -259,8 +261,10 @@ export async function takeAway(
     async () => (await service.api.fetch('/api/v1/campaigns?limit=1', { token: service.token })).status === 200,
     30_000,
   );
-  const readyAfter = (await fetch(`${service.url}/readyz`)).status;
-  return { down, restoring, back, recoveryMs, readyDuring, readyAfter };
+  let readyAfter = 0;
+  await until('readiness', async () => (readyAfter = (await fetch(`${service.url}/readyz`)).status) === 200, 30_000).catch(() => undefined);
+  const readyMs = Date.now() - back;
+  return { down, restoring, back, recoveryMs, readyDuring, readyAfter, readyMs };
 }
 
 /** What the load saw: other 5xx, answers during the outage, the bad ones among them, campaigns created. */
@@ -278,10 +282,10 @@ export function judge(answers: Answer[], run: OutageRun) {
 /** The figure's part that both outages share. */
 export const outageFigure = (answers: Answer[], run: OutageRun, v: ReturnType<typeof judge>, what: string) =>
   `${answers.length} requests, ${v.during.length} during the outage, ${v.during.length - v.bad.length} of them 503 with retry-after, ` +
-  `${v.fiveHundreds.length} other 5xx, readiness ${run.readyDuring} during; answering again ${run.recoveryMs} ms after ${what} came back ` +
-  `(its start took ${run.back - run.restoring} ms); ${v.created} campaigns acknowledged`;
+  `${v.fiveHundreds.length} other 5xx, readiness ${run.readyDuring} during; answering again ${run.recoveryMs} ms after ${what} came back, ` +
+  `ready again after ${run.readyMs} ms (its start took ${run.back - run.restoring} ms); ${v.created} campaigns acknowledged`;
 
-/** Clients only ever saw 503 with retry-after during the outage, and the service was back within 5 s. */
+/** Clients only ever saw 503 with retry-after during the outage, and the service answered and was ready again within 5 s. */
 export function expectOutageHandled(run: OutageRun, v: ReturnType<typeof judge>, serviceOutput: string): void {
   if (v.fiveHundreds.length) throw new Error(`other 5xx: ${JSON.stringify(v.fiveHundreds)}\n${errorsLogged(serviceOutput)}`);
   expect(v.during.length).toBeGreaterThan(0);
@@ -289,4 +293,5 @@ export function expectOutageHandled(run: OutageRun, v: ReturnType<typeof judge>,
   expect(run.readyDuring).toBe(503);
   expect(run.readyAfter).toBe(200);
   expect(run.recoveryMs).toBeLessThan(5_000);
+  expect(run.readyMs).toBeLessThan(5_000);
 }

@@ -1,0 +1,123 @@
+import { AgentClient, closeMCPConnections, type AgentConfig } from '@adcp/sdk';
+import type { TaskResult } from '@adcp/sdk';
+import type { AdcpSeller } from '../../config/adcp-sellers';
+import { adcpAdapterKey } from '../../config/adcp-sellers';
+
+/** What Flightdeck keeps of a seller's get_adcp_capabilities answer. */
+export interface AdcpCapabilities {
+  majorVersions: number[];
+  protocols: string[];
+  /** Whether the seller honours idempotency_key, and for how long it replays an answer. */
+  idempotency: { supported: boolean; replayTtlSeconds: number | null };
+  /** Push delivery methods beside polling (get_media_buy_delivery is always available). */
+  reportingDeliveryMethods: string[];
+  /** Whether the seller offers sandbox accounts; null when it does not say. */
+  sandboxAccounts: boolean | null;
+  fetchedAt: string;
+}
+
+/** The seller could not be reached at all: no request reached it, so nothing was done. */
+export class SellerUnreachable extends Error {
+  override readonly name = 'SellerUnreachable';
+}
+
+interface RawCapabilities {
+  adcp?: { major_versions?: number[]; idempotency?: { supported?: boolean; replay_ttl_seconds?: number } };
+  supported_protocols?: string[];
+  account?: { sandbox?: boolean };
+  media_buy?: { reporting_delivery_methods?: string[] };
+}
+
+export function capabilitiesOf(raw: RawCapabilities, now = new Date()): AdcpCapabilities {
+  const idem = raw.adcp?.idempotency;
+  return {
+    majorVersions: raw.adcp?.major_versions ?? [],
+    protocols: raw.supported_protocols ?? [],
+    idempotency: {
+      supported: idem?.supported === true,
+      replayTtlSeconds: idem?.supported === true && typeof idem.replay_ttl_seconds === 'number' ? idem.replay_ttl_seconds : null,
+    },
+    reportingDeliveryMethods: raw.media_buy?.reporting_delivery_methods ?? [],
+    sandboxAccounts: typeof raw.account?.sandbox === 'boolean' ? raw.account.sandbox : null,
+    fetchedAt: now.toISOString(),
+  };
+}
+
+/** The SDK says so when the transport never reached an MCP endpoint (refused, DNS, no such path). */
+const UNREACHABLE = /Failed to discover MCP endpoint|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH/;
+
+/**
+ * One configured seller: its client, and its capabilities kept for `capabilitiesTtlMs`. A fresh
+ * SDK client per call: the SDK's client keeps conversation state, which concurrent jobs must not share.
+ */
+export class AdcpSellerConnection {
+  readonly adapterKey: string;
+  private cached: { at: number; value: AdcpCapabilities } | null = null;
+  private fetching: Promise<AdcpCapabilities> | null = null;
+
+  constructor(
+    readonly seller: AdcpSeller,
+    private readonly opts: { capabilitiesTtlMs: number; secrets?: NodeJS.ProcessEnv },
+  ) {
+    this.adapterKey = adcpAdapterKey(seller.key);
+  }
+
+  /** The SDK client. The credential is read where the configuration says it is, at each call. */
+  client(): AgentClient {
+    const secrets = this.opts.secrets ?? process.env;
+    const token = this.seller.credentialEnv ? secrets[this.seller.credentialEnv] : undefined;
+    const agent: AgentConfig = {
+      id: this.adapterKey,
+      name: this.seller.display ?? this.seller.key,
+      agent_uri: this.seller.agentUrl,
+      protocol: 'mcp',
+      ...(token ? { auth_token: token } : {}),
+    };
+    return new AgentClient(agent, { validation: { requests: 'strict', responses: 'warn' } });
+  }
+
+  /** Runs one SDK call; a transport that never reached the seller becomes SellerUnreachable. */
+  async call<T>(run: (client: AgentClient) => Promise<TaskResult<T>>): Promise<TaskResult<T>> {
+    try {
+      return await run(this.client());
+    } catch (err) {
+      const message = (err as Error).message ?? '';
+      if (UNREACHABLE.test(message) || UNREACHABLE.test(String((err as { cause?: { code?: string } }).cause?.code ?? ''))) {
+        throw new SellerUnreachable(`${this.adapterKey} could not be reached; nothing was sent.`);
+      }
+      throw err;
+    }
+  }
+
+  /** The seller's capabilities, fetched once per TTL (concurrent callers share one fetch). */
+  async capabilities(now = Date.now()): Promise<AdcpCapabilities> {
+    if (this.cached && now - this.cached.at < this.opts.capabilitiesTtlMs) return this.cached.value;
+    this.fetching ??= (async () => {
+      try {
+        const result = await this.call((c) => c.getAdcpCapabilities({} as never));
+        if (result.status !== 'completed') throw new Error(`${this.adapterKey} did not answer get_adcp_capabilities: ${result.status}`);
+        const value = capabilitiesOf(result.data as RawCapabilities);
+        this.cached = { at: Date.now(), value };
+        return value;
+      } finally {
+        this.fetching = null;
+      }
+    })();
+    return this.fetching;
+  }
+
+  /** The capabilities last fetched, if any (for showing without asking the seller). */
+  lastCapabilities(): AdcpCapabilities | null {
+    return this.cached?.value ?? null;
+  }
+}
+
+/** One connection per configured seller, by adapter key. */
+export function adcpConnections(sellers: readonly AdcpSeller[], opts: { capabilitiesTtlMs: number }): Map<string, AdcpSellerConnection> {
+  return new Map(sellers.map((s) => [adcpAdapterKey(s.key), new AdcpSellerConnection(s, opts)]));
+}
+
+/** Closes the SDK's pooled connections to sellers, when the process stops. */
+export async function closeSellerConnections(): Promise<void> {
+  await closeMCPConnections().catch(() => undefined);
+}

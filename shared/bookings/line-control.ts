@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import type { Actor } from '../auth/actor';
+import { conflict } from '../errors';
+import { lineOperationMessage, type JobMessage } from '../queues/jobs';
+import { closeOpenAttemptsSql } from '../suppliers/attempts';
+import { outboxInsert } from '../outbox/outbox';
+import type { LineRow } from './booking-store';
+import { lineOperationInsert, markLineOperation } from './line-operation-store';
+import type { LineStop } from './line-state';
+import { changeLine, lockLine, type LockedLine } from './line-transitions';
+
+export const CONTROLS = ['pause', 'resume', 'stop'] as const;
+export type Control = (typeof CONTROLS)[number];
+
+const Note = z.string().trim().min(1).max(2000);
+/** A campaign's pause, resume or stop: every line that can take it. */
+export const CampaignControlSchema = z.strictObject({ note: Note.optional() }).meta({ id: 'CampaignControl' });
+/** One line's pause, resume or stop, at the version the caller last read. */
+export const LineControlSchema = z
+  .strictObject({ expectedVersion: z.number().int().min(0), note: Note.optional() })
+  .meta({ id: 'LineControl' });
+
+/**
+ * Why the line cannot take `control` now, or null when it can. A line has one operation in hand
+ * at a time; a booking still with its supplier settles before it can be paused or stopped (its
+ * answer must not be lost), except a workflow line, whose staff take the stop over.
+ */
+export function controlRefusal(line: LineRow, control: Control): string | null {
+  if (line.operation_id) return `A ${line.operation} is already in hand on this line; wait for its outcome.`;
+  const kind = line.stop?.kind;
+  switch (control) {
+    case 'pause':
+      if (line.status === 'confirmed') return null;
+      if (line.status === 'stopped') return kind === 'end' ? 'The line has ended.' : 'The line is already stopped.';
+      return `A ${line.status} line is not running, so there is nothing to pause.`;
+    case 'resume':
+      if (line.status !== 'stopped') return `Only a paused or staged line can be resumed; this one is ${line.status}.`;
+      if (kind === 'pause') return null;
+      if (kind === 'staged') {
+        return line.enableable ? null : "The staged line's creative evidence does not yet allow enabling it.";
+      }
+      return 'The line has ended; it cannot run again.';
+    case 'stop':
+      if (line.status === 'confirmed' || line.status === 'queued') return null;
+      if (line.status === 'stopped') return kind === 'end' ? 'The line has already ended.' : null;
+      if (line.status === 'reconciliation-required')
+        return line.operation === 'book' ? null : `Resolve the ${line.operation} in doubt first.`;
+      if (line.status === 'in-progress' && line.execution_method) return null;
+      if (line.status === 'in-progress') return 'Its booking is with the supplier now; stop it once the supplier has answered.';
+      return `A ${line.status} line is already being stopped.`;
+  }
+}
+
+/** The controls a line can take now, for refusals that name them. */
+export const allowedControls = (line: LineRow): Control[] => CONTROLS.filter((c) => controlRefusal(line, c) === null);
+
+/** What a line already shows of a control asked before (so asking again is not a failure). */
+export function alreadyDone(line: LineRow, control: Control): boolean {
+  if (control === 'pause')
+    return line.operation === 'pause' && (line.status === 'stop-requested' || line.status === 'stopping' || line.stop?.kind === 'pause');
+  if (control === 'stop') return line.stop?.kind === 'end' || (line.operation === 'stop' && line.operation_id !== null);
+  return line.operation === 'resume' && line.operation_id !== null;
+}
+
+export interface ControlResult {
+  line: LineRow;
+  queued: JobMessage[];
+}
+
+/**
+ * Asks the line's supplier to pause, resume or stop it: records the operation, moves the line to
+ * where the operation waits (stop-requested, or queued for a resume) and queues the supplier
+ * call through the outbox, in the caller's transaction, under the line's lock (`locked`). A stop
+ * of a line nobody has sent yet ends it at once: there is nothing to tell the supplier.
+ */
+export async function requestControl(
+  trx: Knex,
+  locked: LockedLine,
+  control: Control,
+  actor: Actor,
+  opts: { note?: string; expectedVersion?: number } = {},
+): Promise<ControlResult> {
+  const { line } = locked;
+  if (opts.expectedVersion !== undefined && opts.expectedVersion !== line.version) {
+    throw conflict(`The line is at version ${line.version}, not ${opts.expectedVersion}. Read it again before acting.`, 'version_conflict');
+  }
+  const refusal = controlRefusal(line, control);
+  if (refusal) {
+    const allowed = allowedControls(line);
+    throw conflict(`${refusal} Allowed now: ${allowed.length ? allowed.join(', ') : 'none'}.`, 'invalid_transition', 'terminal');
+  }
+  const operationId = randomUUID();
+  const ref = { bookingId: line.booking_id, lineId: line.id };
+  const requested: LineStop | null =
+    control === 'resume'
+      ? line.stop
+      : {
+          kind: control === 'pause' ? 'pause' : 'end',
+          requestedAt: new Date().toISOString(),
+          by: actor.actorId,
+          ...(opts.note ? { note: opts.note } : {}),
+        };
+  // The operation's record is written by the statement that moves the line.
+  const record = lineOperationInsert(trx, {
+    id: operationId,
+    advertiser_id: line.advertiser_id,
+    booking_id: line.booking_id,
+    line_id: line.id,
+    kind: control,
+    from_status: line.status,
+    stop_before: line.stop,
+    note: opts.note,
+    requestedBy: actor.actorId,
+  }).toSQL();
+  const detail = { operation: control, operationId, ...(opts.note ? { note: opts.note } : {}) };
+
+  if (control === 'stop' && line.status === 'queued') {
+    // Never sent: the supplier has nothing to stop.
+    await changeLine(
+      trx,
+      {
+        ...ref,
+        to: 'stop-requested',
+        patch: { operation: 'stop', stop: JSON.stringify(requested) },
+        actor,
+        action: 'line.stop-requested',
+        detail,
+      },
+      locked,
+    );
+    const stopped = await changeLine(trx, {
+      ...ref,
+      to: 'stopped',
+      actor,
+      action: 'line.stopped',
+      detail: { ...detail, reason: 'The line was never sent to its supplier; nothing was booked.' },
+    });
+    await markLineOperation(trx, operationId, 'applied');
+    return { line: stopped, queued: [] };
+  }
+
+  const message = lineOperationMessage(line.adapter_key, { bookingId: line.booking_id, lineId: line.id, operationId });
+  const changed = await changeLine(
+    trx,
+    {
+      ...ref,
+      to: control === 'resume' ? 'queued' : 'stop-requested',
+      patch: {
+        operation: control,
+        operation_id: operationId,
+        workflow_steps: null,
+        ...(control === 'resume' ? {} : { stop: JSON.stringify(requested) }),
+      },
+      actor,
+      action: `line.${control}-requested`,
+      detail,
+      // A workflow line staff were still booking: their managed booking is superseded by the stop.
+      alongside:
+        line.status === 'in-progress'
+          ? closeOpenAttemptsSql(trx, 'line', line.id, { status: 'superseded', detail: { by: 'stop', operationId } })
+          : undefined,
+      writes: [record, outboxInsert(trx, [message]).toSQL()],
+    },
+    locked,
+  );
+  return { line: changed, queued: [message] };
+}
+
+/** One line's control, in its own transaction, under its lock. */
+export function controlLine(
+  db: Knex,
+  ref: { bookingId: string; lineId: string },
+  control: Control,
+  actor: Actor,
+  body: z.infer<typeof LineControlSchema>,
+): Promise<ControlResult> {
+  return db.transaction(async (trx) => {
+    const locked = await lockLine(trx, ref.bookingId, ref.lineId);
+    if (!locked) throw conflict('The line changed while this request ran. Read it again before acting.', 'version_conflict');
+    return requestControl(trx, locked, control, actor, { note: body.note, expectedVersion: body.expectedVersion });
+  });
+}

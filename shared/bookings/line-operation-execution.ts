@@ -1,0 +1,360 @@
+import type { Knex } from 'knex';
+import { SYSTEM } from '../auth/actor';
+import type { AdapterContext, LineOperationOutcome, LineOperationRequest, SupplierAdapter } from '../adapters/adapter';
+import { toMinor } from '../db/knex';
+import { dateOnly } from '../dates';
+import { lineOperationJobId, type LineOperationJob } from '../queues/jobs';
+import {
+  attemptInsert,
+  closeAttempt,
+  interrupted,
+  isUnknown,
+  newAttemptId,
+  openAttemptQuery,
+  runSupplierCall,
+  type AttemptCloser,
+  type SupplierCallFlow,
+  type Unknown,
+} from '../suppliers/attempts';
+import { appendEvent } from './booking-events';
+import type { LineRow } from './booking-store';
+import type { ExecutionOptions, ExecutionResult } from './line-execution';
+import { lineInterrupted, operationFigures, outcomeAction, settleLineOperation, settlement } from './line-operation-outcomes';
+import { markLineOperation, PENDING_OPERATION_SQL, type HeldOperation } from './line-operation-store';
+import { operationStates } from './line-state';
+import { changeLine, isStepAborted, lockLine, stepLine, type LockedLine } from './line-transitions';
+
+const REDELIVERED = 'The operation was interrupted after it was sent; its outcome is unknown.';
+
+/**
+ * A write of a lock-free step's statement, made only if the line changed: run alone, the
+ * statement commits whatever it wrote, so a write must not happen without the line's.
+ */
+const onlyWithTheLine = (q: Knex.QueryBuilder) => q.whereRaw('exists (select 1 from updated)').toSQL();
+
+/** The changed line's flight and booking attempt, read by the lock-free start (SQL over `updated`). */
+const FLIGHT_OF_UPDATED = `select json_build_object('start_date', c.start_date, 'end_date', c.end_date,
+    'booking_attempt_id', (select a.id from supplier_attempts a where a.subject_kind = 'line' and a.subject_id = updated.id::text
+                             and a.operation = 'book' order by a.created_at desc limit 1))
+  from bookings b join campaigns c on c.id = b.campaign_id where b.id = updated.booking_id`;
+
+interface OperationStart {
+  attemptId: string | null;
+  request: LineOperationRequest & { newBudgetMinor?: number; newEndDate?: string };
+  kind: HeldOperation['kind'];
+  /** The operation as read when it started (it changes only under its line's lock, by this job). */
+  op: HeldOperation;
+}
+
+interface Found {
+  start_date: string;
+  end_date: string;
+  open_attempt_id: string | null;
+  booking_attempt_id: string | null;
+  operation: HeldOperation | null;
+}
+
+/** The line as its supplier knows it, asked to do `op`. */
+function requestOf(line: LineRow, found: Found, op: HeldOperation, attemptId: string): OperationStart['request'] {
+  return {
+    attemptId,
+    bookingId: line.booking_id,
+    lineId: line.id,
+    channel: line.channel,
+    executionMode: line.execution_mode,
+    channelCampaignId: line.channel_campaign_id,
+    providerReference: line.provider_reference,
+    bookingAttemptId: found.booking_attempt_id,
+    budgetMinor: toMinor(line.budget_minor),
+    startDate: dateOnly(found.start_date),
+    endDate: dateOnly(found.end_date),
+    ...(op.kind === 'change-budget'
+      ? { newBudgetMinor: toMinor(op.budget_to_minor), ...(op.end_date_to ? { newEndDate: dateOnly(op.end_date_to) } : {}) }
+      : {}),
+  };
+}
+
+/** The supplier call an operation makes. */
+function callFor(adapter: SupplierAdapter, start: OperationStart, ctx: AdapterContext): Promise<LineOperationOutcome> {
+  const r = start.request;
+  switch (start.kind) {
+    case 'pause':
+      return adapter.pause(r, ctx);
+    case 'resume':
+      return adapter.resume(r, ctx);
+    case 'stop':
+      return adapter.stop(r, ctx);
+    case 'change-budget':
+      return adapter.changeBudget({ ...r, newBudgetMinor: r.newBudgetMinor!, newEndDate: r.newEndDate }, ctx);
+  }
+}
+
+/**
+ * An operation asked of a booked line (pause, resume, stop, budget change), through the same
+ * supplier-call engine as its booking: the attempt is committed with the line's move to the
+ * operation's in-flight status before the supplier hears of it, its id is the supplier's
+ * idempotency key, and a redelivery that finds it open never calls again.
+ */
+function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: AdapterContext) {
+  const { bookingId, lineId, operationId } = job;
+  // The locks (and the operation as read with them) taken by `lock` in the outcome transaction.
+  let held: LockedLine | null = null;
+  let heldOp: HeldOperation | null = null;
+  const flow: SupplierCallFlow<OperationStart, LineOperationOutcome, ExecutionResult> = {
+    async begin(trx) {
+      const open = openAttemptQuery(trx, 'line', lineId).select('id').limit(1).toSQL();
+      const locked = await lockLine(trx, bookingId, lineId, {
+        sql: `select json_build_object('start_date', c.start_date, 'end_date', c.end_date, 'open_attempt_id', (${open.sql}),
+                'booking_attempt_id', (select a.id from supplier_attempts a where a.subject_kind = 'line' and a.subject_id = l.id::text
+                                          and a.operation = 'book' order by a.created_at desc limit 1),
+                'operation', ${PENDING_OPERATION_SQL})
+                from campaigns c where c.id = b.campaign_id`,
+        bindings: open.bindings,
+      });
+      if (!locked) return { kind: 'done', result: 'skipped' };
+      const { line } = locked;
+      const found = locked.also as Found;
+      // Superseded, settled, or a duplicate delivery: only the line's pending operation runs.
+      if (line.operation_id !== operationId || !found.operation) return { kind: 'done', result: 'skipped' };
+      const op = found.operation;
+      const states = operationStates(op.kind, op.from_status);
+      if (found.open_attempt_id) {
+        // This job ran before and stopped without recording an outcome: the supplier may have
+        // acted. Never call again; a person reconciles it.
+        const openId = found.open_attempt_id;
+        await closeAttempt(trx, openId, interrupted(REDELIVERED, 'redelivered'));
+        const moved = await lineInterrupted(trx, bookingId, lineId, openId, REDELIVERED, locked, undefined, op);
+        return { kind: 'done', result: moved ? 'reconciliation-required' : 'skipped' };
+      }
+      if (op.status !== 'requested' || line.status !== states.requested) return { kind: 'done', result: 'skipped' };
+      if (!adapter.callsSupplier) {
+        return { kind: 'call', start: { attemptId: null, kind: op.kind, op, request: requestOf(line, found, op, '') } };
+      }
+      const { id: attemptId, sql: attempt } = attemptInsert(
+        {
+          subjectKind: 'line',
+          subjectId: lineId,
+          lineId,
+          bookingId,
+          adapterKey: line.adapter_key,
+          operation: op.kind,
+          jobId: lineOperationJobId(operationId),
+        },
+        'updated',
+      );
+      await changeLine(
+        trx,
+        {
+          bookingId,
+          lineId,
+          ...(states.inFlight !== line.status ? { to: states.inFlight } : {}),
+          alongside: attempt,
+          writes: [markLineOperation(trx, operationId, 'in-flight', { attemptId }).toSQL()],
+          patch: { provider_attempt_id: attemptId },
+          actor: SYSTEM,
+          action: `line.${op.kind}-started`,
+          detail: { attemptId, operation: op.kind, operationId, ...operationFigures(op) },
+        },
+        locked,
+      );
+      return { kind: 'call', start: { attemptId, kind: op.kind, op, request: requestOf(line, found, op, attemptId) } };
+    },
+
+    async tryBegin(db) {
+      // The usual start: the line waiting for this operation, with no attempt open, moved to its
+      // in-flight status by the statement that opens the attempt (the booking's row held only for
+      // that statement). A budget change keeps its status, and a live line's step may move money:
+      // those, and anything unusual, take `begin`.
+      if (!adapter.callsSupplier) return null;
+      const op = (await db('line_operations').where({ id: operationId, line_id: lineId, status: 'requested' }).first()) as
+        HeldOperation | undefined;
+      if (!op || op.kind === 'change-budget') return null;
+      const states = operationStates(op.kind, op.from_status);
+      const { id: attemptId, sql: attempt } = attemptInsert(
+        {
+          id: newAttemptId(),
+          subjectKind: 'line',
+          subjectId: lineId,
+          lineId,
+          bookingId,
+          adapterKey: adapter.descriptor.key,
+          operation: op.kind,
+          jobId: lineOperationJobId(operationId),
+        },
+        'updated',
+      );
+      try {
+        const stepped = await stepLine(db, {
+          bookingId,
+          lineId,
+          from: states.requested,
+          to: states.inFlight,
+          where: {
+            sql: `operation_id = ? and not exists (select 1 from supplier_attempts a where a.subject_kind = 'line' and a.subject_id = ?::text and a.status = 'open')`,
+            bindings: [operationId, lineId],
+          },
+          alongside: attempt,
+          writes: [onlyWithTheLine(markLineOperation(db, operationId, 'in-flight', { attemptId }))],
+          patch: { provider_attempt_id: attemptId },
+          actor: SYSTEM,
+          action: `line.${op.kind}-started`,
+          detail: { attemptId, operation: op.kind, operationId },
+          also: { sql: FLIGHT_OF_UPDATED, bindings: [] },
+        });
+        if (!stepped) return null;
+        return {
+          kind: 'call',
+          start: { attemptId, kind: op.kind, op, request: requestOf(stepped.line, stepped.also as Found, op, attemptId) },
+        };
+      } catch (err) {
+        if (isStepAborted(err)) return null;
+        throw err;
+      }
+    },
+
+    call: (start) => callFor(adapter, start, ctx),
+
+    async tryApply(db, start, outcome, close) {
+      // The usual answer, applied or refused, to the attempt the line still waits on, for a sandbox
+      // line (no money moves) and an operation nothing else follows: one statement, which closes
+      // the attempt with the line's change or is undone. Anything else takes the locked step.
+      if (isUnknown(outcome) || outcome.kind === 'workflow' || start.kind === 'change-budget') return null;
+      if (start.request.executionMode !== 'sandbox') return null;
+      const applied = outcome.kind === 'applied';
+      const { from, to, patch } = settlement(start.op, {
+        applied,
+        evidence: applied ? null : outcome.reason,
+        providerReference: applied ? (outcome.providerReference ?? null) : null,
+      });
+      try {
+        const stepped = await stepLine(db, {
+          bookingId,
+          lineId,
+          from,
+          to,
+          where: { sql: 'provider_attempt_id = ? and operation_id = ?', bindings: [start.attemptId!, operationId] },
+          alongside: close('updated'),
+          alongsideMustWrite: true,
+          writes: [
+            onlyWithTheLine(
+              markLineOperation(db, operationId, applied ? 'applied' : 'refused', { reason: applied ? null : outcome.reason }),
+            ),
+          ],
+          patch,
+          actor: SYSTEM,
+          action: outcomeAction(start.kind, applied),
+          detail: { operation: start.kind, operationId, attemptId: start.attemptId, ...(applied ? {} : { reason: outcome.reason }) },
+        });
+        return stepped ? (applied ? 'applied' : 'refused') : null;
+      } catch (err) {
+        if (isStepAborted(err)) return null;
+        throw err;
+      }
+    },
+
+    async lock(trx, start) {
+      held = await lockLine(trx, bookingId, lineId, {
+        sql: `select json_build_object('open', (select status = 'open' from supplier_attempts where id = ?), 'operation', ${PENDING_OPERATION_SQL})`,
+        bindings: [start.attemptId ?? ''],
+      });
+      const read = held?.also as { open: boolean | null; operation: HeldOperation | null } | undefined;
+      heldOp = read?.operation ?? null;
+      return held ? { attemptOpen: read?.open === true } : undefined;
+    },
+
+    closeWith(outcome) {
+      if (isUnknown(outcome)) return { status: 'unknown', detail: { cause: outcome.cause } };
+      if (outcome.kind === 'workflow') return { status: 'workflow', detail: { steps: outcome.steps.length } };
+      return {
+        status: outcome.kind,
+        providerReference: outcome.kind === 'applied' ? (outcome.providerReference ?? null) : null,
+        detail: outcome,
+      };
+    },
+
+    async apply(trx, start, outcome, closer) {
+      const locked = held;
+      const op = heldOp;
+      if (!locked || !op || locked.line.operation_id !== operationId) return flow.late(trx, start, outcome);
+      const states = operationStates(op.kind, op.from_status);
+      const expected = start.attemptId ? states.inFlight : states.requested;
+      if (locked.line.status !== expected) return flow.late(trx, start, outcome);
+      return applyOutcome(trx, start, outcome, locked, op, closer);
+    },
+
+    async late(trx, start, outcome) {
+      await appendEvent(trx, {
+        bookingId,
+        lineId,
+        action: 'line.late-supplier-answer',
+        actor: SYSTEM,
+        detail: { attemptId: start.attemptId, operation: start.kind, outcome },
+      });
+      return 'outcome-recorded-for-reconciliation';
+    },
+  };
+
+  async function applyOutcome(
+    trx: Knex,
+    start: OperationStart,
+    outcome: LineOperationOutcome | Unknown,
+    locked: LockedLine,
+    op: HeldOperation,
+    closer?: AttemptCloser,
+  ): Promise<ExecutionResult> {
+    if (isUnknown(outcome)) {
+      if (start.attemptId && (await lineInterrupted(trx, bookingId, lineId, start.attemptId, outcome.cause, locked, closer, op)))
+        return 'reconciliation-required';
+      // A workflow adapter contacts nobody: its failure sent nothing, and the failed job is retried as unsent work.
+      throw new Error(outcome.cause);
+    }
+    if (outcome.kind === 'workflow') {
+      await changeLine(
+        trx,
+        {
+          bookingId,
+          lineId,
+          patch: { workflow_steps: JSON.stringify(outcome.steps) },
+          actor: SYSTEM,
+          action: 'line.awaiting-staff',
+          alongside: closer?.embed(),
+          detail: { operation: start.kind, operationId, steps: outcome.steps.length },
+        },
+        locked,
+      );
+      return 'awaiting-staff';
+    }
+    const applied = outcome.kind === 'applied';
+    await settleLineOperation(
+      trx,
+      locked,
+      {
+        applied,
+        actor: SYSTEM,
+        action: outcomeAction(start.kind, applied),
+        evidence: applied ? null : outcome.reason,
+        providerReference: applied ? (outcome.providerReference ?? null) : null,
+        detail: { attemptId: start.attemptId, ...(applied ? {} : { reason: outcome.reason }) },
+        alongside: closer?.embed(),
+      },
+      op,
+    );
+    return applied ? 'applied' : 'refused';
+  }
+
+  return flow;
+}
+
+/** Runs one operation asked of a booked line through the supplier-call engine. */
+export function executeLineOperation(
+  db: Knex,
+  adapter: SupplierAdapter,
+  job: LineOperationJob,
+  opts: ExecutionOptions,
+): Promise<ExecutionResult> {
+  return runSupplierCall(db, operationFlow(adapter, job, opts.context), {
+    timeoutMs: opts.timeoutMs,
+    logger: opts.logger,
+    context: { lineId: job.lineId, operationId: job.operationId },
+  });
+}

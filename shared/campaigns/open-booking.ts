@@ -1,0 +1,33 @@
+import type { Knex } from 'knex';
+import { conflict } from '../errors';
+
+/**
+ * A booking holds its campaign until nothing of it can run again: it is closed when rejected,
+ * or stopped with no line that may yet run (a paused line may resume, a staged one may be
+ * enabled). SQL over `b`, a booking.
+ */
+export const BOOKING_CLOSED_SQL = `(b.status = 'rejected' or (b.status = 'stopped' and not exists (
+  select 1 from booking_lines rl where rl.booking_id = b.id and rl.status = 'stopped' and rl.stop->>'kind' in ('pause', 'staged'))))`;
+
+/** The campaign's bookings that still hold it (at most one), as a query over `bookings as b`. */
+export const openBookingsOf = (trx: Knex, campaignId: string) =>
+  trx('bookings as b').where('b.campaign_id', campaignId).whereRaw(`not ${BOOKING_CLOSED_SQL}`);
+
+/**
+ * A campaign has at most one open booking (also a unique index on the statuses that are never
+ * closed). A changed plan cannot be launched, or approved for launch, while it is open: its
+ * lines are changed in flight (pause, resume, stop, amendments) instead.
+ */
+export async function refuseIfBooked(trx: Knex, campaignId: string): Promise<void> {
+  const open = await openBookingsOf(trx, campaignId).first('b.id', 'b.status');
+  if (open) throw campaignBooked(open);
+}
+
+/** The 409 for a campaign whose open booking stands in the way. */
+export function campaignBooked(open: { id: string; status: string }) {
+  return conflict(
+    `The campaign already has an open booking (${open.id}, ${open.status}). A changed plan cannot be approved or launched as a second booking while it is open: change its lines in flight (pause, resume, stop, amendments), or stop it and launch again.`,
+    'campaign_booked',
+    'terminal',
+  );
+}

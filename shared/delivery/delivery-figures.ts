@@ -1,0 +1,115 @@
+import type { Knex } from 'knex';
+import { addDays, dateOnly } from '../dates';
+import { toMinor } from '../db/knex';
+import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
+import { pacingOf, type Pacing } from './pacing';
+
+/**
+ * A workspace's delivered spend on days `from`..`to`, live and sandbox apart (sandbox bookings
+ * move no money: their figures are shown, never billed), each line's capped at its budget.
+ */
+export async function deliveredSpend(
+  db: Knex,
+  advertiserId: string,
+  from: string,
+  to: string,
+  bookingIds?: Knex.QueryBuilder,
+): Promise<{ liveMinor: number; sandboxMinor: number }> {
+  const rows = await db
+    .from(
+      db('delivery_days as d')
+        .join('booking_lines as l', 'l.id', 'd.line_id')
+        .where('d.advertiser_id', advertiserId)
+        .whereBetween('d.day', [from, to])
+        .modify((q) => (bookingIds ? q.whereIn('d.booking_id', bookingIds) : q))
+        .groupBy('l.id', 'l.execution_mode', 'l.budget_minor')
+        .select('l.execution_mode', db.raw('least(sum(d.spend_minor), l.budget_minor) as spend'))
+        .as('per_line'),
+    )
+    .groupBy('execution_mode')
+    .select('execution_mode', db.raw('sum(spend) as spend'));
+  const of = (mode: string) => toMinor(rows.find((r) => r.execution_mode === mode)?.spend ?? 0);
+  return { liveMinor: of('live'), sandboxMinor: of('sandbox') };
+}
+
+export interface LinePacing {
+  campaignId: string;
+  bookingId: string;
+  lineId: string;
+  channel: string;
+  adapterKey: string;
+  executionMode: 'sandbox' | 'live';
+  budgetMinor: number;
+  deliveredSpendMinor: number;
+  pacing: Pacing;
+}
+
+/**
+ * Running lines (confirmed, their flight under way on their own clock) whose pacing is off by
+ * more than `tolerance`, worst first. `campaignIds` limits them to campaigns the caller may see.
+ */
+export async function linesOffPace(
+  db: Knex,
+  advertiserId: string,
+  campaignIds: Knex.QueryBuilder,
+  tolerance: number,
+  real = new Date(),
+): Promise<LinePacing[]> {
+  const lines = await runningLinePacing(db, advertiserId, (q) => q.whereIn('b.campaign_id', campaignIds), tolerance, real);
+  return lines
+    .filter((l) => l.pacing.status !== 'on-track')
+    .sort((a, b) => Math.abs((b.pacing.ratio ?? 1) - 1) - Math.abs((a.pacing.ratio ?? 1) - 1));
+}
+
+/** The pacing of the workspace's running lines that `scope` selects (in flight on their own clock). */
+export async function runningLinePacing(
+  db: Knex,
+  advertiserId: string,
+  scope: (q: Knex.QueryBuilder) => Knex.QueryBuilder,
+  tolerance: number,
+  real = new Date(),
+): Promise<LinePacing[]> {
+  const offset = await readOffsetDays(db, advertiserId);
+  const rows = await db('booking_lines as l')
+    .join('bookings as b', 'b.id', 'l.booking_id')
+    .join('campaigns as c', 'c.id', 'b.campaign_id')
+    .where('l.advertiser_id', advertiserId)
+    .where('l.status', 'confirmed')
+    .whereNull('b.closed_out_at')
+    .modify(scope)
+    .select(
+      'l.id',
+      'l.booking_id',
+      'b.campaign_id',
+      'l.channel',
+      'l.adapter_key',
+      'l.execution_mode',
+      'l.budget_minor',
+      db.raw("to_char(c.start_date, 'YYYY-MM-DD') as start_date"),
+      db.raw("to_char(c.end_date, 'YYYY-MM-DD') as end_date"),
+      db.raw('(select coalesce(sum(spend_minor), 0) from delivery_days d where d.line_id = l.id) as delivered'),
+    );
+  const lines: LinePacing[] = [];
+  for (const r of rows) {
+    const through = addDays(dateOnly(clockedNow(r.execution_mode, offset, real)), -1);
+    if (through < r.start_date || through > r.end_date) continue;
+    const budgetMinor = toMinor(r.budget_minor);
+    const deliveredSpendMinor = toMinor(r.delivered);
+    const pacing = pacingOf(
+      { budgetMinor, startDate: r.start_date, endDate: r.end_date, deliveredMinor: deliveredSpendMinor, through, idle: false },
+      tolerance,
+    );
+    lines.push({
+      campaignId: r.campaign_id,
+      bookingId: r.booking_id,
+      lineId: r.id,
+      channel: r.channel,
+      adapterKey: r.adapter_key,
+      executionMode: r.execution_mode,
+      budgetMinor,
+      deliveredSpendMinor,
+      pacing,
+    });
+  }
+  return lines;
+}

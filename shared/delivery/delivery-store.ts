@@ -1,0 +1,145 @@
+import type { Knex } from 'knex';
+import type { DeliveryDay, DeliveryReport } from '../adapters/adapter';
+import { badRequest } from '../errors';
+
+/** Which line a report is for, with what its rows are filed under. */
+export interface DeliveryLineRef {
+  lineId: string;
+  advertiserId: string;
+  bookingId: string;
+}
+
+/** Who gave the figures: the supplier's report, or a staff member entering a workflow line's. */
+export type DeliverySource = { kind: 'supplier' } | { kind: 'staff'; actorId: string };
+
+export interface DeliveryReportFor {
+  line: DeliveryLineRef;
+  report: DeliveryReport;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const FIGURES = ['impressions', 'clicks', 'completions', 'spendMinor'] as const;
+
+/** A report we would store as it is: calendar dates, whole non-negative figures, each day once. */
+export function checkReport(report: DeliveryReport, what = 'report'): void {
+  if (Number.isNaN(Date.parse(report.asOf))) throw badRequest(`The ${what}'s asOf is not a time.`);
+  const seen = new Set<string>();
+  for (const d of report.days) {
+    if (!DAY.test(d.date) || new Date(`${d.date}T00:00:00Z`).toISOString().slice(0, 10) !== d.date) {
+      throw badRequest(`${d.date} is not a calendar date (${what}).`);
+    }
+    if (seen.has(d.date)) throw badRequest(`${d.date} appears twice (${what}).`);
+    seen.add(d.date);
+    for (const f of FIGURES) {
+      if (!Number.isSafeInteger(d[f]) || d[f] < 0) throw badRequest(`${f} on ${d.date} must be a whole number, 0 or more (${what}).`);
+    }
+  }
+}
+
+export interface RecordedDelivery {
+  /** Line-days whose figures were new or changed (each one revision). */
+  changed: Array<{ lineId: string; day: string; revision: number }>;
+}
+
+/**
+ * Stores reports: each day's latest figures in `delivery_days`, and every new or changed figure as
+ * a revision in `delivery_revisions` (a figure reported again unchanged writes nothing). One
+ * statement for the whole batch, so a batch of thousands of lines is one round trip; a report
+ * sent twice stores nothing the second time.
+ */
+export async function recordDelivery(db: Knex, reports: DeliveryReportFor[], source: DeliverySource): Promise<RecordedDelivery> {
+  const cols = {
+    line: [] as string[],
+    advertiser: [] as string[],
+    booking: [] as string[],
+    day: [] as string[],
+    impressions: [] as number[],
+    clicks: [] as number[],
+    completions: [] as number[],
+    spend: [] as number[],
+    asOf: [] as string[],
+  };
+  for (const { line, report } of reports) {
+    checkReport(report);
+    for (const d of report.days as DeliveryDay[]) {
+      cols.line.push(line.lineId);
+      cols.advertiser.push(line.advertiserId);
+      cols.booking.push(line.bookingId);
+      cols.day.push(d.date);
+      cols.impressions.push(d.impressions);
+      cols.clicks.push(d.clicks);
+      cols.completions.push(d.completions);
+      cols.spend.push(d.spendMinor);
+      cols.asOf.push(report.asOf);
+    }
+  }
+  if (!cols.line.length) return { changed: [] };
+  const enteredBy = source.kind === 'staff' ? source.actorId : null;
+  const { rows } = await db.raw(
+    `with incoming as (
+       select * from unnest(?::uuid[], ?::text[], ?::uuid[], ?::date[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::timestamptz[])
+         as t(line_id, advertiser_id, booking_id, day, impressions, clicks, completions, spend_minor, as_of)
+     ),
+     upserted as (
+       insert into delivery_days as d (line_id, day, advertiser_id, booking_id, impressions, clicks, completions, spend_minor,
+         revision, source, entered_by, as_of)
+       select line_id, day, advertiser_id, booking_id, impressions, clicks, completions, spend_minor, 1, ?, ?, as_of from incoming
+       on conflict (line_id, day) do update set
+         impressions = excluded.impressions, clicks = excluded.clicks, completions = excluded.completions,
+         spend_minor = excluded.spend_minor, revision = d.revision + 1, source = excluded.source,
+         entered_by = excluded.entered_by, as_of = excluded.as_of, recorded_at = now()
+       where (d.impressions, d.clicks, d.completions, d.spend_minor)
+         is distinct from (excluded.impressions, excluded.clicks, excluded.completions, excluded.spend_minor)
+       returning d.*
+     ),
+     kept as (
+       insert into delivery_revisions (line_id, day, revision, impressions, clicks, completions, spend_minor, source, entered_by, as_of)
+       select line_id, day, revision, impressions, clicks, completions, spend_minor, source, entered_by, as_of from upserted
+     )
+     select line_id, to_char(day, 'YYYY-MM-DD') as day, revision from upserted`,
+    [
+      cols.line,
+      cols.advertiser,
+      cols.booking,
+      cols.day,
+      cols.impressions,
+      cols.clicks,
+      cols.completions,
+      cols.spend,
+      cols.asOf,
+      source.kind,
+      enteredBy,
+    ],
+  );
+  return {
+    changed: (rows as Array<{ line_id: string; day: string; revision: number }>).map((r) => ({
+      lineId: r.line_id,
+      day: r.day,
+      revision: Number(r.revision),
+    })),
+  };
+}
+
+/** Marks lines as asked and answered, with the supplier's as-of time. */
+export async function markFetched(db: Knex, results: Array<{ lineId: string; asOf: string }>): Promise<void> {
+  if (!results.length) return;
+  await db.raw(
+    `insert into delivery_fetches (line_id, attempted_at, succeeded_at, as_of, last_error, failures)
+     select line_id, now(), now(), as_of, null, 0 from unnest(?::uuid[], ?::timestamptz[]) as t(line_id, as_of)
+     on conflict (line_id) do update set attempted_at = now(), succeeded_at = now(), as_of = excluded.as_of,
+       last_error = null, failures = 0`,
+    [results.map((r) => r.lineId), results.map((r) => r.asOf)],
+  );
+}
+
+/** Marks lines as asked and not answered: their figures stay as they were, and grow older. */
+export async function markFetchFailed(db: Knex, lineIds: string[], error: string): Promise<void> {
+  if (!lineIds.length) return;
+  await db.raw(
+    `insert into delivery_fetches (line_id, attempted_at, last_error, failures)
+     select line_id, now(), ?, 1 from unnest(?::uuid[]) as t(line_id)
+     on conflict (line_id) do update set attempted_at = now(), last_error = excluded.last_error,
+       failures = delivery_fetches.failures + 1`,
+    [error.slice(0, 500), lineIds],
+  );
+}

@@ -1,0 +1,44 @@
+/**
+ * The events a workspace can subscribe to, one catalogue. Each event carries its id, type, time,
+ * workspace, subject (type, id, version) and a small body of ids and states: never personal
+ * data, secrets or tokens.
+ */
+export const EVENT_TYPES = [
+  {
+    type: 'booking.line.status_changed',
+    subject: 'booking_line',
+    description: 'A booking line moved to another status (confirmed, rejected, reconciliation-required, paused, stopped, …).',
+  },
+  { type: 'booking.status_changed', subject: 'booking', description: "A booking's status changed as its lines moved." },
+  { type: 'campaign.paused', subject: 'campaign', description: "A pause of the campaign's open booking was asked of its suppliers." },
+  { type: 'campaign.resumed', subject: 'campaign', description: "A resume of the campaign's open booking was asked of its suppliers." },
+  { type: 'campaign.stopped', subject: 'campaign', description: 'The campaign was stopped for good.' },
+  { type: 'amendment.completed', subject: 'amendment', description: "A budget amendment settled: every line's change applied or refused." },
+  {
+    type: 'delivery.pacing_changed',
+    subject: 'line_pacing',
+    description:
+      "A line's delivery pacing moved (on-track, under, over) with new delivery figures; the subject is the line, its version the line's pacing version.",
+  },
+  { type: 'agent.approval.pending', subject: 'agent_approval', description: 'A prepared agent action waits for a person to approve it.' },
+  { type: 'agent.approval.decided', subject: 'agent_approval', description: 'A person approved or abandoned a prepared agent action.' },
+  {
+    type: 'agent.step.unknown',
+    subject: 'agent_step',
+    description: "An agent's executed step ended with an unknown outcome and needs a person to resolve it.",
+  },
+  { type: 'funding.credited', subject: 'funding_request', description: "The workspace's wallet was credited by a funding request." },
+  {
+    type: 'creative.review.completed',
+    subject: 'creative_review',
+    description: "A supplier's review of a creative ended (approved or rejected).",
+  },
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number]['type'];
+export type SubjectType = (typeof EVENT_TYPES)[number]['subject'];
+
+export const EVENT_TYPE_NAMES = EVENT_TYPES.map((e) => e.type) as [EventType, ...EventType[]];
+
+const SUBJECT_OF = new Map<string, SubjectType>(EVENT_TYPES.map((e) => [e.type, e.subject]));
+export const subjectTypeOf = (type: EventType): SubjectType => SUBJECT_OF.get(type)!;

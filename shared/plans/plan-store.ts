@@ -1,0 +1,230 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { badRequest, conflict, forbidden, notFound, unprocessable } from '../errors';
+import { isHuman, type Principal } from '../auth/principal';
+import { findAdapter } from '../adapters/catalogue';
+import { digestOf } from '../digest';
+import { refuseIfBooked } from '../campaigns/open-booking';
+import type { Campaign, Plan, PlanLine, ReplacePlan } from '../campaigns/campaign-schemas';
+import type { CreativeRef } from '../creatives/creative-schemas';
+import { planCreativeRefs } from '../creatives/creative-store';
+import { findCampaign, setCampaignStatus } from '../campaigns/campaign-store';
+
+interface PlanRow {
+  id: string;
+  campaign_id: string;
+  advertiser_id: string;
+  version: number;
+  status: 'draft' | 'approved';
+  lines: PlanLine[];
+  approved_snapshot: unknown;
+  approved_digest: string | null;
+  approved_by: string | null;
+  approved_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * What a human approves: the campaign's commercial terms and the plan's lines, exactly,
+ * with each line's creatives at the version, bytes and delivery metadata they had.
+ */
+export function planSnapshot(
+  campaign: Campaign,
+  plan: { id: string; version: number; lines: Array<PlanLine & { creatives: CreativeRef[] }> },
+) {
+  return {
+    campaign: {
+      id: campaign.id,
+      name: campaign.name,
+      clientName: campaign.clientName,
+      startDate: campaign.startDate,
+      endDate: campaign.endDate,
+      budgetMinor: campaign.budgetMinor,
+      maximumCommitmentMinor: campaign.maximumCommitmentMinor,
+      currency: campaign.currency,
+      channels: campaign.channels,
+      executionMode: campaign.executionMode,
+    },
+    plan: { id: plan.id, version: plan.version, lines: plan.lines },
+  };
+}
+export type PlanSnapshot = ReturnType<typeof planSnapshot>;
+
+/** The snapshot of the plan as things stand now (creatives resolved to their current versions). */
+export async function currentSnapshot(
+  db: Knex,
+  p: Principal,
+  campaign: Campaign,
+  plan: { id: string; version: number; lines: PlanLine[] },
+): Promise<PlanSnapshot> {
+  const refs = await planCreativeRefs(db, p, plan.lines);
+  const lines = plan.lines.map((l, i) => ({ ...l, creatives: refs[i]! }));
+  return planSnapshot(campaign, { id: plan.id, version: plan.version, lines });
+}
+
+async function toPlan(db: Knex, p: Principal, r: PlanRow, campaign: Campaign): Promise<Plan> {
+  let current = false;
+  if (r.status === 'approved') {
+    // A creative revised or withdrawn since approval makes the approval stale, not the read an error.
+    current = await currentSnapshot(db, p, campaign, r)
+      .then((snap) => digestOf(snap) === r.approved_digest)
+      .catch(() => false);
+  }
+  return {
+    id: r.id,
+    campaignId: r.campaign_id,
+    version: r.version,
+    status: r.status,
+    lines: r.lines,
+    totalBudgetMinor: r.lines.reduce((s, l) => s + l.budgetMinor, 0),
+    approvedDigest: r.approved_digest,
+    approvedAt: r.approved_at?.toISOString() ?? null,
+    approvedBy: r.approved_by,
+    approvalCurrent: current,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+export interface StoredPlan {
+  plan: Plan;
+  campaign: Campaign;
+  approvedSnapshot: PlanSnapshot | null;
+}
+
+async function loadPlanRow(db: Knex, where: Record<string, string>, forUpdate = false): Promise<PlanRow | undefined> {
+  const q = db<PlanRow>('plans').where(where).first();
+  if (forUpdate) q.forUpdate();
+  return (await q) as PlanRow | undefined;
+}
+
+/** Reads a plan by id within the caller's tenant and channel scope. */
+export async function findPlan(db: Knex, p: Principal, planId: string): Promise<StoredPlan | null> {
+  const row = await loadPlanRow(db, { id: planId, advertiser_id: p.advertiserId });
+  if (!row) return null;
+  const campaign = await findCampaign(db, p, row.campaign_id);
+  if (!campaign) return null;
+  return { plan: await toPlan(db, p, row, campaign), campaign, approvedSnapshot: row.approved_snapshot as PlanSnapshot | null };
+}
+
+export async function findPlanForCampaign(db: Knex, p: Principal, campaign: Campaign, forUpdate = false): Promise<StoredPlan | null> {
+  const row = await loadPlanRow(db, { campaign_id: campaign.id, advertiser_id: p.advertiserId }, forUpdate);
+  return row
+    ? { plan: await toPlan(db, p, row, campaign), campaign, approvedSnapshot: row.approved_snapshot as PlanSnapshot | null }
+    : null;
+}
+
+/** Each line must fit the campaign and be bookable by its adapter in the campaign's execution mode. */
+async function checkLines(db: Knex, p: Principal, campaign: Campaign, lines: ReplacePlan['lines']): Promise<void> {
+  lines.forEach((line, i) => {
+    if (!campaign.channels.includes(line.channel)) {
+      throw badRequest(`lines.${i}.channel ${line.channel} is not one of the campaign's channels.`, undefined, 'channel_not_in_campaign');
+    }
+    const adapter = findAdapter(line.adapterKey);
+    if (!adapter)
+      throw badRequest(`lines.${i}.adapterKey ${line.adapterKey} is not a known supplier adapter.`, undefined, 'unknown_adapter');
+    if (!adapter.channels.includes(line.channel)) {
+      throw unprocessable(`Adapter ${adapter.key} does not book ${line.channel}.`, 'adapter_channel_unsupported');
+    }
+    if (!adapter.modes.includes(campaign.executionMode)) {
+      throw unprocessable(`Adapter ${adapter.key} cannot execute in ${campaign.executionMode} mode.`, 'adapter_mode_unsupported');
+    }
+    // An AdCP seller books a product at one of its prices; no other supplier knows of either.
+    if (adapter.kind === 'adcp' && !line.supplierProduct) {
+      throw badRequest(
+        `lines.${i}.supplierProduct is required on ${adapter.key}: name the seller's product and pricing option.`,
+        undefined,
+        'supplier_product_required',
+      );
+    }
+    if (adapter.kind !== 'adcp' && line.supplierProduct) {
+      throw badRequest(
+        `lines.${i}.supplierProduct is only for AdCP sellers; ${adapter.key} is not one.`,
+        undefined,
+        'supplier_product_unexpected',
+      );
+    }
+  });
+  const total = lines.reduce((s, l) => s + l.budgetMinor, 0);
+  if (total > campaign.budgetMinor) {
+    throw badRequest(`The lines add up to ${total}, over the campaign budget of ${campaign.budgetMinor}.`, undefined, 'plan_over_budget');
+  }
+  // Each creative must be the caller's and made for the line's channel.
+  await planCreativeRefs(db, p, lines);
+}
+
+/** Creates or replaces a campaign's plan lines. Replacing voids any approval. */
+export async function replacePlan(db: Knex, p: Principal, campaignId: string, input: ReplacePlan): Promise<StoredPlan> {
+  return db.transaction(async (trx) => {
+    const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
+    if (!campaign) throw notFound();
+    await checkLines(trx, p, campaign, input.lines);
+    const lines: PlanLine[] = input.lines.map((l) => ({ id: randomUUID(), ...l }));
+    const existing = await loadPlanRow(trx, { campaign_id: campaign.id }, true);
+    if (!existing) {
+      if (input.expectedVersion !== undefined && input.expectedVersion !== 0) {
+        throw conflict(`The campaign has no plan yet; expectedVersion must be 0 or omitted.`, 'version_conflict');
+      }
+      const [row] = await trx<PlanRow>('plans')
+        .insert({
+          id: randomUUID(),
+          campaign_id: campaign.id,
+          advertiser_id: p.advertiserId,
+          version: 1,
+          status: 'draft',
+          lines: JSON.stringify(lines),
+        } as never)
+        .returning('*');
+      return { plan: await toPlan(trx, p, row as PlanRow, campaign), campaign, approvedSnapshot: null };
+    }
+    if (input.expectedVersion !== existing.version) {
+      throw conflict(`The plan is at version ${existing.version}; send that as expectedVersion.`, 'version_conflict');
+    }
+    const [row] = await trx<PlanRow>('plans')
+      .where({ id: existing.id, version: existing.version })
+      .update({
+        lines: JSON.stringify(lines),
+        version: existing.version + 1,
+        status: 'draft',
+        approved_snapshot: null,
+        approved_digest: null,
+        approved_by: null,
+        approved_at: null,
+        updated_at: trx.fn.now(),
+      } as never)
+      .returning('*');
+    if (campaign.status === 'approved') await setCampaignStatus(trx, campaign.id, 'draft');
+    return { plan: await toPlan(trx, p, row as PlanRow, campaign), campaign, approvedSnapshot: null };
+  });
+}
+
+/** A human approves the exact snapshot of campaign and plan; its SHA-256 digest binds the launch to it. */
+export async function approvePlan(db: Knex, p: Principal, campaignId: string, expectedVersion: number): Promise<StoredPlan> {
+  if (!isHuman(p)) throw forbidden('Only a human can approve a plan.', 'human_required');
+  return db.transaction(async (trx) => {
+    const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
+    if (!campaign) throw notFound();
+    const existing = await loadPlanRow(trx, { campaign_id: campaign.id }, true);
+    if (!existing) throw notFound();
+    if (existing.version !== expectedVersion) {
+      throw conflict(`The plan is at version ${existing.version}; review it and approve that version.`, 'version_conflict');
+    }
+    await refuseIfBooked(trx, campaign.id);
+    const snapshot = await currentSnapshot(trx, p, campaign, existing);
+    const [row] = await trx<PlanRow>('plans')
+      .where({ id: existing.id, version: existing.version })
+      .update({
+        status: 'approved',
+        approved_snapshot: JSON.stringify(snapshot),
+        approved_digest: digestOf(snapshot),
+        approved_by: p.userId,
+        approved_at: trx.fn.now(),
+        updated_at: trx.fn.now(),
+      } as never)
+      .returning('*');
+    if (campaign.status === 'draft') await setCampaignStatus(trx, campaign.id, 'approved');
+    const refreshed = { ...campaign, status: campaign.status === 'draft' ? 'approved' : campaign.status };
+    return { plan: await toPlan(trx, p, row as PlanRow, refreshed), campaign: refreshed, approvedSnapshot: snapshot };
+  });
+}

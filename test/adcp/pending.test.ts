@@ -1,0 +1,91 @@
+import { sellersAt } from '../support/adcp-env';
+import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
+import { walletAndLedger } from '../support/wallet';
+import { until } from '../support/wait';
+import { launchOnSeller } from '../support/adcp-buy';
+import { startExampleSeller, type RunningSeller } from '../support/adcp-sellers';
+import { settlePendingBooking } from '../../shared/bookings/pending-bookings';
+import type { RunningWorkers } from '../../workers/main';
+
+let seller: RunningSeller;
+let env: TestEnv;
+let api: TestApi;
+let workers: RunningWorkers;
+
+beforeAll(async () => {
+  seller = await startExampleSeller('guaranteed');
+  env = await createTestEnv();
+  const sellers = sellersAt({ acme: seller.agentUrl });
+  api = await env.api({ ADCP_SELLERS: sellers });
+  // Polled only when the test says so.
+  workers = await env.workers({ ADCP_SELLERS: sellers, ADCP_TASK_POLL_INTERVAL_MS: '3600000', WORKER_QUEUES: 'supplier.adcp-acme' });
+}, 60_000);
+afterAll(async () => {
+  await workers?.close();
+  await env?.close();
+  await seller?.stop();
+});
+
+/** A live line the seller answered `submitted`: in progress, waiting on its task. */
+async function pendingLine(org: string) {
+  const { token, booking } = await launchOnSeller(env, api, org, 'adcp-acme', {
+    productId: 'acme_dooh_billboards_q2',
+    pricingOptionId: 'cpm_guaranteed_fixed',
+  });
+  const lineId = booking.lines[0]!.id;
+  let task: { attempt_id: string; status: string } | undefined;
+  await until('the seller answers submitted', async () => {
+    task = await env.db('supplier_tasks').where({ line_id: lineId }).first();
+    return !!task;
+  });
+  expect(await env.db('booking_lines').where({ id: lineId }).first()).toMatchObject({ status: 'in-progress' });
+  expect(await env.db('supplier_attempts').where({ id: task!.attempt_id }).first()).toMatchObject({ status: 'pending' });
+  return { token, bookingId: booking.id, lineId, attemptId: task!.attempt_id };
+}
+
+describe('a booking the seller is still working on', () => {
+  test('polling tasks/get settles it once the seller has finished', async () => {
+    const { lineId, attemptId } = await pendingLine('org-q1');
+    await until('the poll settles the line', async () => {
+      // Each round stands for a poll interval gone by: a poll that found the seller still working
+      // put the task an hour (the interval here) ahead.
+      await env.db('supplier_tasks').where({ attempt_id: attemptId }).update({ next_poll_at: env.db.fn.now() });
+      await workers.pollSupplierTasksNow();
+      return (await env.db('booking_lines').where({ id: lineId }).first()).status === 'confirmed';
+    });
+    expect(await env.db('supplier_tasks').where({ attempt_id: attemptId }).first()).toMatchObject({ status: 'done' });
+    expect((await walletAndLedger(env, 'org-q1')).consistent).toBe(true);
+  }, 60_000);
+
+  test('two answers at once (a poll and a webhook): exactly one moves the line, the other changes nothing', async () => {
+    const { bookingId, lineId, attemptId } = await pendingLine('org-q2');
+    const ids = { attemptId, bookingId, lineId };
+    const results = await Promise.all([
+      settlePendingBooking(env.db, ids, { kind: 'confirmed', providerReference: 'ord_x/li_x' }, 'poll'),
+      settlePendingBooking(env.db, ids, { kind: 'rejected', reason: 'no inventory' }, 'webhook'),
+    ]);
+    expect(results.filter((r) => r === 'already-settled')).toHaveLength(1);
+    const winner = results.find((r) => r !== 'already-settled');
+    const line = await env.db('booking_lines').where({ id: lineId }).first();
+    expect(line.status).toBe(winner);
+    expect((await env.db('supplier_attempts').where({ id: attemptId }).first()).status).toBe(winner);
+    // And a later answer (the seller's own completion, polled) changes nothing either.
+    expect(await settlePendingBooking(env.db, ids, { kind: 'confirmed', providerReference: 'ord_y/li_y' }, 'poll')).toBe('already-settled');
+    expect((await env.db('booking_lines').where({ id: lineId }).first()).status).toBe(winner);
+    expect((await walletAndLedger(env, 'org-q2')).consistent).toBe(true);
+  }, 60_000);
+
+  test("a task the seller reports as unknown sends the line to reconciliation; 'still working' only notes it", async () => {
+    const { bookingId, lineId, attemptId } = await pendingLine('org-q3');
+    const ids = { attemptId, bookingId, lineId };
+    expect(await settlePendingBooking(env.db, ids, { kind: 'pending', taskId: 't', supplierStatus: 'working' }, 'poll')).toBe('pending');
+    expect(await env.db('supplier_tasks').where({ attempt_id: attemptId }).first()).toMatchObject({
+      status: 'pending',
+      supplier_status: 'working',
+    });
+    expect(await settlePendingBooking(env.db, ids, { kind: 'unknown', cause: 'The seller reports the task as unknown.' }, 'poll')).toBe(
+      'reconciliation-required',
+    );
+    expect((await env.db('booking_lines').where({ id: lineId }).first()).status).toBe('reconciliation-required');
+  }, 60_000);
+});

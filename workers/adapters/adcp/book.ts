@@ -1,0 +1,120 @@
+import { TaskExecutor } from '@adcp/sdk';
+import type { TaskResult } from '@adcp/sdk';
+import type { AdapterContext, BookingOutcome, BookingRequest, PendingTask, TaskOutcome } from '../../../shared/adapters/adapter';
+import { UnknownOutcome } from '../../../shared/adapters/adapter';
+import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/credentials';
+import { SellerUnreachable, type AdcpCapabilities, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
+import { resendAllowed, taskVerdict, verdictOf } from '../../../shared/adapters/adcp/outcomes';
+import { accountRef } from '../../../shared/adapters/adcp/account-ref';
+
+/** How long to wait before sending the same request again: the seller is busy, or was not reached. */
+const RESEND_DELAYS_MS = [250, 1_000, 2_000];
+
+export interface BookingDeps {
+  /** Where the seller may push the outcome of a booking it finishes later; none means polling only. */
+  webhookUrl?: (request: BookingRequest) => string | null;
+}
+
+/** Noon UTC would move with time zones; a flight runs from its first day's start to its last day's end. */
+const flightTimes = (r: Pick<BookingRequest, 'startDate' | 'endDate'>) => {
+  const end = new Date(`${r.endDate}T00:00:00Z`);
+  end.setUTCDate(end.getUTCDate() + 1);
+  return { start_time: `${r.startDate}T00:00:00Z`, end_time: end.toISOString().replace('.000Z', 'Z') };
+};
+
+/** The create_media_buy body for one line: built only from the attempt, so a resend is byte for byte the same. */
+export function mediaBuyRequest(request: BookingRequest, account: SellerAccount, webhookUrl: string | null) {
+  const product = request.supplierProduct!;
+  return {
+    idempotency_key: request.attemptId,
+    account: accountRef(account, request.executionMode),
+    brand: { domain: account.brand.domain },
+    ...flightTimes(request),
+    packages: [
+      {
+        product_id: product.productId,
+        pricing_option_id: product.pricingOptionId,
+        budget: request.budgetMinor / 100,
+        buyer_ref: request.lineId,
+      },
+    ],
+    ...(webhookUrl ? { push_notification_config: { url: webhookUrl } } : {}),
+  };
+}
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function advertiserOf(ctx: AdapterContext, bookingId: string): Promise<string | null> {
+  const row = (await ctx.db('bookings').where({ id: bookingId }).first('advertiser_id')) as { advertiser_id: string } | undefined;
+  return row?.advertiser_id ?? null;
+}
+
+/**
+ * Books one line as one media buy. Refuses, before anything is sent, a line whose mode is not the
+ * seller's (a sandbox booking never reaches a live seller, nor the reverse), a line naming no
+ * product, and a workspace without an account on the seller. Sends the same body under the same
+ * key again only where `resendAllowed` says the seller's replay window covers it.
+ */
+export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {}) {
+  const { seller } = connection;
+  return async (request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome> => {
+    const sellerMode = seller.sandbox ? 'sandbox' : 'live';
+    if (request.executionMode !== sellerMode) {
+      return {
+        kind: 'rejected',
+        reason: `${connection.adapterKey} takes ${sellerMode} bookings only; this ${request.executionMode} line was not sent.`,
+      };
+    }
+    if (!request.supplierProduct) return { kind: 'rejected', reason: 'The line names no product of the seller; nothing was sent.' };
+    const advertiserId = await advertiserOf(ctx, request.bookingId);
+    const account = advertiserId ? await sellerAccountOf(ctx.db, connection.adapterKey, advertiserId) : null;
+    if (!account) {
+      return { kind: 'rejected', reason: `The workspace has no approved account on ${connection.adapterKey}; nothing was sent.` };
+    }
+    const caps = await connection.capabilities().catch((): AdcpCapabilities | null => null);
+    const body = mediaBuyRequest(request, account, deps.webhookUrl?.(request) ?? null);
+    let firstSentAt: number | null = null;
+    for (let attempt = 0; ; attempt++) {
+      const delay = RESEND_DELAYS_MS[attempt];
+      let why: string;
+      const sentAt = Date.now();
+      try {
+        const result = (await connection.call((c) => c.createMediaBuy(body as never))) as TaskResult<unknown>;
+        firstSentAt ??= sentAt;
+        const verdict = verdictOf(result);
+        if (verdict.kind === 'outcome') return verdict.outcome as BookingOutcome;
+        // The seller said it did nothing (busy, unavailable): once resending is over, that is its answer.
+        if (verdict.kind === 'resend' && verdict.refusal && delay === undefined) return verdict.refusal as BookingOutcome;
+        why = verdict.why;
+      } catch (err) {
+        if (err instanceof SellerUnreachable) {
+          // Nothing reached the seller: sending again is safe whatever its replay window.
+          if (delay === undefined) throw new UnknownOutcome(`${err.message} (tried ${attempt + 1} times)`);
+          await wait(delay);
+          continue;
+        }
+        firstSentAt ??= sentAt;
+        why = `The seller's answer was lost: ${(err as Error).message}`;
+      }
+      if (delay === undefined || !resendAllowed(caps, firstSentAt ?? sentAt)) throw new UnknownOutcome(why);
+      await wait(delay);
+    }
+  };
+}
+
+/** Asks the seller about a booking it is still working on (AdCP tasks/get). */
+export function adcpTaskPoll(connection: AdcpSellerConnection) {
+  return async (task: PendingTask): Promise<TaskOutcome> => {
+    const client = connection.client();
+    const executor = new TaskExecutor({ agentId: connection.adapterKey });
+    let info;
+    try {
+      info = await executor.getTaskStatus(client.getAgent(), task.taskId);
+    } catch (err) {
+      throw new Error(`${connection.adapterKey} could not be asked about task ${task.taskId}: ${(err as Error).message}`, { cause: err });
+    }
+    const outcome = taskVerdict({ ...info, taskId: task.taskId });
+    if (!outcome) throw new UnknownOutcome(`The seller reports task ${task.taskId} as ${info.status}.`);
+    return outcome;
+  };
+}

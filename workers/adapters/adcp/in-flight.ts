@@ -1,0 +1,206 @@
+import type { TaskResult } from '@adcp/sdk';
+import type {
+  AdapterContext,
+  BudgetChangeRequest,
+  DeliveryReport,
+  DeliveryReporter,
+  LineAtSupplier,
+  LineOperationOutcome,
+  LineOperationRequest,
+  SupplierAdapter,
+} from '../../../shared/adapters/adapter';
+import { UnknownOutcome } from '../../../shared/adapters/adapter';
+import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/credentials';
+import { accountRef } from '../../../shared/adapters/adcp/account-ref';
+import { SellerUnreachable, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
+import { parseAdcpReference } from '../../../shared/adapters/adcp/outcomes';
+
+type Operation = 'pause' | 'resume' | 'stop' | 'change-budget';
+
+/** What the seller shows of a package after a change: compared with what was asked. */
+interface ReadBack {
+  status: string | null;
+  paused: boolean | null;
+  budget: number | null;
+}
+
+const endTimeOf = (date: string) => {
+  const end = new Date(`${date}T00:00:00Z`);
+  end.setUTCDate(end.getUTCDate() + 1);
+  return end.toISOString().replace('.000Z', 'Z');
+};
+
+/** The update_media_buy body for an operation on one line's package. */
+export function updateRequest(
+  op: Operation,
+  request: LineOperationRequest | BudgetChangeRequest,
+  account: SellerAccount,
+  mediaBuyId: string,
+  packageId: string | null,
+) {
+  const base = { idempotency_key: request.attemptId, account: accountRef(account, request.executionMode), media_buy_id: mediaBuyId };
+  switch (op) {
+    case 'pause':
+    case 'resume':
+      return { ...base, paused: op === 'pause' };
+    case 'stop':
+      // One buy per line: ending the line cancels its buy.
+      return { ...base, canceled: true as const, cancellation_reason: 'Stopped by the buyer in Flightdeck.' };
+    case 'change-budget': {
+      const change = request as BudgetChangeRequest;
+      return {
+        ...base,
+        packages: [{ package_id: packageId!, budget: change.newBudgetMinor / 100 }],
+        ...(change.newEndDate ? { end_time: endTimeOf(change.newEndDate) } : {}),
+      };
+    }
+  }
+}
+
+/** Where the seller's read-back differs from what the change asked for; empty when it agrees. */
+export function driftOf(op: Operation, request: LineOperationRequest | BudgetChangeRequest, seen: ReadBack): string[] {
+  const drift: string[] = [];
+  if (op === 'pause' && seen.paused !== true && seen.status !== 'paused')
+    drift.push(`asked to pause; the seller shows ${seen.status ?? 'no status'}`);
+  if (op === 'resume' && (seen.paused === true || seen.status === 'paused'))
+    drift.push('asked to resume; the seller still shows it paused');
+  if (op === 'stop' && seen.status !== 'canceled' && seen.status !== 'completed')
+    drift.push(`asked to stop; the seller shows ${seen.status ?? 'no status'}`);
+  if (op === 'change-budget') {
+    const wanted = (request as BudgetChangeRequest).newBudgetMinor / 100;
+    if (seen.budget !== wanted) drift.push(`asked for a budget of ${wanted}; the seller shows ${seen.budget ?? 'none'}`);
+  }
+  return drift;
+}
+
+async function lineAccount(ctx: AdapterContext, adapterKey: string, bookingId: string): Promise<SellerAccount | null> {
+  const row = (await ctx.db('bookings').where({ id: bookingId }).first('advertiser_id')) as { advertiser_id: string } | undefined;
+  return row ? sellerAccountOf(ctx.db, adapterKey, row.advertiser_id) : null;
+}
+
+interface PackageStatus {
+  package_id?: string;
+  budget?: number;
+  paused?: boolean;
+  status?: string;
+}
+
+/** Reads the buy back (get_media_buys): the line's package as the seller now shows it. */
+async function readBack(
+  connection: AdcpSellerConnection,
+  account: SellerAccount,
+  mode: 'sandbox' | 'live',
+  mediaBuyId: string,
+  packageId: string | null,
+): Promise<ReadBack> {
+  const result = await connection.call((c) => c.getMediaBuys({ account: accountRef(account, mode), media_buy_ids: [mediaBuyId] } as never));
+  if (result.status !== 'completed') throw new Error(`get_media_buys answered ${result.status}`);
+  const buy = (
+    result.data as { media_buys?: Array<{ media_buy_id: string; status?: string; packages?: PackageStatus[] }> }
+  ).media_buys?.find((b) => b.media_buy_id === mediaBuyId);
+  const pkg = buy?.packages?.find((p) => p.package_id === packageId) ?? buy?.packages?.[0];
+  return {
+    status: buy?.status ?? null,
+    paused: typeof pkg?.paused === 'boolean' ? pkg.paused : null,
+    budget: typeof pkg?.budget === 'number' ? pkg.budget : null,
+  };
+}
+
+/**
+ * Pause, resume, stop and budget changes as update_media_buy on the line's own buy, keyed by the
+ * operation's attempt id; then the buy is read back and any difference from what was asked is
+ * kept with the outcome as drift (and logged), for a person to look at.
+ */
+export function adcpOperation(connection: AdcpSellerConnection, op: Operation) {
+  return async (request: LineOperationRequest | BudgetChangeRequest, ctx: AdapterContext): Promise<LineOperationOutcome> => {
+    if (!request.providerReference) return { kind: 'refused', reason: 'The line has no media buy at the seller; nothing was sent.' };
+    const account = await lineAccount(ctx, connection.adapterKey, request.bookingId);
+    if (!account)
+      return { kind: 'refused', reason: `The workspace has no approved account on ${connection.adapterKey}; nothing was sent.` };
+    const { mediaBuyId, packageId } = parseAdcpReference(request.providerReference);
+    if (op === 'change-budget' && !packageId)
+      return { kind: 'refused', reason: 'The line names no package at the seller; nothing was sent.' };
+    let result: TaskResult<unknown>;
+    try {
+      result = (await connection.call((c) =>
+        c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId) as never),
+      )) as TaskResult<unknown>;
+    } catch (err) {
+      if (err instanceof SellerUnreachable) return { kind: 'refused', reason: err.message };
+      throw new UnknownOutcome(`The seller's answer to the ${op} was lost: ${(err as Error).message}`);
+    }
+    if (result.status === 'failed') {
+      if (!result.adcpError) throw new UnknownOutcome(`The seller's answer to the ${op} was lost: ${result.error}`);
+      return { kind: 'refused', reason: `${result.adcpError.code}: ${result.adcpError.message}` };
+    }
+    if (result.status !== 'completed') {
+      // The seller is still working on it: whether it will be done is not known yet; a person follows it up.
+      throw new UnknownOutcome(`The seller answered the ${op} ${result.status}; its outcome is not known yet.`);
+    }
+    const errors = (result.data as { errors?: Array<{ code?: string; message?: string }> }).errors;
+    if (errors?.length) return { kind: 'refused', reason: errors.map((e) => `${e.code}: ${e.message}`).join('; ') };
+    let drift: string[];
+    let seen: ReadBack | null = null;
+    try {
+      seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId);
+      drift = driftOf(op, request, seen);
+    } catch (err) {
+      drift = [`the buy could not be read back: ${(err as Error).message}`];
+    }
+    return { kind: 'applied', providerReference: request.providerReference, detail: { readBack: seen, drift } };
+  };
+}
+
+export function adcpOperations(connection: AdcpSellerConnection): Pick<SupplierAdapter, 'pause' | 'resume' | 'stop' | 'changeBudget'> {
+  return {
+    pause: adcpOperation(connection, 'pause'),
+    resume: adcpOperation(connection, 'resume'),
+    stop: adcpOperation(connection, 'stop'),
+    changeBudget: adcpOperation(connection, 'change-budget') as SupplierAdapter['changeBudget'],
+  };
+}
+
+interface RawDelivery {
+  reporting_period?: { end?: string };
+  media_buy_deliveries?: Array<{
+    media_buy_id: string;
+    by_package?: Array<{ package_id: string; daily_breakdown?: Array<{ date: string; impressions?: number; spend?: number }> }>;
+  }>;
+}
+
+/** A seller's amount (major units) in minor units, rounded to the nearest. */
+const toMinor = (amount: number | undefined) => Math.round((amount ?? 0) * 100);
+
+/**
+ * get_media_buy_delivery for the line's buy, per day of its package. The daily breakdown carries
+ * impressions and spend only: clicks and completions of a day are 0 (the seller reports them in
+ * totals alone). A seller that cannot be asked throws: the figures wait, they are never invented.
+ */
+export function adcpReporter(connection: AdcpSellerConnection): DeliveryReporter {
+  return {
+    async delivery(line: LineAtSupplier, fromDate: string, toDate: string, ctx: AdapterContext): Promise<DeliveryReport> {
+      if (!line.providerReference) throw new Error('The line has no media buy at the seller.');
+      const account = await lineAccount(ctx, connection.adapterKey, line.bookingId);
+      if (!account) throw new Error(`The workspace has no approved account on ${connection.adapterKey}.`);
+      const { mediaBuyId, packageId } = parseAdcpReference(line.providerReference);
+      const result = await connection.call((c) =>
+        c.getMediaBuyDelivery({
+          account: accountRef(account, line.executionMode),
+          media_buy_ids: [mediaBuyId],
+          start_date: fromDate,
+          end_date: toDate,
+          include_package_daily_breakdown: true,
+        } as never),
+      );
+      if (result.status !== 'completed') throw new Error(`get_media_buy_delivery answered ${result.status}: ${result.error ?? ''}`);
+      const raw = result.data as RawDelivery;
+      const buy = raw.media_buy_deliveries?.find((d) => d.media_buy_id === mediaBuyId);
+      const pkg = buy?.by_package?.find((p) => p.package_id === packageId) ?? buy?.by_package?.[0];
+      const days = (pkg?.daily_breakdown ?? [])
+        .filter((d) => d.date >= fromDate && d.date <= toDate)
+        .map((d) => ({ date: d.date, impressions: d.impressions ?? 0, clicks: 0, completions: 0, spendMinor: toMinor(d.spend) }))
+        .sort((a, b) => a.date.localeCompare(b.date));
+      return { asOf: raw.reporting_period?.end ?? new Date().toISOString(), days };
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import type { AdapterContext, CreativeReviewer, ReviewOutcome, ReviewRequest } from '../../../shared/adapters/adapter';
+import { UnknownOutcome } from '../../../shared/adapters/adapter';
+import { sellerAccountOf } from '../../../shared/adapters/credentials';
+import { accountRef } from '../../../shared/adapters/adcp/account-ref';
+import type { AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
+
+interface SyncRow {
+  creative_id?: string;
+  action?: string;
+  status?: string;
+  errors?: Array<{ code?: string; message?: string }>;
+}
+
+/**
+ * The seller's review of a creative version is sync_creatives, keyed by the review's attempt id:
+ * the version is the seller's creative `<creative id>-v<version>` in the creative's format (the
+ * seller's format of that id). Approved when the seller says so; anything it refuses is rejected
+ * with its reasons; an answer still under review is not an approval, and goes to a person.
+ */
+export function adcpReviewer(connection: AdcpSellerConnection): CreativeReviewer {
+  return {
+    async review(request: ReviewRequest, ctx: AdapterContext): Promise<ReviewOutcome> {
+      const row = (await ctx.db('creatives').where({ id: request.creativeId }).first('advertiser_id')) as
+        { advertiser_id: string } | undefined;
+      const account = row ? await sellerAccountOf(ctx.db, connection.adapterKey, row.advertiser_id) : null;
+      if (!account) {
+        return {
+          kind: 'rejected',
+          reasons: [`The workspace has no approved account on ${connection.adapterKey}; nothing was sent.`],
+          providerReference: null,
+        };
+      }
+      const sellerCreativeId = `${request.creativeId}-v${request.version}`;
+      const result = await connection.call((c) =>
+        c.syncCreatives({
+          idempotency_key: request.attemptId,
+          account: accountRef(account, connection.seller.sandbox ? 'sandbox' : 'live'),
+          creatives: [
+            {
+              creative_id: sellerCreativeId,
+              name: request.name,
+              format_id: { agent_url: new URL(connection.seller.agentUrl).origin, id: request.format },
+              assets: {},
+            },
+          ],
+        } as never),
+      );
+      if (result.status === 'failed') {
+        if (!result.adcpError) throw new UnknownOutcome(`The seller's answer to the review was lost: ${result.error}`);
+        return { kind: 'rejected', reasons: [`${result.adcpError.code}: ${result.adcpError.message}`], providerReference: null };
+      }
+      if (result.status !== 'completed') throw new UnknownOutcome(`The seller answered the review ${result.status}; not known yet.`);
+      const rows = (result.data as { creatives?: SyncRow[] }).creatives ?? [];
+      const mine = rows[0];
+      if (!mine) return { kind: 'rejected', reasons: ['The seller returned no result for the creative.'], providerReference: null };
+      const reference = mine.creative_id ?? sellerCreativeId;
+      if (mine.status === 'approved') return { kind: 'approved', providerReference: reference };
+      if (mine.status === 'rejected' || mine.action === 'failed') {
+        const reasons = (mine.errors ?? []).map((e) => `${e.code ?? 'REJECTED'}: ${e.message ?? ''}`);
+        return {
+          kind: 'rejected',
+          reasons: reasons.length ? reasons : ['The seller rejected the creative.'],
+          providerReference: reference,
+        };
+      }
+      throw new UnknownOutcome(`The seller holds the creative as ${mine.status ?? 'unknown'}; its review is not finished.`);
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import type { AdapterContext, DeliveryDay, DeliveryReport, DeliveryReporter, LineAtSupplier } from '../../shared/adapters/adapter';
+import { addDays, dateOnly, daysFrom } from '../../shared/dates';
+
+/**
+ * A sandbox supplier's delivery: a deterministic curve over the flight, seeded by the line.
+ * Each day's share of the budget follows the weekday (weekends lighter) with a little noise
+ * from the line id and the date; the shares are rounded so the flight delivers its budget
+ * exactly. Days are reported once they are over, on the supplier's clock (the workspace's
+ * sandbox test clock). Like the booking triggers, the budget's last two digits pick a behaviour
+ * (docs/delivery.md, Sandbox triggers):
+ *   …71 under-delivers (60% of budget) · …72 over-delivers (125%) · …73 late data (days arrive 3 days late)
+ *   …74 restates (a day first reports 80%, then its full figure from three days after it) · …75 outage (every fetch fails).
+ */
+export const SANDBOX_DELIVERY_TRIGGERS = { under: 71, over: 72, late: 73, restate: 74, outage: 75 } as const;
+export type DeliveryBehaviour = keyof typeof SANDBOX_DELIVERY_TRIGGERS | 'normal';
+
+export function deliveryBehaviour(budgetMinor: number): DeliveryBehaviour {
+  const digits = budgetMinor % 100;
+  for (const [name, value] of Object.entries(SANDBOX_DELIVERY_TRIGGERS)) if (value === digits) return name as DeliveryBehaviour;
+  return 'normal';
+}
+
+/** Monday first: busier midweek, lighter at the weekend. */
+const WEEKDAY = [1.0, 1.06, 1.1, 1.1, 1.04, 0.86, 0.84];
+/** Cost per thousand impressions, by channel, in minor units; click and completion rates. */
+const CPM: Record<string, number> = { ctv: 3_200, audio: 1_400, tv: 2_600, cinema: 4_500, dooh: 900, search: 1_800, social: 700 };
+const CTR: Record<string, number> = { search: 0.03, social: 0.008 };
+const COMPLETION: Record<string, number> = { ctv: 0.93, audio: 0.88, tv: 0.97, cinema: 0.99 };
+
+export class SupplierUnavailable extends Error {
+  override readonly name = 'SupplierUnavailable';
+}
+
+/** A number in [0, 1) from the line and the day: the same every time. */
+function unit(lineId: string, day: string): number {
+  return createHash('sha256').update(`${lineId}|${day}`).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/** The whole flight's daily spend, summing exactly to `total`. */
+export function flightSpend(
+  lineId: string,
+  startDate: string,
+  endDate: string,
+  total: number,
+): Array<{ date: string; spendMinor: number }> {
+  const n = daysFrom(startDate, endDate) + 1;
+  if (n <= 0) return [];
+  const dates = Array.from({ length: n }, (_, i) => addDays(startDate, i));
+  const weights = dates.map((d) => {
+    const weekday = (new Date(`${d}T00:00:00Z`).getUTCDay() + 6) % 7;
+    return WEEKDAY[weekday]! * (0.95 + 0.1 * unit(lineId, d));
+  });
+  const sum = weights.reduce((a, b) => a + b, 0);
+  // Rounded on the running total, so the days add up to the total exactly.
+  let before = 0;
+  let acc = 0;
+  return dates.map((date, i) => {
+    acc += weights[i]!;
+    const upTo = Math.round((total * acc) / sum);
+    const spendMinor = upTo - before;
+    before = upTo;
+    return { date, spendMinor };
+  });
+}
+
+export function dayFigures(channel: string, date: string, spendMinor: number, lineId: string): DeliveryDay {
+  const cpm = CPM[channel] ?? 2_000;
+  const impressions = Math.round((spendMinor * 1000) / cpm);
+  const ctr = (CTR[channel] ?? 0.001) * (0.9 + 0.2 * unit(lineId, `${date}:c`));
+  return {
+    date,
+    impressions,
+    clicks: Math.round(impressions * ctr),
+    completions: Math.round(impressions * (COMPLETION[channel] ?? 0)),
+    spendMinor,
+  };
+}
+
+const SHARE: Record<DeliveryBehaviour, number> = { normal: 1, under: 0.6, over: 1.25, late: 1, restate: 1, outage: 1 };
+
+/** What the sandbox supplier reports for `line` on days `fromDate`..`toDate`, as of `now`. */
+export function sandboxDelivery(line: LineAtSupplier, fromDate: string, toDate: string, now: Date): DeliveryReport {
+  const behaviour = deliveryBehaviour(line.budgetMinor);
+  if (behaviour === 'outage') throw new SupplierUnavailable('Sandbox supplier reporting is unavailable.');
+  const today = dateOnly(now);
+  // Days that are over; late data arrives three days after the day.
+  const lastReported = addDays(today, behaviour === 'late' ? -3 : -1);
+  const total = Math.round(line.budgetMinor * SHARE[behaviour]);
+  const days = flightSpend(line.lineId, line.startDate, line.endDate, total)
+    .filter((d) => d.date >= fromDate && d.date <= toDate && d.date <= lastReported)
+    .map((d) => {
+      const provisional = behaviour === 'restate' && daysFrom(d.date, today) < 3;
+      const spend = provisional ? Math.round(d.spendMinor * 0.8) : d.spendMinor;
+      return dayFigures(line.channel, d.date, spend, line.lineId);
+    });
+  return { asOf: now.toISOString(), days };
+}
+
+export const sandboxReporter: DeliveryReporter = {
+  async delivery(line: LineAtSupplier, fromDate: string, toDate: string, ctx: AdapterContext): Promise<DeliveryReport> {
+    return sandboxDelivery(line, fromDate, toDate, ctx.now ?? new Date());
+  },
+};

@@ -1,0 +1,185 @@
+import type { Knex } from 'knex';
+import type { DeliveryReport, LineAtSupplier, SupplierAdapter } from '../shared/adapters/adapter';
+import { addDays, dateOnly } from '../shared/dates';
+import { toMinor } from '../shared/db/knex';
+import { notePacingChanges } from '../shared/delivery/pacing-events';
+import { settleDelivery } from '../shared/delivery/delivery-money';
+import { markFetched, markFetchFailed, recordDelivery, type DeliveryReportFor } from '../shared/delivery/delivery-store';
+import { closeOutBooking, closeoutDue } from '../shared/delivery/closeout';
+import { SYSTEM } from '../shared/auth/actor';
+import type { Logger } from '../shared/logger';
+import { withTimeout } from '../shared/timeout';
+import { clockedNow } from '../shared/workspaces/sandbox-clock';
+
+export interface PollOptions {
+  batchSize: number;
+  restatementDays: number;
+  /** Supplier calls a second, at most, for suppliers reached over the network. */
+  callsPerSecond: number;
+  timeoutMs: number;
+  sandboxSlowMs: number;
+  /** Pacing off by more than this share moves a line's pacing status (and tells subscribers). */
+  pacingTolerance: number;
+  logger: Logger;
+  /** Only this workspace's lines (a moved sandbox clock). */
+  advertiserId?: string;
+  real?: Date;
+}
+
+export interface PollResult {
+  lines: number;
+  fetched: number;
+  failed: number;
+  changedDays: number;
+  closedOut: number;
+}
+
+interface DueLine {
+  id: string;
+  booking_id: string;
+  advertiser_id: string;
+  channel: string;
+  execution_mode: 'sandbox' | 'live';
+  channel_campaign_id: string;
+  provider_reference: string | null;
+  provider_attempt_id: string | null;
+  budget_minor: string;
+  start_date: string;
+  end_date: string;
+  offset_days: number | null;
+}
+
+const NETWORKED = new Set(['live', 'adcp']);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Asks one supplier for the delivery of its lines that ran (running, paused or ended, their
+ * booking not closed out), in batches of `batchSize` by line id. For each line: the days from the
+ * start of the restatement window to yesterday, on the line's clock. A supplier that cannot be
+ * asked leaves the line's figures as they were and records the failure (their age shows); nothing
+ * is invented. Then bookings whose restatement window has closed are closed out.
+ */
+export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: PollOptions): Promise<PollResult> {
+  const result: PollResult = { lines: 0, fetched: 0, failed: 0, changedDays: 0, closedOut: 0 };
+  const reporter = adapter.reporter;
+  const real = opts.real ?? new Date();
+  // Suppliers reached over the network (live connections, AdCP sellers) are asked at most
+  // `callsPerSecond` times a second; the sandbox's own suppliers are not.
+  const throttled = NETWORKED.has(adapter.descriptor.kind);
+  if (reporter) {
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const batch = (await db('booking_lines as l')
+        .join('bookings as b', 'b.id', 'l.booking_id')
+        .join('campaigns as c', 'c.id', 'b.campaign_id')
+        .leftJoin('sandbox_clocks as sc', 'sc.advertiser_id', 'b.advertiser_id')
+        .where('l.adapter_key', adapter.descriptor.key)
+        // Lines that ran: confirmed now, or at some point.
+        .where((w) => w.whereNotNull('l.confirmed_at').orWhere('l.status', 'confirmed'))
+        .whereNot('l.status', 'rejected')
+        .whereNull('b.closed_out_at')
+        .where('l.id', '>', after)
+        .modify((q) => (opts.advertiserId ? q.where('b.advertiser_id', opts.advertiserId) : q))
+        .orderBy('l.id')
+        .limit(opts.batchSize)
+        .select(
+          'l.id',
+          'l.booking_id',
+          'l.advertiser_id',
+          'l.channel',
+          'l.execution_mode',
+          'l.channel_campaign_id',
+          'l.provider_reference',
+          'l.provider_attempt_id',
+          'l.budget_minor',
+          db.raw("to_char(c.start_date, 'YYYY-MM-DD') as start_date"),
+          db.raw("to_char(c.end_date, 'YYYY-MM-DD') as end_date"),
+          'sc.offset_days',
+        )) as DueLine[];
+      if (!batch.length) break;
+      after = batch[batch.length - 1]!.id;
+      await pollBatch(db, adapter, batch, opts, real, throttled, result);
+      if (batch.length < opts.batchSize) break;
+    }
+  }
+  for (const bookingId of await closeoutDue(db, opts.restatementDays, real)) {
+    if ((await closeOutBooking(db, bookingId)).closed) result.closedOut += 1;
+  }
+  return result;
+}
+
+async function pollBatch(
+  db: Knex,
+  adapter: SupplierAdapter,
+  batch: DueLine[],
+  opts: PollOptions,
+  real: Date,
+  throttled: boolean,
+  result: PollResult,
+): Promise<void> {
+  const reports: DeliveryReportFor[] = [];
+  const failed: Array<{ id: string; error: string }> = [];
+  for (const l of batch) {
+    const now = clockedNow(l.execution_mode, Number(l.offset_days ?? 0), real);
+    const yesterday = addDays(dateOnly(now), -1);
+    const from = [l.start_date, addDays(yesterday, -opts.restatementDays)].sort().at(-1)!;
+    const to = [l.end_date, yesterday].sort()[0]!;
+    if (from > to) continue;
+    result.lines += 1;
+    const line: LineAtSupplier = {
+      bookingId: l.booking_id,
+      lineId: l.id,
+      channel: l.channel,
+      executionMode: l.execution_mode,
+      channelCampaignId: l.channel_campaign_id,
+      providerReference: l.provider_reference,
+      bookingAttemptId: l.provider_attempt_id,
+      budgetMinor: toMinor(l.budget_minor),
+      startDate: l.start_date,
+      endDate: l.end_date,
+    };
+    if (throttled) await sleep(Math.ceil(1000 / opts.callsPerSecond));
+    try {
+      const report: DeliveryReport = await withTimeout(
+        adapter.reporter!.delivery(line, from, to, { db, sandboxSlowMs: opts.sandboxSlowMs, now }),
+        opts.timeoutMs,
+        () => new Error('the supplier did not answer in time'),
+      );
+      // Only the days asked for: a supplier's extra days are not ours to keep.
+      reports.push({
+        line: { lineId: l.id, advertiserId: l.advertiser_id, bookingId: l.booking_id },
+        report: { asOf: report.asOf, days: report.days.filter((d) => d.date >= from && d.date <= to) },
+      });
+    } catch (err) {
+      failed.push({ id: l.id, error: err instanceof Error ? `${err.name}: ${err.message}` : 'unknown error' });
+    }
+  }
+  if (reports.length) {
+    const live = new Set(batch.filter((l) => l.execution_mode === 'live').map((l) => l.id));
+    await db.transaction(async (trx) => {
+      const { changed } = await recordDelivery(trx, reports, { kind: 'supplier' });
+      result.changedDays += changed.length;
+      for (const lineId of new Set(changed.map((c) => c.lineId))) if (live.has(lineId)) await settleDelivery(trx, lineId, SYSTEM.actorId);
+      await notePacingChanges(
+        trx,
+        changed.map((c) => c.lineId),
+        opts.pacingTolerance,
+        real,
+      );
+      await markFetched(
+        trx,
+        reports.map((r) => ({ lineId: r.line.lineId, asOf: r.report.asOf })),
+      );
+    });
+    result.fetched += reports.length;
+  }
+  for (const f of failed) {
+    await markFetchFailed(db, [f.id], f.error);
+    opts.logger.warn(
+      { adapterKey: adapter.descriptor.key, lineId: f.id, error: f.error },
+      'delivery fetch failed; figures kept as they were',
+    );
+  }
+  result.failed += failed.length;
+}

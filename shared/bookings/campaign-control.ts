@@ -11,6 +11,7 @@ import { BookingSchema, type Booking } from './booking-schemas';
 import { findBookingById, type LineRow } from './booking-store';
 import { alreadyDone, controlRefusal, requestControl, type Control } from './line-control';
 import { lockLine } from './line-transitions';
+import { batchable, requestControls } from './line-control-batch';
 
 export const SkippedLineSchema = z.object({ lineId: z.uuid(), status: z.string(), reason: z.string() }).meta({ id: 'SkippedLine' });
 
@@ -59,6 +60,7 @@ export async function controlCampaign(
     const skipped: CampaignControlResult['skipped'] = [];
     const queued: JobMessage[] = [];
     let already = 0;
+    const together: LineRow[] = [];
     for (const line of [...lines].sort((a, b) => a.position - b.position)) {
       const refusal = controlRefusal(line, control);
       if (refusal) {
@@ -66,11 +68,16 @@ export async function controlCampaign(
         skipped.push({ lineId: line.id, status: line.status, reason: refusal });
         continue;
       }
-      const locked = (await lockLine(trx, bookingId, line.id))!;
-      const result = await requestControl(trx, locked, control, actor, { note });
       requested.push(line.id);
-      queued.push(...result.queued);
+      if (batchable(line)) {
+        together.push(line);
+        continue;
+      }
+      const locked = (await lockLine(trx, bookingId, line.id))!;
+      queued.push(...(await requestControl(trx, locked, control, actor, { note })).queued);
     }
+    // The running and stopped lines (nearly always all of them) in one statement.
+    queued.push(...(await requestControls(trx, bookingId, together, control, actor, note)));
     if (!requested.length && !already) {
       throw conflict(
         `No line of the campaign can be ${PAST[control]} now: ${skipped.map((s) => `${s.lineId} (${s.status}): ${s.reason}`).join(' ')}`,

@@ -22,21 +22,10 @@ import type { ExecutionOptions, ExecutionResult } from './line-execution';
 import { lineInterrupted, operationFigures, outcomeAction, settleLineOperation, settlement } from './line-operation-outcomes';
 import { markLineOperation, PENDING_OPERATION_SQL, type HeldOperation } from './line-operation-store';
 import { operationStates } from './line-state';
-import { changeLine, isStepAborted, lockLine, stepLine, type LockedLine } from './line-transitions';
+import { changeLine, isStepAborted, lockLine, type LockedLine } from './line-transitions';
+import { lineOperationBatchers } from './line-operation-batch';
 
 const REDELIVERED = 'The operation was interrupted after it was sent; its outcome is unknown.';
-
-/**
- * A write of a lock-free step's statement, made only if the line changed: run alone, the
- * statement commits whatever it wrote, so a write must not happen without the line's.
- */
-const onlyWithTheLine = (q: Knex.QueryBuilder) => q.whereRaw('exists (select 1 from updated)').toSQL();
-
-/** The changed line's flight and booking attempt, read by the lock-free start (SQL over `updated`). */
-const FLIGHT_OF_UPDATED = `select json_build_object('start_date', c.start_date, 'end_date', c.end_date,
-    'booking_attempt_id', (select a.id from supplier_attempts a where a.subject_kind = 'line' and a.subject_id = updated.id::text
-                             and a.operation = 'book' order by a.created_at desc limit 1))
-  from bookings b join campaigns c on c.id = b.campaign_id where b.id = updated.booking_id`;
 
 interface OperationStart {
   attemptId: string | null;
@@ -161,63 +150,39 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
     },
 
     async tryBegin(db) {
-      // The usual start: the line waiting for this operation, with no attempt open, moved to its
-      // in-flight status by the statement that opens the attempt (the booking's row held only for
-      // that statement). A budget change keeps its status, and a live line's step may move money:
-      // those, and anything unusual, take `begin`.
+      // The usual start: the line waiting for this pause, resume or stop, with no attempt open,
+      // moved to its in-flight status by the statement that opens the attempt (with other jobs'
+      // starts, when several are waiting). A budget change (which may move money) and anything
+      // unusual take `begin`.
       if (!adapter.callsSupplier) return null;
-      const op = (await db('line_operations').where({ id: operationId, line_id: lineId, status: 'requested' }).first()) as
-        HeldOperation | undefined;
-      if (!op || op.kind === 'change-budget') return null;
-      const states = operationStates(op.kind, op.from_status);
-      const { id: attemptId, sql: attempt } = attemptInsert(
-        {
-          id: newAttemptId(),
-          subjectKind: 'line',
-          subjectId: lineId,
-          lineId,
-          bookingId,
-          adapterKey: adapter.descriptor.key,
-          operation: op.kind,
-          jobId: lineOperationJobId(operationId),
+      const attemptId = newAttemptId();
+      const started = await lineOperationBatchers(db).start.submit({
+        bookingId,
+        lineId,
+        operationId,
+        adapterKey: adapter.descriptor.key,
+        attemptId,
+      });
+      if (!started) return null;
+      const { line, operation: op, found } = started;
+      return {
+        kind: 'call',
+        start: {
+          attemptId,
+          kind: op.kind,
+          op,
+          request: requestOf(line, { ...found, open_attempt_id: null, operation: op }, op, attemptId),
         },
-        'updated',
-      );
-      try {
-        const stepped = await stepLine(db, {
-          bookingId,
-          lineId,
-          from: states.requested,
-          to: states.inFlight,
-          where: {
-            sql: `operation_id = ? and not exists (select 1 from supplier_attempts a where a.subject_kind = 'line' and a.subject_id = ?::text and a.status = 'open')`,
-            bindings: [operationId, lineId],
-          },
-          alongside: attempt,
-          writes: [onlyWithTheLine(markLineOperation(db, operationId, 'in-flight', { attemptId }))],
-          patch: { provider_attempt_id: attemptId },
-          actor: SYSTEM,
-          action: `line.${op.kind}-started`,
-          detail: { attemptId, operation: op.kind, operationId },
-          also: { sql: FLIGHT_OF_UPDATED, bindings: [] },
-        });
-        if (!stepped) return null;
-        return {
-          kind: 'call',
-          start: { attemptId, kind: op.kind, op, request: requestOf(stepped.line, stepped.also as Found, op, attemptId) },
-        };
-      } catch (err) {
-        if (isStepAborted(err)) return null;
-        throw err;
-      }
+      };
     },
 
     call: (start) => callFor(adapter, start, ctx),
 
-    async tryApply(db, start, outcome, close) {
+    async tryApply(db, start, outcome) {
       // The usual answer, applied or refused, to the attempt the line still waits on, for a sandbox
-      // line (no money moves) and an operation nothing else follows: one statement, which closes
-      // the attempt with the line's change or is undone. Anything else takes the locked step.
+      // line (no money moves) and an operation nothing else follows: one statement (with other
+      // jobs' answers, when several are waiting), which closes the attempt with the line's change
+      // or is undone. Anything else takes the locked step.
       if (isUnknown(outcome) || outcome.kind === 'workflow' || start.kind === 'change-budget') return null;
       if (start.request.executionMode !== 'sandbox') return null;
       const applied = outcome.kind === 'applied';
@@ -227,25 +192,23 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
         providerReference: applied ? (outcome.providerReference ?? null) : null,
       });
       try {
-        const stepped = await stepLine(db, {
+        const recorded = await lineOperationBatchers(db).outcome.submit({
           bookingId,
           lineId,
+          operationId,
+          attemptId: start.attemptId!,
           from,
           to,
-          where: { sql: 'provider_attempt_id = ? and operation_id = ?', bindings: [start.attemptId!, operationId] },
-          alongside: close('updated'),
-          alongsideMustWrite: true,
-          writes: [
-            onlyWithTheLine(
-              markLineOperation(db, operationId, applied ? 'applied' : 'refused', { reason: applied ? null : outcome.reason }),
-            ),
-          ],
-          patch,
-          actor: SYSTEM,
+          ...('stop' in patch ? { stop: patch.stop === null ? null : JSON.parse(patch.stop as string) } : {}),
+          evidence: applied ? null : outcome.reason,
+          providerReference: applied ? (outcome.providerReference ?? null) : null,
+          applied,
+          reason: applied ? null : outcome.reason,
           action: outcomeAction(start.kind, applied),
           detail: { operation: start.kind, operationId, attemptId: start.attemptId, ...(applied ? {} : { reason: outcome.reason }) },
+          close: flow.closeWith(outcome),
         });
-        return stepped ? (applied ? 'applied' : 'refused') : null;
+        return recorded ? (applied ? 'applied' : 'refused') : null;
       } catch (err) {
         if (isStepAborted(err)) return null;
         throw err;

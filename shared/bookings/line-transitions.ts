@@ -191,7 +191,7 @@ async function runStep(q: Knex, s: LineStep): Promise<StepRow | null> {
 }
 
 /** Counts a booking's lines again, for counts that cannot be right; sets the status they give. */
-async function recountStatus(trx: Knex, bookingId: string, actor: Actor): Promise<{ was: BookingStatus; status: BookingStatus }> {
+export async function recountStatus(trx: Knex, bookingId: string, actor: Actor): Promise<{ was: BookingStatus; status: BookingStatus }> {
   const { rows } = await trx.raw<{ rows: Array<{ was: BookingStatus; status: BookingStatus }> }>(
     `with locked as (select id, status from bookings where id = ? for no key update),
      counted as (select coalesce(jsonb_object_agg(status, n), '{}'::jsonb) as counts

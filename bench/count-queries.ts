@@ -26,14 +26,16 @@ proto.query = function (this: Client, ...args: unknown[]) {
   return query.apply(this, args);
 };
 
-const profiler = cpuProfiler('launch-measured');
-async function profile(kind: 'profile-start' | 'profile-stop'): Promise<void> {
-  await (kind === 'profile-start' ? profiler.start() : profiler.stop());
+// One profile per measured stretch (`profile-start` names it: the launches, then the pauses).
+let profiler: ReturnType<typeof cpuProfiler> | undefined;
+async function profile(kind: 'profile-start' | 'profile-stop', name = 'launch-measured'): Promise<void> {
+  if (kind === 'profile-start') await (profiler = cpuProfiler(name)).start();
+  else await profiler?.stop();
   process.send?.({ kind });
 }
 
-process.on('message', (m: { kind?: string }) => {
+process.on('message', (m: { kind?: string; name?: string }) => {
   if (m?.kind === 'db-counts') process.send?.(counts);
-  if (m?.kind === 'profile-start' || m?.kind === 'profile-stop') void profile(m.kind);
+  if (m?.kind === 'profile-start' || m?.kind === 'profile-stop') void profile(m.kind, m.name);
 });
 process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));

@@ -1,10 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import express from 'express';
 import { Redis } from 'ioredis';
 import { pixelStreamKey } from '../shared/pixel/pixel-stream';
 import { cpuProfiler, measureAlternating, printPair } from './support';
 import type { BenchService } from './service';
+import { approvedSevenLineCampaign, callApi } from './campaigns';
+import { startFloorServer } from './floors/start-floor';
 
 /** Pageviews of the bench's pixel key in PostgreSQL. */
 const storedPageviews = async (service: BenchService) =>
@@ -25,35 +24,36 @@ async function drainPixelStream(service: BenchService, timeoutMs = 120_000): Pro
   }
 }
 
-/** A bare express app with the same response shapes: the floor our middleware stack is measured against. */
-async function startBareExpress(): Promise<{ url: string; close(): Promise<void> }> {
-  const app = express();
-  app.get('/context', (_req, res) => {
-    res.json({ user: { id: 'bench-user' }, advertiser: { id: 'bench-org' } });
-  });
-  app.post('/t', express.json(), (_req, res) => {
-    res.status(202).json({ accepted: true, replayed: false });
-  });
-  const server = http.createServer(app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
+/**
+ * Each route against its floor (floors/floor-server.ts, a process of its own): the auth context
+ * against bare express sending the same body, the pixel against bare express appending to a
+ * Redis stream, a seven-line booking's read against bare express and one PostgreSQL query.
+ */
 export async function benchHttp(service: BenchService): Promise<void> {
-  const bare = await startBareExpress();
+  const auth = { authorization: `Bearer ${service.token}` };
+  const contextBody = await (await fetch(`${service.url}/api/v1/auth/context`, { headers: auth })).text();
+  const floor = await startFloorServer({
+    contextBody,
+    redisUrl: service.redisUrl,
+    streamKey: `${service.prefix}:floor-pixel`,
+    databaseUrl: service.dbUrl,
+  });
+  const onFloor = { cpuPid: floor.pid };
   try {
     console.log('HTTP (autocannon)');
     printPair(
       await measureAlternating(
-        {
-          name: 'GET /api/v1/auth/context',
-          url: `${service.url}/api/v1/auth/context`,
-          opts: { headers: { authorization: `Bearer ${service.token}` } },
-        },
-        { name: 'bare express GET', url: `${bare.url}/context` },
+        { name: 'GET /api/v1/auth/context', url: `${service.url}/api/v1/auth/context`, opts: { headers: auth } },
+        { name: 'floor: bare express, same body', url: `${floor.url}/context`, opts: onFloor },
+      ),
+    );
+
+    const campaignId = await approvedSevenLineCampaign(service.url, service.token, 'Read bench');
+    const { booking } = await callApi(service.url, service.token, `/api/v1/campaigns/${campaignId}/launch`, 'POST');
+    printPair(
+      await measureAlternating(
+        { name: 'GET /api/v1/bookings/{id}', url: `${service.url}/api/v1/bookings/${booking.id as string}`, opts: { headers: auth } },
+        { name: 'floor: bare express + one query', url: `${floor.url}/bookings/${booking.id as string}`, opts: onFloor },
       ),
     );
 
@@ -64,7 +64,7 @@ export async function benchHttp(service: BenchService): Promise<void> {
     const profiler = cpuProfiler('pixel');
     const pixel = await measureAlternating(
       { name: 'POST /api/v1/t/{pixelKey}', url: `${service.url}/api/v1/t/${service.pixelKey}`, opts: { method: 'POST', headers, body } },
-      { name: 'bare express POST (json)', url: `${bare.url}/t`, opts: { method: 'POST', headers, body } },
+      { name: 'floor: bare express + XADD', url: `${floor.url}/t`, opts: { method: 'POST', headers, body, ...onFloor } },
       async (run) => {
         await profiler.start();
         try {
@@ -84,6 +84,6 @@ export async function benchHttp(service: BenchService): Promise<void> {
     console.log(`  stored ${stored} of ${accepted} accepted (${lost} lost), stream drained ${drainMs} ms after the run`);
     console.log('');
   } finally {
-    await bare.close();
+    await floor.close();
   }
 }

@@ -31,7 +31,7 @@ export interface CpuShare {
 const readable = fs.existsSync('/proc/stat');
 
 /** utime + stime of a process (all its threads), in seconds; 0 once it has gone. */
-function processSeconds(pid: number): number {
+export function processSeconds(pid: number): number {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

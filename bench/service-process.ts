@@ -39,7 +39,8 @@ export interface ServiceProcess {
   /** The child's resident memory now (VmRSS), in MB. */
   rssMb(): number;
   /** One request to a preloaded module over the IPC channel (`preload` only), answered by a message of the same kind. */
-  ask<T>(kind: string): Promise<T>;
+  /** Asks the preloaded module over IPC; `more` goes with the question (e.g. a profile's name). */
+  ask<T>(kind: string, more?: Record<string, unknown>): Promise<T>;
   /** Stops the child (SIGTERM, then SIGKILL) and drops its database, Redis keys and data directory. */
   stop(): Promise<void>;
 }
@@ -166,7 +167,7 @@ export async function startServiceProcess(opts: { name: string; env?: Record<str
     devIssuer,
     died,
     rssMb: () => rssMbOf(child.pid!),
-    ask<T>(kind: string) {
+    ask<T>(kind: string, more: Record<string, unknown> = {}) {
       return new Promise<T>((resolve, reject) => {
         if (!child.connected) return reject(new Error(`npm start (${opts.name}) has no IPC channel`));
         const onMessage = (m: { kind?: string }) => {
@@ -176,7 +177,7 @@ export async function startServiceProcess(opts: { name: string; env?: Record<str
         };
         child.on('message', onMessage);
         void exited.then(() => reject(new Error(`npm start (${opts.name}) exited before answering ${kind}`)));
-        child.send({ kind });
+        child.send({ ...more, kind });
       });
     },
     stop,

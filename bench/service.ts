@@ -18,6 +18,7 @@ export interface BenchService {
   token: string;
   pixelKey: string;
   db: Knex;
+  dbUrl: string;
   redisUrl: string;
   prefix: string;
   close(): Promise<void>;
@@ -65,6 +66,7 @@ export async function startBenchService(): Promise<BenchService> {
     token,
     pixelKey: ctx.workspace.pixelKey,
     db,
+    dbUrl: config.DATABASE_URL!,
     redisUrl: REDIS_URL,
     prefix,
     async close() {

@@ -3,6 +3,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { processSeconds } from './machine-cpu';
 
 export interface Measurement {
   name: string;
@@ -14,7 +15,7 @@ export interface Measurement {
   ok2xx: number;
   requests: number;
   seconds: number;
-  /** CPU time of this process (service or bare express, both run here) over the run, in microseconds. */
+  /** CPU time of the answering process over the run (this one, or the floor's), in microseconds. */
   cpuMicros: number;
 }
 
@@ -46,6 +47,8 @@ export interface MeasureOptions {
   headers?: Record<string, string>;
   body?: string;
   seconds?: number;
+  /** The process answering, when not this one (a floor in its own process): whose CPU is counted. */
+  cpuPid?: number;
 }
 
 /** One autocannon run against a URL, from a separate process so the load generator is not measured. */
@@ -56,9 +59,10 @@ export async function measure(name: string, url: string, opts: MeasureOptions = 
   if (opts.body) args.push('-b', opts.body);
   args.push(url);
   const [cmd, cmdArgs] = HAS_TASKSET ? ['taskset', ['-c', LOAD_CPU, process.execPath, ...args]] : [process.execPath, args];
-  const cpuBefore = process.cpuUsage();
+  const cpuOf = () => (opts.cpuPid ? processSeconds(opts.cpuPid) * 1e6 : (({ user, system }) => user + system)(process.cpuUsage()));
+  const cpuBefore = cpuOf();
   const { stdout } = await promisify(execFile)(cmd, cmdArgs, { maxBuffer: 64 * 1024 * 1024 });
-  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMicros = cpuOf() - cpuBefore;
   const result = JSON.parse(stdout) as {
     requests: { average: number; total: number };
     latency: { p50: number; p99: number };
@@ -74,7 +78,7 @@ export async function measure(name: string, url: string, opts: MeasureOptions = 
     ok2xx: result['2xx'],
     requests: result.requests.total,
     seconds,
-    cpuMicros: cpu.user + cpu.system,
+    cpuMicros,
   };
 }
 
@@ -140,7 +144,7 @@ export function printPair(pair: {
   console.log(row(service));
   console.log(row(baseline));
   console.log(
-    `  ${'ratio service / bare express'.padEnd(44)} ${ratio.toFixed(2)}   (median of ${sliceRatios.map((r) => r.toFixed(2)).join(', ')})`,
+    `  ${'ratio service / its floor'.padEnd(44)} ${ratio.toFixed(2)}   (median of ${sliceRatios.map((r) => r.toFixed(2)).join(', ')})`,
   );
   console.log('');
   const figure = {

@@ -24,6 +24,16 @@ async function drainPixelStream(service: BenchService, timeoutMs = 120_000): Pro
   }
 }
 
+/** A measured slice under a profiler (a no-op unless BENCH_CPU_PROF_DIR is set); the last slice's profile is kept. */
+async function profiled<T>(profiler: ReturnType<typeof cpuProfiler>, run: () => Promise<T>): Promise<T> {
+  await profiler.start();
+  try {
+    return await run();
+  } finally {
+    await profiler.stop();
+  }
+}
+
 /**
  * Each route against its floor (floors/floor-server.ts, a process of its own): the auth context
  * against bare express sending the same body, the pixel against bare express appending to a
@@ -50,10 +60,12 @@ export async function benchHttp(service: BenchService): Promise<void> {
 
     const campaignId = await approvedSevenLineCampaign(service.url, service.token, 'Read bench');
     const { booking } = await callApi(service.url, service.token, `/api/v1/campaigns/${campaignId}/launch`, 'POST');
+    const readProfiler = cpuProfiler('booking-read');
     printPair(
       await measureAlternating(
         { name: 'GET /api/v1/bookings/{id}', url: `${service.url}/api/v1/bookings/${booking.id as string}`, opts: { headers: auth } },
         { name: 'floor: bare express + one query', url: `${floor.url}/bookings/${booking.id as string}`, opts: onFloor },
+        (run) => profiled(readProfiler, run),
       ),
     );
 
@@ -65,14 +77,7 @@ export async function benchHttp(service: BenchService): Promise<void> {
     const pixel = await measureAlternating(
       { name: 'POST /api/v1/t/{pixelKey}', url: `${service.url}/api/v1/t/${service.pixelKey}`, opts: { method: 'POST', headers, body } },
       { name: 'floor: bare express + XADD', url: `${floor.url}/t`, opts: { method: 'POST', headers, body, ...onFloor } },
-      async (run) => {
-        await profiler.start();
-        try {
-          return await run();
-        } finally {
-          await profiler.stop();
-        }
-      },
+      (run) => profiled(profiler, run),
     );
     // Every acknowledged pageview must reach PostgreSQL: count them once the writer has caught up.
     const drainMs = await drainPixelStream(service);

@@ -3,8 +3,8 @@
  * the I/O a route's answer promises, so a route's ratio to its floor is what our own code costs.
  * - GET /context: the auth-context body, from memory (the floor of an authenticated read).
  * - POST /t: the body appended to a Redis stream (one XADD) before 202 (the pixel's floor).
- * - GET /bookings/:id: one PostgreSQL query returning a booking and its lines as JSON (the floor
- *   of `GET /api/v1/bookings/{id}`).
+ * - GET /bookings/:id: one PostgreSQL query returning a booking with its lines, attempts and
+ *   events as JSON (the floor of `GET /api/v1/bookings/{id}`).
  * Settings come in the environment (FLOOR_*); the port goes to the parent over IPC.
  */
 import http from 'node:http';
@@ -18,8 +18,12 @@ const streamKey = process.env.FLOOR_STREAM_KEY!;
 const redis = new Redis(process.env.FLOOR_REDIS_URL!);
 const pool = new Pool({ connectionString: process.env.FLOOR_DATABASE_URL!, max: 10 });
 
-const BOOKING_SQL = `select json_build_object('booking', to_jsonb(b) || jsonb_build_object('lines',
-    (select coalesce(jsonb_agg(to_jsonb(l) order by l.position), '[]'::jsonb) from booking_lines l where l.booking_id = b.id)))::text as body
+// The same content the service answers with: the booking, its lines, their attempts and its events.
+const BOOKING_SQL = `select json_build_object('booking', to_jsonb(b) || jsonb_build_object(
+    'lines', (select coalesce(jsonb_agg(to_jsonb(l) order by l.position), '[]'::jsonb) from booking_lines l where l.booking_id = b.id),
+    'attempts', (select coalesce(jsonb_agg(to_jsonb(a) order by a.created_at), '[]'::jsonb) from supplier_attempts a
+                  where a.subject_kind = 'line' and a.booking_id = b.id),
+    'events', (select coalesce(jsonb_agg(to_jsonb(e) order by e.seq), '[]'::jsonb) from booking_events e where e.booking_id = b.id)))::text as body
   from bookings b where b.id = $1`;
 
 const app = express();

@@ -86,10 +86,17 @@ const RESOLVERS: Record<ScopedResource, Resolver> = {
     );
   },
   async booking(db, advertiserId, id) {
-    const row = await db('bookings').where({ id, advertiser_id: advertiserId }).first('campaign_id');
-    if (!row) return null;
-    const campaign = await campaignChannels(db, advertiserId, row.campaign_id);
-    return campaign && union(campaign, await db('booking_lines').where({ booking_id: id }).distinct().pluck('channel'));
+    // One round trip: every bearer read of a booking asks this first.
+    const row = await db('bookings as b')
+      .join('campaigns as c', function () {
+        this.on('c.id', 'b.campaign_id').andOn('c.advertiser_id', 'b.advertiser_id');
+      })
+      .where({ 'b.id': id, 'b.advertiser_id': advertiserId })
+      .first(
+        'c.channels',
+        db.raw(`(select coalesce(array_agg(distinct l.channel), '{}') from booking_lines l where l.booking_id = b.id) as line_channels`),
+      );
+    return row ? union(row.channels as string[], row.line_channels as string[]) : null;
   },
   async creative(db, advertiserId, id) {
     const row = await db('creatives').where({ id, advertiser_id: advertiserId }).first('channel', 'campaign_id');

@@ -205,13 +205,41 @@ export async function loadBookings(db: Knex, rows: BookingRow[], now = new Date(
 const inOneSnapshot = <T>(db: Knex, read: (q: Knex) => Promise<T>): Promise<T> =>
   db.isTransaction ? read(db) : db.transaction((trx) => read(trx), { isolationLevel: 'repeatable read', readOnly: true });
 
-export function findBookingById(db: Knex, id: string, advertiserId?: string): Promise<Booking | null> {
-  return inOneSnapshot(db, async (q) => {
-    const query = bookingQuery(q).where('b.id', id);
-    if (advertiserId) query.andWhere('b.advertiser_id', advertiserId);
-    const [booking] = await loadBookings(q, (await query) as BookingRow[]);
-    return booking ?? null;
-  });
+/** Timestamps of rows read as JSON (`json_agg`) come back as text: the columns each view reads as dates. */
+const reviveDates = <T>(rows: Array<Record<string, unknown>>, columns: readonly string[]): T[] => {
+  for (const r of rows) for (const c of columns) if (typeof r[c] === 'string') r[c] = new Date(r[c] as string);
+  return rows as T[];
+};
+
+// The booking with its lines, line attempts and events in one statement: one round trip, and
+// one snapshot (a statement sees one), so its status never contradicts its lines.
+const ONE_BOOKING_SQL = (q: Knex) =>
+  bookingQuery(q).select(
+    q.raw(`(select coalesce(json_agg(l order by l.position), '[]') from booking_lines l where l.booking_id = b.id) as lines_json`),
+    q.raw(`(select coalesce(json_agg(a order by a.created_at, a.id), '[]') from supplier_attempts a
+             where a.subject_kind = 'line' and a.booking_id = b.id) as attempts_json`),
+    q.raw(`(select coalesce(json_agg(e order by e.seq), '[]') from booking_events e where e.booking_id = b.id) as events_json`),
+  );
+
+export async function findBookingById(db: Knex, id: string, advertiserId?: string): Promise<Booking | null> {
+  const query = ONE_BOOKING_SQL(db).where('b.id', id);
+  if (advertiserId) query.andWhere('b.advertiser_id', advertiserId);
+  const row = (await query.first()) as
+    | (BookingRow & {
+        lines_json: Array<Record<string, unknown>>;
+        attempts_json: Array<Record<string, unknown>>;
+        events_json: Array<Record<string, unknown>>;
+      })
+    | undefined;
+  if (!row) return null;
+  const { lines_json, attempts_json, events_json, ...booking } = row;
+  return toBooking(
+    booking,
+    reviveDates<LineRow>(lines_json, ['assigned_at', 'started_at', 'confirmed_at']),
+    reviveDates<AttemptRow>(attempts_json, ['created_at', 'finished_at', 'late_outcome_at']),
+    reviveDates(events_json, ['created_at']),
+    new Date(),
+  );
 }
 
 export function listCampaignBookings(db: Knex, campaignId: string): Promise<Booking[]> {

@@ -51,10 +51,12 @@ export async function benchHttp(service: BenchService): Promise<void> {
   const onFloor = { cpuPid: floor.pid };
   try {
     console.log('HTTP (autocannon)');
+    const contextProfiler = cpuProfiler('auth-context');
     printPair(
       await measureAlternating(
         { name: 'GET /api/v1/auth/context', url: `${service.url}/api/v1/auth/context`, opts: { headers: auth } },
         { name: 'floor: bare express, same body', url: `${floor.url}/context`, opts: onFloor },
+        (run) => profiled(contextProfiler, run),
       ),
     );
 

@@ -87,6 +87,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   let webhooks: WebhookWorker | null = null;
   const implementations = adapterImplementations({
     adcp: adcpConnections(config.ADCP_SELLERS, { capabilitiesTtlMs: config.ADCP_CAPABILITIES_TTL_MS }),
+    publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
   });
   const booking: SupplierAdapter[] = [];
 

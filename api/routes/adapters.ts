@@ -3,7 +3,10 @@ import { ChannelSchema } from '../../shared/auth/products';
 import { ADAPTERS, findAdapter, type AdapterDescriptor } from '../../shared/adapters/catalogue';
 import { requireSellerAccount } from '../../shared/adapters/credentials';
 import { ProductsUnavailable, SellerProductSchema, sellerProducts } from '../../shared/adapters/adcp/products';
-import { notFound, unavailable, unprocessable } from '../../shared/errors';
+import { AdcpWebhookReceiver, WebhookRefused } from '../../shared/adapters/adcp/webhooks';
+import { settlePendingBooking } from '../../shared/bookings/pending-bookings';
+import { findTask } from '../../shared/suppliers/supplier-tasks';
+import { Problem, notFound, unavailable, unprocessable } from '../../shared/errors';
 import { findPersona } from '../../shared/personas/persona-store';
 import type { ApiDeps } from '../deps';
 import { defineRoute, type RouteDef } from '../http/route';
@@ -47,9 +50,20 @@ const ProductsQuery = z
   })
   .refine((q) => (q.brief === undefined) !== (q.personaId === undefined), { message: 'give exactly one of brief and personaId' });
 
-/** The supplier catalogue, with each AdCP seller's capabilities; and an AdCP seller's products for a brief. */
+const WebhookReceipt = z
+  .object({
+    /** What the webhook did: settled the booking it answers, found it settled already, or concerned nothing waiting. */
+    result: z.enum(['settled', 'already-settled', 'still-pending', 'nothing-waiting']),
+  })
+  .meta({ id: 'SellerWebhookReceipt' });
+
+/**
+ * The supplier catalogue, with each AdCP seller's capabilities; an AdCP seller's products for a
+ * brief; and the seller's signed webhooks, where it pushes the outcome of a booking it finished.
+ */
 export function adapterRoutes(deps: ApiDeps): RouteDef[] {
   const { db, sellers } = deps;
+  const webhooks = new AdcpWebhookReceiver(db, { allowPrivateJwks: deps.config.NODE_ENV !== 'production' });
 
   async function view(d: AdapterDescriptor) {
     const base = {
@@ -128,6 +142,51 @@ export function adapterRoutes(deps: ApiDeps): RouteDef[] {
           deps.logger.warn({ adapterKey: adapter.key, err: { message: err.message } }, 'seller products unavailable');
           throw unavailable(`${adapter.key} did not answer; try again shortly.`);
         }
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/adapters/:key/webhooks',
+      operationId: 'sellerWebhook',
+      summary:
+        "An AdCP seller's push of a booking's outcome (the task it answered submitted). Authenticated by the seller's RFC 9421 signature alone, verified against the keys it publishes; unsigned, forged, stale and replayed ones change nothing.",
+      tags: ['suppliers'],
+      access: 'public',
+      params: z.strictObject({ key: PathId }),
+      body: z.instanceof(Buffer),
+      rawBody: true,
+      bodyLimitBytes: 256 * 1024,
+      responses: {
+        200: { description: 'Verified; the booking it answers is settled (at most once).', schema: WebhookReceipt },
+        400: { description: 'Signed, but not a task outcome.' },
+        401: { description: 'Unsigned, wrongly signed, signed by a key the seller does not publish, stale or replayed.' },
+        404: { description: 'No such AdCP seller, or one that takes no webhooks (it publishes no keys).' },
+      },
+      async handler({ params, body, req, log }) {
+        const connection = sellers.get(params.key);
+        if (!connection?.seller.webhookJwksUrl) throw notFound();
+        // The signature covers the URL the seller posted to: this service's public address.
+        const request = {
+          method: req.method,
+          url: `${deps.urls.base}${req.originalUrl}`,
+          headers: req.headers,
+          body: body.toString('utf8'),
+        };
+        let verified;
+        try {
+          verified = await webhooks.receive(connection, request);
+        } catch (err) {
+          if (!(err instanceof WebhookRefused)) throw err;
+          log.warn({ adapterKey: params.key, code: err.code }, 'seller webhook refused');
+          throw new Problem(err.status, err.code, err.status === 401 ? 'Signature refused' : 'Invalid request', err.message, 'terminal');
+        }
+        const task = verified.kind === 'task-outcome' ? await findTask(db, connection.adapterKey, verified.taskId) : undefined;
+        if (verified.kind !== 'task-outcome' || !task) return { status: 200, body: { result: 'nothing-waiting' } };
+        const ids = { attemptId: task.attempt_id, bookingId: task.booking_id, lineId: task.line_id };
+        const settled = await settlePendingBooking(db, ids, verified.outcome, 'webhook');
+        log.info({ adapterKey: params.key, taskId: task.task_id, result: settled }, 'seller webhook applied');
+        const result = settled === 'already-settled' ? 'already-settled' : settled === 'pending' ? 'still-pending' : 'settled';
+        return { status: 200, body: { result } };
       },
     }),
   ];

@@ -44,8 +44,12 @@ interface LineRef {
   lineId: string;
 }
 
+/** A supplier adapter's booking it handed to a person (an AdCP seller's input-required): staff answer it. */
+const handedToStaff = (line: LineRow) =>
+  line.execution_method === null && line.workflow_steps != null && line.operation === 'book' && line.status === 'in-progress';
+
 function workflowOnly(line: LineRow): void {
-  if (!line.execution_method) {
+  if (!line.execution_method && !handedToStaff(line)) {
     throw conflict(
       'Only manual and computer-use lines are worked by staff; this line is run by its supplier adapter.',
       'not_a_workflow_line',

@@ -23,6 +23,12 @@ export const AdcpSellerSchema = z.strictObject({
   channels: z.array(z.string().regex(/^[a-z]+$/)).min(1),
   /** A sandbox seller (or the seller's sandbox): takes sandbox bookings only. */
   sandbox: z.boolean(),
+  /**
+   * Where the seller publishes its webhook-signing keys (a JWKS URL). With it (and PUBLIC_BASE_URL),
+   * bookings ask the seller to push their outcome to Flightdeck, and only webhooks signed (RFC 9421)
+   * with one of these keys are heard; without it, outcomes are polled only.
+   */
+  webhookJwksUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** A name for people; defaults to the key. */
   display: z.string().min(1).max(200).optional(),
 });

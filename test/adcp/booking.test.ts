@@ -7,27 +7,32 @@ import { approvedCreative } from '../support/creatives';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 import { grantSellerAccess } from '../support/adcp-buy';
 import { startExampleSeller, type RunningSeller } from '../support/adcp-sellers';
+import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
 import { adcpBook } from '../../workers/adapters/adcp/book';
 import type { RunningWorkers } from '../../workers/main';
 import { freePort } from '../support/ports';
+import { until } from '../support/wait';
 
-let guaranteed: RunningSeller;
-let nonGuaranteed: RunningSeller;
+let seller: TestSeller;
+let example: RunningSeller;
 let env: TestEnv;
 let api: TestApi;
 let workers: RunningWorkers;
 let deadUrl: string;
 
 const ACCOUNT = { brand: { domain: 'acmeoutdoor.example' }, operator: 'acmeoutdoor.example' };
-const GUARANTEED = { productId: 'acme_dooh_billboards_q2', pricingOptionId: 'cpm_guaranteed_fixed' };
-const NON_GUARANTEED = { productId: 'acme_dooh_remnant_q2', pricingOptionId: 'cpm_floor' };
+/** Our test seller's products: one it finishes later (submitted), one it books at once. */
+const GUARANTEED = productRef('ctv_async');
+const NON_GUARANTEED = productRef('ctv_sync');
+/** The SDK's example seller prices every product in dollars. */
+const EXAMPLE_USD = { productId: 'acme_dooh_remnant_q2', pricingOptionId: 'cpm_floor' };
 
 beforeAll(async () => {
-  [guaranteed, nonGuaranteed] = await Promise.all([startExampleSeller('guaranteed'), startExampleSeller('non_guaranteed')]);
+  [seller, example] = await Promise.all([startTestSeller(), startExampleSeller('non_guaranteed')]);
   deadUrl = `http://127.0.0.1:${await freePort()}/mcp`;
   env = await createTestEnv();
-  const sellers = sellersAt({ acme: guaranteed.agentUrl, 'acme-sandbox': guaranteed.agentUrl, spot: nonGuaranteed.agentUrl, ctl: deadUrl });
+  const sellers = sellersAt({ acme: seller.agentUrl, 'acme-sandbox': seller.agentUrl, spot: example.agentUrl, ctl: deadUrl });
   api = await env.api({ ADCP_SELLERS: sellers });
   workers = await env.workers({
     ADCP_SELLERS: sellers,
@@ -39,7 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await workers?.close();
   await env?.close();
-  await Promise.all([guaranteed?.stop(), nonGuaranteed?.stop()]);
+  await Promise.all([seller?.stop(), example?.stop()]);
 });
 
 /** Polls the booking until `done`; a busy machine's 503 (the rate limiter's Redis) is asked again. */
@@ -85,15 +90,22 @@ async function liveLine(org: string, token: string, adapterKey: string, supplier
 }
 
 describe('booking with AdCP sellers', () => {
-  test('a guaranteed seller answers submitted: the line waits in progress on its task, and polling tasks/get confirms it with the media buy and package', async () => {
+  test('a seller that answers submitted: the line waits in progress on its task, and polling tasks/get confirms it with the media buy and package', async () => {
     const token = await workspace('org-g1');
     await grantAccess('org-g1', 'adcp-acme');
     const res = await launch(token, [await liveLine('org-g1', token, 'adcp-acme', GUARANTEED)], 'live');
     expect(res.status).toBe(202);
     const { booking } = await json<{ booking: BookingBody }>(res);
+    let held: { task_id: string } | undefined;
+    await until('the seller answers submitted', async () => {
+      held = await env.db('supplier_tasks').where({ line_id: booking.lines[0]!.id }).first();
+      return !!held;
+    });
+    expect(held).toMatchObject({ status: 'pending', adapter_key: 'adcp-acme' });
+    seller.finish();
     const done = await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'confirmed', 30_000);
     const line = done.lines[0]!;
-    expect(line.providerReference).toMatch(/^ord_[0-9a-f]+\/li_[0-9a-f]+$/);
+    expect(line.providerReference).toMatch(/^mb_\w+\/pkg_\w+$/);
     const actions = done.events.filter((e) => e.lineId === line.id).map((e) => e.action);
     expect(actions).toEqual(expect.arrayContaining(['line.attempt-started', 'line.supplier-pending', 'line.confirmed']));
     expect(actions.indexOf('line.supplier-pending')).toBeLessThan(actions.indexOf('line.confirmed'));
@@ -102,33 +114,35 @@ describe('booking with AdCP sellers', () => {
     expect(attempt).toMatchObject({ status: 'confirmed', provider_reference: line.providerReference });
     const task = await env.db('supplier_tasks').where({ attempt_id: line.providerAttemptId }).first();
     expect(task).toMatchObject({ status: 'done', adapter_key: 'adcp-acme' });
-    expect(task.task_id).toMatch(/^task_/);
+    expect(task.task_id).toBe(held!.task_id);
     expect((await walletAndLedger(env, 'org-g1')).consistent).toBe(true);
   }, 60_000);
 
-  test('a non-guaranteed seller answers at once: the line is confirmed with no task to wait on', async () => {
+  test('a seller that answers at once: the line is confirmed with no task to wait on', async () => {
     const token = await workspace('org-n1');
-    await grantAccess('org-n1', 'adcp-spot');
-    const res = await launch(token, [await liveLine('org-n1', token, 'adcp-spot', NON_GUARANTEED)], 'live');
+    await grantAccess('org-n1', 'adcp-acme');
+    const res = await launch(token, [await liveLine('org-n1', token, 'adcp-acme', NON_GUARANTEED)], 'live');
     expect(res.status).toBe(202);
     const { booking } = await json<{ booking: BookingBody }>(res);
     const done = await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'confirmed', 30_000);
-    expect(done.lines[0]!.providerReference).toMatch(/^ord_[0-9a-f]+\/li_[0-9a-f]+$/);
+    expect(done.lines[0]!.providerReference).toMatch(/^mb_\w+\/pkg_\w+$/);
     expect(await env.db('supplier_tasks').where({ line_id: done.lines[0]!.id })).toHaveLength(0);
+    // The package's budget went in pounds, major units, the line id as its buyer_ref.
+    const sent = seller.creates.find((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === done.lines[0]!.id);
+    expect(sent?.packages?.[0]).toMatchObject({ product_id: 'ctv_sync', pricing_option_id: 'cpm_fixed', budget: 1000 });
   }, 60_000);
 
   test('a sandbox booking reaches a sandbox seller through a sandbox account only', async () => {
     const token = await workspace('org-s1');
     await grantAccess('org-s1', 'adcp-acme-sandbox');
-    const line = { channel: 'ctv', adapterKey: 'adcp-acme-sandbox', budgetMinor: 20_000, supplierProduct: GUARANTEED };
+    const line = { channel: 'ctv', adapterKey: 'adcp-acme-sandbox', budgetMinor: 20_000, supplierProduct: NON_GUARANTEED };
     const res = await launch(token, [line], 'sandbox');
     expect(res.status).toBe(202);
     const { booking } = await json<{ booking: BookingBody }>(res);
     const done = await waitForBooking(api, token, booking.id, (b) => ['confirmed', 'rejected'].includes(b.lines[0]!.status), 30_000);
-    // The same seller holds a live account's buy for review (submitted); only a request naming the
-    // sandbox account (account.sandbox: true) is booked at once, with no task to wait on.
     expect(done.lines[0]!.status).toBe('confirmed');
-    expect(await env.db('supplier_tasks').where({ line_id: done.lines[0]!.id })).toHaveLength(0);
+    const sent = seller.creates.find((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === done.lines[0]!.id);
+    expect(sent?.account).toMatchObject({ ...ACCOUNT, sandbox: true });
   }, 60_000);
 
   test('a sandbox campaign cannot plan, launch or book on a live seller', async () => {
@@ -223,4 +237,41 @@ describe('booking with AdCP sellers', () => {
     expect(attempt.status).toBe('unknown');
     expect(JSON.stringify(attempt.detail)).toContain('could not be reached');
   }, 60_000);
+
+  describe('a price not in pounds', () => {
+    /** Launches one live line on the product; resolves with the settled line and the workspace's wallet. */
+    async function launchPriced(org: string, adapterKey: string, product: unknown) {
+      const token = await workspace(org);
+      await grantAccess(org, adapterKey);
+      const res = await launch(token, [await liveLine(org, token, adapterKey, product)], 'live');
+      expect(res.status).toBe(202);
+      const { booking } = await json<{ booking: BookingBody }>(res);
+      const done = await waitForBooking(api, token, booking.id, (b) => !['queued', 'in-progress'].includes(b.lines[0]!.status), 30_000);
+      return { line: done.lines[0]!, money: await walletAndLedger(env, org) };
+    }
+
+    test('is refused before anything is sent: the line is rejected with the currency, the seller got no create, the reservation is released', async () => {
+      const { line, money } = await launchPriced('org-c1', 'adcp-acme', productRef('ctv_usd'));
+      expect(line.status).toBe('rejected');
+      const attempt = await env.db('supplier_attempts').where({ id: line.providerAttemptId }).first();
+      expect(JSON.stringify(attempt.detail)).toContain('priced in USD');
+      expect(JSON.stringify(attempt.detail)).toContain('nothing was sent');
+      expect(seller.creates.filter((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === line.id)).toEqual([]);
+      // Nothing moved: the wallet holds what was funded, nothing reserved or spent.
+      expect(money.consistent).toBe(true);
+      expect(money.wallet).toMatchObject({ balanceMinor: 1_000_000, reservedMinor: 0 });
+    }, 60_000);
+
+    test("the SDK's example seller prices in dollars: its upstream ad platform receives no order", async () => {
+      const before = await (await fetch(`${example.upstream.url}/_debug/traffic`)).json();
+      const { line, money } = await launchPriced('org-c2', 'adcp-spot', EXAMPLE_USD);
+      expect(line.status).toBe('rejected');
+      const attempt = await env.db('supplier_attempts').where({ id: line.providerAttemptId }).first();
+      expect(JSON.stringify(attempt.detail)).toContain('priced in USD');
+      const after = (await (await fetch(`${example.upstream.url}/_debug/traffic`)).json()) as { traffic: Record<string, number> };
+      const orders = (t: { traffic: Record<string, number> }) => Object.entries(t.traffic).filter(([k]) => k.startsWith('POST /v1/orders'));
+      expect(orders(after)).toEqual(orders(before as never));
+      expect(money.wallet).toMatchObject({ balanceMinor: 1_000_000, reservedMinor: 0 });
+    }, 60_000);
+  });
 });

@@ -4,12 +4,12 @@ import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api'
 import { type BookingBody } from '../support/bookings';
 import { until } from '../support/wait';
 import { launchOnSeller } from '../support/adcp-buy';
-import { startExampleSeller, type RunningSeller } from '../support/adcp-sellers';
+import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { capabilitiesOf } from '../../shared/adapters/adcp/connection';
 import { resendAllowed, taskVerdict, verdictOf } from '../../shared/adapters/adcp/outcomes';
 import type { RunningWorkers } from '../../workers/main';
 
-let seller: RunningSeller;
+let seller: TestSeller;
 let proxy: http.Server;
 let env: TestEnv;
 let api: TestApi;
@@ -59,7 +59,7 @@ function lossyProxy(target: string): http.Server {
 }
 
 beforeAll(async () => {
-  seller = await startExampleSeller('non_guaranteed');
+  seller = await startTestSeller();
   proxy = lossyProxy(new URL(seller.agentUrl).origin);
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   const port = (proxy.address() as { port: number }).port;
@@ -79,10 +79,7 @@ afterAll(async () => {
 describe('a lost answer from an AdCP seller', () => {
   test('is asked again with the same key and body inside the replay window: the seller replays its first answer, and one buy is booked', async () => {
     const org = 'org-l1';
-    const { token, booking } = await launchOnSeller(env, api, org, 'adcp-ctl', {
-      productId: 'acme_dooh_remnant_q2',
-      pricingOptionId: 'cpm_floor',
-    });
+    const { token, booking } = await launchOnSeller(env, api, org, 'adcp-ctl', productRef('ctv_sync'));
     let done: BookingBody | null = null;
     await until('the line is confirmed', async () => {
       const r = await api.fetch(`/api/v1/bookings/${booking.id}`, { token });
@@ -90,12 +87,14 @@ describe('a lost answer from an AdCP seller', () => {
       return done?.lines[0]?.status === 'confirmed';
     });
     expect(creates).toHaveLength(2);
-    const first = /"media_buy_id\\?":\s*\\?"(ord_[0-9a-f]+)/.exec(creates[0]!.answer)?.[1];
+    const first = /"media_buy_id\\?":\s*\\?"(mb_\w+?)\\?"/.exec(creates[0]!.answer)?.[1];
     expect(first).toBeDefined();
     // The second answer is the seller's replay of the first: the same buy, not a second one.
     expect(creates[1]!.answer).toContain(first!);
     expect(creates[1]!.answer).toMatch(/replayed/);
     expect(done!.lines[0]!.providerReference!.startsWith(`${first}/`)).toBe(true);
+    // The seller's platform booked once: the resend was answered from its idempotency store.
+    expect(seller.creates.filter((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === done!.lines[0]!.id)).toHaveLength(1);
   }, 60_000);
 });
 

@@ -3,17 +3,17 @@ import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { walletAndLedger } from '../support/wallet';
 import { until } from '../support/wait';
 import { launchOnSeller } from '../support/adcp-buy';
-import { startExampleSeller, type RunningSeller } from '../support/adcp-sellers';
+import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { settlePendingBooking } from '../../shared/bookings/pending-bookings';
 import type { RunningWorkers } from '../../workers/main';
 
-let seller: RunningSeller;
+let seller: TestSeller;
 let env: TestEnv;
 let api: TestApi;
 let workers: RunningWorkers;
 
 beforeAll(async () => {
-  seller = await startExampleSeller('guaranteed');
+  seller = await startTestSeller();
   env = await createTestEnv();
   const sellers = sellersAt({ acme: seller.agentUrl });
   api = await env.api({ ADCP_SELLERS: sellers });
@@ -28,10 +28,7 @@ afterAll(async () => {
 
 /** A live line the seller answered `submitted`: in progress, waiting on its task. */
 async function pendingLine(org: string) {
-  const { token, booking } = await launchOnSeller(env, api, org, 'adcp-acme', {
-    productId: 'acme_dooh_billboards_q2',
-    pricingOptionId: 'cpm_guaranteed_fixed',
-  });
+  const { token, booking } = await launchOnSeller(env, api, org, 'adcp-acme', productRef('ctv_async'));
   const lineId = booking.lines[0]!.id;
   let task: { attempt_id: string; status: string } | undefined;
   await until('the seller answers submitted', async () => {
@@ -46,6 +43,7 @@ async function pendingLine(org: string) {
 describe('a booking the seller is still working on', () => {
   test('polling tasks/get settles it once the seller has finished', async () => {
     const { lineId, attemptId } = await pendingLine('org-q1');
+    seller.finish();
     await until('the poll settles the line', async () => {
       // Each round stands for a poll interval gone by: a poll that found the seller still working
       // put the task an hour (the interval here) ahead.

@@ -27,7 +27,14 @@ const placeholder = 'http://127.0.0.1:9/mcp';
 process.env.ADCP_SELLERS = JSON.stringify(TEST_SELLERS.map((s) => ({ ...s, agentUrl: placeholder, credentialEnv: SELLER_TOKEN_ENV })));
 process.env[SELLER_TOKEN_ENV] = HARNESS_TOKEN;
 
-/** ADCP_SELLERS for the API and workers, with each seller's real agent URL. */
-export function sellersAt(urls: Record<string, string>): string {
-  return JSON.stringify(TEST_SELLERS.map((s) => ({ ...s, agentUrl: urls[s.key] ?? placeholder, credentialEnv: SELLER_TOKEN_ENV })));
+/** ADCP_SELLERS for the API and workers, with each seller's real agent URL (and, for some, where it publishes its webhook keys). */
+export function sellersAt(urls: Record<string, string>, webhookJwks: Record<string, string> = {}): string {
+  return JSON.stringify(
+    TEST_SELLERS.map((s) => ({
+      ...s,
+      agentUrl: urls[s.key] ?? placeholder,
+      credentialEnv: SELLER_TOKEN_ENV,
+      ...(webhookJwks[s.key] ? { webhookJwksUrl: webhookJwks[s.key] } : {}),
+    })),
+  );
 }

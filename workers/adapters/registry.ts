@@ -1,6 +1,7 @@
 import type { SupplierAdapter } from '../../shared/adapters/adapter';
 import { ADAPTERS, type AdapterDescriptor } from '../../shared/adapters/catalogue';
 import type { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
+import { webhookPath } from '../../shared/adapters/adcp/webhooks';
 import { adcpAdapter } from './adcp';
 import { liveAdapter } from './live';
 import { nativeStagedAdapter } from './native-staged';
@@ -12,6 +13,8 @@ import { liveReviewer, sandboxReviewer } from './sandbox-review';
 /** What the adapters need of the deployment: the connections to its AdCP sellers. */
 export interface AdapterDeps {
   adcp: ReadonlyMap<string, AdcpSellerConnection>;
+  /** This service's public address (PUBLIC_BASE_URL), where sellers that sign webhooks push outcomes. */
+  publicBaseUrl?: string | null;
 }
 
 function implementationOf(d: AdapterDescriptor, deps: AdapterDeps): SupplierAdapter {
@@ -27,7 +30,10 @@ function implementationOf(d: AdapterDescriptor, deps: AdapterDeps): SupplierAdap
     case 'adcp': {
       const connection = deps.adcp.get(d.key);
       // A seller catalogued at start but missing from this process's configuration refuses, sending nothing.
-      return connection ? adcpAdapter(d, connection) : { ...liveAdapter(d), reviewer: liveReviewer };
+      if (!connection) return { ...liveAdapter(d), reviewer: liveReviewer };
+      // Pushed outcomes only from a seller whose published keys can verify them; the others are polled.
+      const webhookUrl = connection.seller.webhookJwksUrl && deps.publicBaseUrl ? `${deps.publicBaseUrl}${webhookPath(d.key)}` : null;
+      return adcpAdapter(d, connection, webhookUrl ? { webhookUrl: () => webhookUrl } : {});
     }
   }
 }

@@ -94,3 +94,27 @@ export async function sellerProducts(
   const products = ((result.data as { products?: RawProduct[] }).products ?? []).filter((p) => typeof p.product_id === 'string');
   return products.map(productOf);
 }
+
+/** Flightdeck budgets are pounds: a package's budget is sent in the pricing option's major units. */
+export const BOOKING_CURRENCY = 'GBP';
+
+/**
+ * The currency of a product's pricing option as the seller lists it now (get_products, buying mode
+ * `wholesale`: the seller's whole catalogue for the account, no brief); null when it lists no
+ * such option. Throws what `connection.call` throws (SellerUnreachable when nothing reached it).
+ */
+export async function pricingOptionCurrency(
+  connection: AdcpSellerConnection,
+  input: { account: SellerAccount; mode: 'sandbox' | 'live'; productId: string; pricingOptionId: string },
+): Promise<string | null> {
+  const request = {
+    buying_mode: 'wholesale',
+    account: accountRef(input.account, input.mode),
+    brand: { domain: input.account.brand.domain },
+  };
+  const result = await connection.call((c) => c.getProducts(request as never));
+  if (result.status !== 'completed') throw new ProductsUnavailable(`get_products answered ${result.status}: ${result.error ?? ''}`);
+  const product = ((result.data as { products?: RawProduct[] }).products ?? []).find((p) => p.product_id === input.productId);
+  const option = product?.pricing_options?.find((o) => o.pricing_option_id === input.pricingOptionId);
+  return option ? (option.currency ?? 'unknown') : null;
+}

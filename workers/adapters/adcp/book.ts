@@ -6,6 +6,7 @@ import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/cr
 import { SellerUnreachable, type AdcpCapabilities, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
 import { resendAllowed, taskVerdict, verdictOf } from '../../../shared/adapters/adcp/outcomes';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
+import { BOOKING_CURRENCY, pricingOptionCurrency } from '../../../shared/adapters/adcp/products';
 
 /** How long to wait before sending the same request again: the seller is busy, or was not reached. */
 const RESEND_DELAYS_MS = [250, 1_000, 2_000];
@@ -50,9 +51,37 @@ async function advertiserOf(ctx: AdapterContext, bookingId: string): Promise<str
 }
 
 /**
+ * Why the line's price cannot be booked in pounds, or null when it can. The budget is sent as
+ * budgetMinor / 100 in the pricing option's currency: pounds sent as dollars would buy another
+ * amount, so the option's currency is read from the seller right before the booking is sent.
+ * A seller that cannot be reached is asked again (nothing was sent); one that still cannot, or
+ * that fails to answer, leaves the outcome to a person (UnknownOutcome), having sent nothing.
+ */
+async function currencyRefusal(connection: AdcpSellerConnection, request: BookingRequest, account: SellerAccount): Promise<string | null> {
+  const { productId, pricingOptionId } = request.supplierProduct!;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const currency = await pricingOptionCurrency(connection, { account, mode: request.executionMode, productId, pricingOptionId });
+      if (currency === null)
+        return `The seller no longer lists pricing option ${pricingOptionId} of product ${productId}; nothing was sent.`;
+      if (currency.toUpperCase() !== BOOKING_CURRENCY) {
+        return `Product ${productId} is priced in ${currency} (pricing option ${pricingOptionId}); Flightdeck budgets are in ${BOOKING_CURRENCY}, so nothing was sent.`;
+      }
+      return null;
+    } catch (err) {
+      const delay = RESEND_DELAYS_MS[attempt];
+      if (!(err instanceof SellerUnreachable) || delay === undefined) {
+        throw new UnknownOutcome(`${(err as Error).message} The price's currency could not be checked; nothing was sent.`);
+      }
+      await wait(delay);
+    }
+  }
+}
+
+/**
  * Books one line as one media buy. Refuses, before anything is sent, a line whose mode is not the
  * seller's (a sandbox booking never reaches a live seller, nor the reverse), a line naming no
- * product, and a workspace without an account on the seller. Sends the same body under the same
+ * product, a workspace without an account on the seller, and a price not in pounds. Sends the same body under the same
  * key again only where `resendAllowed` says the seller's replay window covers it.
  */
 export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {}) {
@@ -71,6 +100,8 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
     if (!account) {
       return { kind: 'rejected', reason: `The workspace has no approved account on ${connection.adapterKey}; nothing was sent.` };
     }
+    const refusal = await currencyRefusal(connection, request, account);
+    if (refusal) return { kind: 'rejected', reason: refusal };
     const caps = await connection.capabilities().catch((): AdcpCapabilities | null => null);
     const body = mediaBuyRequest(request, account, deps.webhookUrl?.(request) ?? null);
     let firstSentAt: number | null = null;

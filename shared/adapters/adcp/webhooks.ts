@@ -1,0 +1,122 @@
+import type { Knex } from 'knex';
+import {
+  HttpsJwksResolver,
+  WebhookSignatureError,
+  createWebhookVerifier,
+  type ReplayInsertResult,
+  type ReplayStore,
+  type RequestLike,
+} from '@adcp/sdk/signing/server';
+import type { TaskOutcome } from '../adapter';
+import type { AdcpSellerConnection } from './connection';
+import { taskVerdict } from './outcomes';
+
+/** Where a seller pushes the outcome of a booking it finishes later: one path per seller. */
+export const webhookPath = (adapterKey: string) => `/api/v1/adapters/${adapterKey}/webhooks`;
+
+/**
+ * The nonces of verified webhook signatures, in PostgreSQL so that every API process refuses a
+ * replay; a row lives until its signature's window has passed. `insert` is one statement: of two
+ * deliveries of the same signature at once, exactly one inserts.
+ */
+export function pgReplayStore(db: Knex, capPerKey = 100_000): ReplayStore {
+  const at = (seconds: number) => new Date(seconds * 1000);
+  return {
+    async has(keyid, scope, nonce, now) {
+      return !!(await db('adcp_webhook_nonces').where({ keyid, scope, nonce }).where('expires_at', '>', at(now)).first('nonce'));
+    },
+    async isCapHit(keyid, scope, now) {
+      const [row] = await db('adcp_webhook_nonces').where({ keyid, scope }).where('expires_at', '>', at(now)).count('* as n');
+      return Number(row?.n ?? 0) >= capPerKey;
+    },
+    async insert(keyid, scope, nonce, ttlSeconds, now): Promise<ReplayInsertResult> {
+      // An expired row for the same nonce is reused; a live one means the signature was seen.
+      const { rows } = await db.raw<{ rows: unknown[] }>(
+        `insert into adcp_webhook_nonces (keyid, scope, nonce, expires_at) values (?, ?, ?, ?)
+         on conflict (keyid, scope, nonce) do update set expires_at = excluded.expires_at
+           where adcp_webhook_nonces.expires_at <= ?
+         returning 1`,
+        [keyid, scope, nonce, at(now + ttlSeconds), at(now)],
+      );
+      return rows.length ? 'ok' : 'replayed';
+    },
+  };
+}
+
+/** Why a webhook was refused: its signature (401), or a body that is no task's outcome (400). */
+export class WebhookRefused extends Error {
+  override readonly name = 'WebhookRefused';
+  constructor(
+    readonly status: 400 | 401,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface TaskPayload {
+  task_id?: unknown;
+  task_type?: unknown;
+  status?: unknown;
+  result?: unknown;
+  message?: unknown;
+}
+
+/** A verified webhook: the booking task it answers and the outcome it carries, or nothing of ours. */
+export type VerifiedWebhook =
+  { kind: 'task-outcome'; taskId: string; outcome: TaskOutcome | { kind: 'unknown'; cause: string } } | { kind: 'not-ours' };
+
+/**
+ * A seller's signed webhooks: verified (RFC 9421, the AdCP webhook profile, by the SDK's verifier)
+ * against the keys the seller publishes, a replay refused; a verified task outcome is read as a
+ * poll's answer would be (taskVerdict), for the caller to settle its pending booking with.
+ */
+export class AdcpWebhookReceiver {
+  private readonly verifiers = new Map<string, (request: RequestLike) => Promise<unknown>>();
+
+  constructor(
+    private readonly db: Knex,
+    private readonly opts: { allowPrivateJwks: boolean },
+  ) {}
+
+  private verifierFor(connection: AdcpSellerConnection) {
+    let verify = this.verifiers.get(connection.adapterKey);
+    if (!verify) {
+      const jwks = new HttpsJwksResolver(connection.seller.webhookJwksUrl!, { allowPrivateIp: this.opts.allowPrivateJwks });
+      verify = createWebhookVerifier({ jwks, replayStore: pgReplayStore(this.db) });
+      this.verifiers.set(connection.adapterKey, verify);
+    }
+    return verify;
+  }
+
+  /** Verifies and reads. Throws WebhookRefused, having changed nothing but the nonce, when it must be refused. */
+  async receive(connection: AdcpSellerConnection, request: RequestLike): Promise<VerifiedWebhook> {
+    try {
+      await this.verifierFor(connection)(request);
+    } catch (err) {
+      if (err instanceof WebhookSignatureError)
+        throw new WebhookRefused(401, err.code, `The webhook's signature was refused: ${err.message}`);
+      throw err;
+    }
+    let payload: TaskPayload;
+    try {
+      payload = JSON.parse(request.body ?? '') as TaskPayload;
+    } catch {
+      throw new WebhookRefused(400, 'webhook_body_invalid', 'The webhook body is not JSON.');
+    }
+    if (typeof payload !== 'object' || payload === null || typeof payload.task_id !== 'string' || typeof payload.status !== 'string') {
+      throw new WebhookRefused(400, 'webhook_body_invalid', 'The webhook names no task and status.');
+    }
+    // Only bookings wait on a task; a seller's other notices (and a booking it answered at once) settle nothing.
+    if (payload.task_type !== 'create_media_buy') return { kind: 'not-ours' };
+    const message = typeof payload.message === 'string' ? payload.message : undefined;
+    const outcome = taskVerdict({
+      status: payload.status,
+      result: payload.result,
+      taskId: payload.task_id,
+      ...(message ? { message, error: message } : {}),
+    }) ?? { kind: 'unknown', cause: `The seller reports task ${payload.task_id} as ${payload.status}.` };
+    return { kind: 'task-outcome', taskId: payload.task_id, outcome };
+  }
+}

@@ -1,0 +1,417 @@
+import http from 'node:http';
+import net from 'node:net';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import {
+  AdcpError,
+  createAdcpServerFromPlatform,
+  createIdempotencyStore,
+  createInMemoryTaskRegistry,
+  memoryBackend,
+  serve,
+  verifyApiKey,
+  type TaskRegistry,
+} from '@adcp/sdk/server';
+import type {
+  CreateMediaBuyRequest,
+  CreateMediaBuySuccess,
+  GetMediaBuyDeliveryRequest,
+  GetMediaBuysRequest,
+  GetProductsResponse,
+  UpdateMediaBuyRequest,
+} from '@adcp/sdk/types';
+import { HARNESS_TOKEN } from './adcp-env';
+import { freePort } from './ports';
+
+/**
+ * A seller of our own on the SDK's server toolkit (createAdcpServerFromPlatform): the SDK's real
+ * protocol layer (schemas, idempotency, tasks, RFC 9421-signed webhooks) with outcomes the test
+ * chooses, per product. It listens on 127.0.0.1 only, in the test's process.
+ */
+export type Behaviour =
+  /** create_media_buy answers completed at once. */
+  | 'sync'
+  /** Answers submitted; the task completes when the test calls `finish`. */
+  | 'submitted'
+  /** Answers submitted; tasks/get then says input-required with the seller's question. */
+  | 'input-required'
+  /** Answers submitted; tasks/get then says unknown. */
+  | 'unknown'
+  /** Answers submitted; the task then fails with the seller's reason. */
+  | 'failed'
+  /** Refuses at once with an AdCP error. */
+  | 'refused'
+  /** Answers after `slowMs`, longer than the buyer waits. */
+  | 'slow';
+
+export const INPUT_QUESTION = 'Send the signed insertion order for this campaign to io@seller.example.';
+export const FAILURE_REASON = 'The publisher does not take this advertiser category.';
+
+/** The catalogue: one product per behaviour, in pounds, and one priced in dollars. */
+const CATALOGUE: Array<{ id: string; behaviour: Behaviour; currency: string }> = [
+  { id: 'ctv_sync', behaviour: 'sync', currency: 'GBP' },
+  { id: 'ctv_async', behaviour: 'submitted', currency: 'GBP' },
+  { id: 'ctv_input', behaviour: 'input-required', currency: 'GBP' },
+  { id: 'ctv_unknown', behaviour: 'unknown', currency: 'GBP' },
+  { id: 'ctv_failed', behaviour: 'failed', currency: 'GBP' },
+  { id: 'ctv_refused', behaviour: 'refused', currency: 'GBP' },
+  { id: 'ctv_slow', behaviour: 'slow', currency: 'GBP' },
+  { id: 'ctv_usd', behaviour: 'sync', currency: 'USD' },
+];
+export const PRICING_OPTION = 'cpm_fixed';
+export const productRef = (productId: string) => ({ productId, pricingOptionId: PRICING_OPTION });
+
+interface Buy {
+  mediaBuyId: string;
+  status: 'pending_creatives' | 'active' | 'paused' | 'canceled';
+  packages: Array<{ package_id: string; product_id: string; budget: number; paused: boolean }>;
+  endTime: string;
+}
+
+interface Background {
+  _registerBackground(taskId: string, completion: Promise<void>): void;
+}
+type Deferred = { promise: Promise<void>; resolve: () => void };
+const deferred = (): Deferred => {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+};
+
+/** Listens on loopback whatever the SDK's serve() asks for (it listens on every interface). */
+function onLoopback<T>(run: () => T): T {
+  const listen = net.Server.prototype.listen;
+  net.Server.prototype.listen = function (this: net.Server, ...args: unknown[]) {
+    const callback = args.find((a) => typeof a === 'function') as (() => void) | undefined;
+    return listen.call(this, { port: Number(args[0]), host: '127.0.0.1' }, callback);
+  } as typeof listen;
+  try {
+    return run();
+  } finally {
+    net.Server.prototype.listen = listen;
+  }
+}
+
+/** The SDK's server logs each request's tool registration and task read to the console: noise in a test run. */
+const SDK_NOISE = /tool name|Tool registration|Specify Format for Tool Names|^\s+- (Tool name|Allowed characters)|^\[trace\./i;
+for (const level of ['log', 'warn'] as const) {
+  // eslint-disable-next-line no-console
+  const write = console[level].bind(console);
+  // eslint-disable-next-line no-console
+  console[level] = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && SDK_NOISE.test(args[0])) return;
+    write(...args);
+  };
+}
+
+export interface TestSeller {
+  agentUrl: string;
+  /** Where the seller publishes its webhook-signing keys (JWKS). */
+  jwksUrl: string;
+  /** The webhook-signing key, private part included (for tests that sign as the seller). */
+  signingKey: { keyid: string; alg: 'ed25519'; privateKey: Record<string, unknown> & { kid: string; kty: string } };
+  /** Every create_media_buy that reached the seller's platform (after the SDK's schema and idempotency layer). */
+  creates: CreateMediaBuyRequest[];
+  /** Every update_media_buy that reached it. */
+  updates: Array<{ mediaBuyId: string; patch: UpdateMediaBuyRequest }>;
+  buys: Map<string, Buy>;
+  /** update_media_buy answers success but changes nothing (get_media_buys shows the old state). */
+  drift: boolean;
+  /** How long a `slow` product's create takes. */
+  slowMs: number;
+  /** Daily delivery per media buy, as the seller reports it now (the test may restate it). */
+  delivery: Map<string, Array<{ date: string; impressions: number; spend: number }>>;
+  /** The tasks the seller holds, by product, in order. */
+  tasks: Array<{ taskId: string; productId: string }>;
+  /** Completes (or fails, per product) a task held open; all open ones without an id. */
+  finish(taskId?: string): void;
+  /** Stops listening (connections refused) and starts again on the same port. */
+  down(): Promise<void>;
+  up(): void;
+  stop(): Promise<void>;
+}
+
+export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<TestSeller> {
+  const port = await freePort();
+  const jwksPort = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const kid = `seller-webhook-${randomBytes(4).toString('hex')}`;
+  const jwk = privateKey.export({ format: 'jwk' }) as { kty: string; crv: string; x: string; d: string };
+  const publicJwk = {
+    kid,
+    kty: jwk.kty,
+    crv: jwk.crv,
+    x: jwk.x,
+    alg: 'EdDSA',
+    use: 'sig',
+    key_ops: ['verify'],
+    adcp_use: 'webhook-signing',
+  };
+  const signingKey = { keyid: kid, alg: 'ed25519' as const, privateKey: { ...publicJwk, d: jwk.d, key_ops: ['sign'] } };
+
+  const inner = createInMemoryTaskRegistry();
+  /** What tasks/get says of a task the test chose an outcome for that the SDK's registry cannot hold. */
+  const statusOf = new Map<string, { status: 'input-required' | 'unknown'; message?: string }>();
+  const registry: TaskRegistry = {
+    create: (o) => inner.create(o),
+    complete: (id, r) => inner.complete(id, r),
+    fail: (id, e) => inner.fail(id, e),
+    updateProgress: (id, p) => inner.updateProgress(id, p),
+    awaitTask: (id) => inner.awaitTask(id),
+    // The SDK's runtime tracks each task's background work through its own registry's hook.
+    ...({
+      _registerBackground: (id: string, done: Promise<void>) => (inner as never as Background)._registerBackground(id, done),
+    } as object),
+    async getTask<T>(id: string) {
+      const record = await inner.getTask<T>(id);
+      const chosen = statusOf.get(id);
+      return record && chosen ? { ...record, status: chosen.status, ...(chosen.message ? { statusMessage: chosen.message } : {}) } : record;
+    },
+  };
+  const gates = new Map<string, Deferred>();
+  let counter = 0;
+  const nextId = (prefix: string) => `${prefix}_${++counter}_${randomBytes(3).toString('hex')}`;
+
+  const seller: TestSeller = {
+    agentUrl: `${origin}/mcp`,
+    jwksUrl: `http://127.0.0.1:${jwksPort}/.well-known/jwks.json`,
+    signingKey,
+    creates: [],
+    updates: [],
+    buys: new Map(),
+    drift: false,
+    slowMs: opts.slowMs ?? 5_000,
+    delivery: new Map(),
+    tasks: [],
+    finish(taskId) {
+      for (const [id, gate] of gates) if (!taskId || id === taskId) gate.resolve();
+    },
+    down: async () => undefined,
+    up: () => undefined,
+    stop: async () => undefined,
+  };
+
+  const book = (req: CreateMediaBuyRequest): CreateMediaBuySuccess => {
+    const mediaBuyId = nextId('mb');
+    const packages = (req.packages ?? []).map((p) => ({
+      package_id: nextId('pkg'),
+      product_id: (p as { product_id: string }).product_id,
+      budget: (p as { budget?: number }).budget ?? 0,
+      paused: false,
+    }));
+    seller.buys.set(mediaBuyId, { mediaBuyId, status: 'pending_creatives', packages, endTime: String(req.end_time) });
+    return {
+      media_buy_id: mediaBuyId,
+      status: 'pending_creatives',
+      confirmed_at: new Date().toISOString(),
+      packages: packages.map((p) => ({ package_id: p.package_id, product_id: p.product_id, budget: p.budget })),
+    } as CreateMediaBuySuccess;
+  };
+
+  const account = { id: 'acct_flightdeck', name: 'Flightdeck', status: 'active' as const, ctx_metadata: {} };
+  const platform = {
+    capabilities: {
+      specialisms: ['sales-non-guaranteed'] as const,
+      channels: ['ctv'] as const,
+      pricingModels: ['cpm'] as const,
+      config: {},
+    },
+    accounts: {
+      // One buying account: any brand reference, or (for tasks/get, which names none) the caller's key.
+      resolve: async (ref: unknown, ctx?: { authInfo?: unknown }) => {
+        if (!ref) return ctx?.authInfo ? account : null;
+        if ('account_id' in (ref as object)) return null;
+        return { ...account, brand: (ref as { brand: { domain: string } }).brand };
+      },
+    },
+    sales: {
+      getProducts: async (): Promise<GetProductsResponse> => ({
+        products: CATALOGUE.map((p) => ({
+          product_id: p.id,
+          name: `CTV ${p.behaviour} (${p.currency})`,
+          description: `A CTV product that answers ${p.behaviour}.`,
+          publisher_properties: [{ publisher_domain: 'seller.example', selection_type: 'all' }],
+          channels: ['ctv'],
+          format_ids: [{ agent_url: origin, id: 'video_15s' }],
+          delivery_type: 'non_guaranteed',
+          pricing_options: [{ pricing_option_id: PRICING_OPTION, pricing_model: 'cpm', currency: p.currency, fixed_price: 12 }],
+          reporting_capabilities: {
+            available_reporting_frequencies: ['daily'],
+            expected_delay_minutes: 60,
+            timezone: 'UTC',
+            supports_webhooks: false,
+            available_metrics: ['impressions', 'spend'],
+            date_range_support: 'date_range',
+          },
+        })) as GetProductsResponse['products'],
+      }),
+
+      createMediaBuy: async (
+        req: CreateMediaBuyRequest,
+        ctx: { handoffToTask: (fn: (t: { id: string }) => Promise<unknown>) => never },
+      ) => {
+        seller.creates.push(req);
+        const productId = (req.packages?.[0] as { product_id?: string } | undefined)?.product_id ?? '';
+        const behaviour = CATALOGUE.find((p) => p.id === productId)?.behaviour;
+        if (!behaviour) throw new AdcpError('PRODUCT_NOT_FOUND', { message: `No product ${productId}.`, recovery: 'correctable' });
+        switch (behaviour) {
+          case 'sync':
+            return book(req);
+          case 'slow':
+            await new Promise((r) => setTimeout(r, seller.slowMs));
+            return book(req);
+          case 'refused':
+            throw new AdcpError('POLICY_VIOLATION', { message: FAILURE_REASON, recovery: 'terminal' });
+          default:
+            return ctx.handoffToTask(async (task) => {
+              seller.tasks.push({ taskId: task.id, productId });
+              if (behaviour === 'input-required') statusOf.set(task.id, { status: 'input-required', message: INPUT_QUESTION });
+              if (behaviour === 'unknown') statusOf.set(task.id, { status: 'unknown' });
+              const gate = deferred();
+              gates.set(task.id, gate);
+              await gate.promise;
+              gates.delete(task.id);
+              if (behaviour === 'failed') throw new AdcpError('POLICY_VIOLATION', { message: FAILURE_REASON, recovery: 'terminal' });
+              return book(req);
+            });
+        }
+      },
+
+      updateMediaBuy: async (buyId: string, patch: UpdateMediaBuyRequest) => {
+        seller.updates.push({ mediaBuyId: buyId, patch });
+        const buy = seller.buys.get(buyId);
+        if (!buy) throw new AdcpError('MEDIA_BUY_NOT_FOUND', { message: `Media buy ${buyId} not found`, recovery: 'terminal' });
+        const p = patch as {
+          paused?: boolean;
+          canceled?: boolean;
+          packages?: Array<{ package_id: string; budget?: number }>;
+          end_time?: string;
+        };
+        let status = buy.status;
+        if (p.canceled) status = 'canceled';
+        else if (p.paused === true) status = 'paused';
+        else if (p.paused === false) status = 'active';
+        if (!seller.drift) {
+          buy.status = status;
+          if (typeof p.paused === 'boolean') for (const pkg of buy.packages) pkg.paused = p.paused;
+          for (const change of p.packages ?? []) {
+            const pkg = buy.packages.find((x) => x.package_id === change.package_id);
+            if (!pkg) throw new AdcpError('PACKAGE_NOT_FOUND', { message: `Package ${change.package_id} not found`, recovery: 'terminal' });
+            if (typeof change.budget === 'number') pkg.budget = change.budget;
+          }
+          if (p.end_time) buy.endTime = p.end_time;
+        }
+        return { media_buy_id: buyId, status };
+      },
+
+      getMediaBuys: async (req: GetMediaBuysRequest) => ({
+        media_buys: [...seller.buys.values()]
+          .filter((b) => !req.media_buy_ids || req.media_buy_ids.includes(b.mediaBuyId))
+          .map((b) => ({
+            media_buy_id: b.mediaBuyId,
+            status: b.status,
+            currency: 'GBP',
+            total_budget: b.packages.reduce((sum, p) => sum + p.budget, 0),
+            packages: b.packages.map((p) => ({ package_id: p.package_id, product_id: p.product_id, budget: p.budget, paused: p.paused })),
+          })),
+      }),
+
+      getMediaBuyDelivery: async (req: GetMediaBuyDeliveryRequest) => {
+        const ids = (req.media_buy_ids ?? []).filter((id) => seller.buys.has(id));
+        const inRange = (d: { date: string }) => (!req.start_date || d.date >= req.start_date) && (!req.end_date || d.date <= req.end_date);
+        const deliveries = ids.map((id) => {
+          const days = (seller.delivery.get(id) ?? []).filter(inRange);
+          const impressions = days.reduce((s, d) => s + d.impressions, 0);
+          const spend = days.reduce((s, d) => s + d.spend, 0);
+          const pkg = seller.buys.get(id)!.packages[0]!;
+          return {
+            media_buy_id: id,
+            status: 'active' as const,
+            totals: { impressions, spend },
+            by_package: [
+              {
+                package_id: pkg.package_id,
+                impressions,
+                spend,
+                pricing_model: 'cpm' as const,
+                rate: 12,
+                currency: 'GBP',
+                ...(req.include_package_daily_breakdown ? { daily_breakdown: days } : {}),
+              },
+            ],
+          };
+        });
+        return {
+          reporting_period: {
+            start: `${req.start_date ?? '2000-01-01'}T00:00:00Z`,
+            end: `${req.end_date ?? '2100-01-01'}T23:59:59Z`,
+          },
+          currency: 'GBP',
+          media_buy_deliveries: deliveries,
+        };
+      },
+
+      syncCreatives: async (creatives: Array<{ creative_id: string }>) =>
+        creatives.map((c) => ({ creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const })),
+    },
+  };
+
+  const idempotency = createIdempotencyStore({ backend: memoryBackend(), ttlSeconds: 86_400 });
+  const agent = () =>
+    createAdcpServerFromPlatform(
+      platform as never,
+      {
+        name: 'flightdeck-test-seller',
+        version: '1.0.0',
+        taskRegistry: registry,
+        idempotency,
+        allowPrivateWebhookUrls: true,
+        webhooks: { signerKey: signingKey as never, retries: { maxAttempts: 2, initialDelayMs: 100 } },
+        resolveSessionKey: () => account.id,
+      } as never,
+    );
+
+  let server: http.Server | null = null;
+  seller.up = () => {
+    server = onLoopback(() =>
+      serve(agent as never, {
+        port,
+        onListening: () => undefined,
+        authenticate: verifyApiKey({ keys: { [HARNESS_TOKEN]: { principal: 'flightdeck' } } }),
+      }),
+    );
+  };
+  seller.down = async () => {
+    const s = server;
+    server = null;
+    if (!s) return;
+    s.closeAllConnections();
+    await new Promise<void>((r) => s.close(() => r()));
+  };
+  seller.up();
+  await until(() =>
+    fetch(`${origin}/mcp`, { method: 'GET' }).then(
+      () => true,
+      () => false,
+    ),
+  );
+
+  const jwks = http.createServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ keys: [publicJwk] }));
+  });
+  await new Promise<void>((r) => jwks.listen(jwksPort, '127.0.0.1', r));
+  seller.stop = async () => {
+    seller.finish();
+    await seller.down();
+    jwks.closeAllConnections();
+    await new Promise<void>((r) => jwks.close(() => r()));
+  };
+  return seller;
+}
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !(await check()); await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() > deadline) throw new Error('the test seller did not start');
+  }
+}

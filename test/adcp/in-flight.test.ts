@@ -6,7 +6,7 @@ import { approvedCreative } from '../support/creatives';
 import { until } from '../support/wait';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
-import { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
+import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
 import type { LineAtSupplier } from '../../shared/adapters/adapter';
 import { adcpOperations, adcpReporter, driftOf } from '../../workers/adapters/adcp/in-flight';
 import { adcpReviewer } from '../../workers/adapters/adcp/review';
@@ -36,6 +36,8 @@ afterAll(async () => {
   await workers?.close();
   await env?.close();
   await seller?.stop();
+  // This test's own connection to the seller (the SDK pools them).
+  await closeSellerConnections();
 });
 
 async function readBooking(token: string, id: string) {

@@ -159,4 +159,19 @@ describe("a seller's signed webhooks", () => {
     expect(await env.db('supplier_attempts').where({ id: attemptId }).first()).toMatchObject({ status: 'confirmed' });
     expect((await walletAndLedger(env, 'org-w3')).consistent).toBe(true);
   }, 60_000);
+
+  test("a seller that publishes no keys takes no webhooks; a signed body that is no task's outcome is refused; another task's is acknowledged and changes nothing", async () => {
+    const body = completion('task_unknown_here');
+    const noKeys = await fetch(hookUrl.replace('adcp-ctl', 'adcp-acme'), { method: 'POST', headers: signed(body), body });
+    expect(noKeys.status).toBe(404);
+    const notJson = 'not json';
+    const refused = await deliver(notJson, signed(notJson));
+    expect(refused.status).toBe(400);
+    expect((await json<{ code: string }>(refused)).code).toBe('webhook_body_invalid');
+    const before = await env.db('supplier_tasks').orderBy('attempt_id');
+    const other = await deliver(body, signed(body));
+    expect(other.status).toBe(200);
+    expect(await json(other)).toEqual({ result: 'nothing-waiting' });
+    expect(await env.db('supplier_tasks').orderBy('attempt_id')).toEqual(before);
+  }, 60_000);
 });

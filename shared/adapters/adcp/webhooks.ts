@@ -30,6 +30,8 @@ export function pgReplayStore(db: Knex, capPerKey = 100_000): ReplayStore {
       return Number(row?.n ?? 0) >= capPerKey;
     },
     async insert(keyid, scope, nonce, ttlSeconds, now): Promise<ReplayInsertResult> {
+      // The key's expired nonces go as it signs new ones, so the table holds about one window's worth.
+      await db('adcp_webhook_nonces').where({ keyid, scope }).where('expires_at', '<=', at(now)).delete();
       // An expired row for the same nonce is reused; a live one means the signature was seen.
       const { rows } = await db.raw<{ rows: unknown[] }>(
         `insert into adcp_webhook_nonces (keyid, scope, nonce, expires_at) values (?, ?, ?, ?)

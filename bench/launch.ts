@@ -3,6 +3,7 @@ import { figures } from './support';
 import { formatPerOperation, machineCpu, perOperation, type CpuShare } from './machine-cpu';
 import { approvedSevenLineCampaign, callApi } from './campaigns';
 import { pauses, type PauseRun } from './pause';
+import { bookingWatcher } from './booking-watcher';
 import type { DbCounts } from './count-queries';
 import { ADMIN_URL, RATE_LIMITS_LIFTED, REDIS_URL, startServiceProcess, type ServiceProcess } from './service-process';
 import { durableLineFloor } from './floors/durable-line';
@@ -92,25 +93,7 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
     const accepted: number[] = [];
     const launchStarted = performance.now();
     let launched = 0;
-    // One poll every 10 ms for every booking still waiting, rather than one per booking: the
-    // watcher must not load the database it measures.
-    const waiting = new Map<string, () => void>();
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        if (waiting.size) {
-          const done: string[] = await db('bookings')
-            .whereIn('id', [...waiting.keys()])
-            .where({ status: 'confirmed' })
-            .pluck('id');
-          for (const id of done) {
-            waiting.get(id)!();
-            waiting.delete(id);
-          }
-        }
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    })();
+    const watcher = bookingWatcher(db, 'confirmed');
     // The service's memory at its peak under the launches (sampled every 50 ms).
     let peakRssMb = service.rssMb();
     const sampler = setInterval(() => (peakRssMb = Math.max(peakRssMb, service.rssMb())), 50);
@@ -119,7 +102,7 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
       const { booking } = await callApi(service.url, token, `/api/v1/campaigns/${campaignId}/launch`, 'POST');
       launched++;
       accepted.push(performance.now() - t0);
-      await new Promise<void>((resolve) => waiting.set(booking.id as string, resolve));
+      await watcher.until(booking.id as string);
       settled.push(performance.now() - t0);
     };
     const queue = [...campaigns];
@@ -136,9 +119,8 @@ async function launches(service: ServiceProcess): Promise<LaunchRun> {
       // Bookings a dead service never confirms must not keep the bench waiting.
       await Promise.race([all, service.died]);
     } finally {
-      watching = false;
       clearInterval(sampler);
-      await watcher;
+      await watcher.stop();
     }
     const totalSeconds = (performance.now() - launchStarted) / 1000;
     const cpu = counting.stop();

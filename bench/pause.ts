@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { callApi } from './campaigns';
+import { bookingWatcher } from './booking-watcher';
 import type { ServiceProcess } from './service-process';
 
 /**
@@ -11,24 +12,7 @@ export async function pauses(service: ServiceProcess, token: string, db: Knex, c
   const settled: number[] = [];
   const accepted: number[] = [];
   const bookings: string[] = [];
-  const waiting = new Map<string, () => void>();
-  let watching = true;
-  // One poll for every booking still waiting, as the launch bench does: the watcher must not load what it measures.
-  const watcher = (async () => {
-    while (watching) {
-      if (waiting.size) {
-        const done: string[] = await db('bookings')
-          .whereIn('id', [...waiting.keys()])
-          .where({ status: 'stopped' })
-          .pluck('id');
-        for (const id of done) {
-          waiting.get(id)!();
-          waiting.delete(id);
-        }
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  })();
+  const watcher = bookingWatcher(db, 'stopped');
   const queue = [...campaigns];
   try {
     await Promise.race([
@@ -39,7 +23,7 @@ export async function pauses(service: ServiceProcess, token: string, db: Knex, c
             const { booking } = await callApi(service.url, token, `/api/v1/campaigns/${id}/pause`, 'POST');
             accepted.push(performance.now() - t0);
             bookings.push(booking.id as string);
-            await new Promise<void>((resolve) => waiting.set(booking.id as string, resolve));
+            await watcher.until(booking.id as string);
             settled.push(performance.now() - t0);
           }
         }),
@@ -47,8 +31,7 @@ export async function pauses(service: ServiceProcess, token: string, db: Knex, c
       service.died,
     ]);
   } finally {
-    watching = false;
-    await watcher;
+    await watcher.stop();
   }
   return { settled, accepted, phases: await phasesOf(db, bookings) };
 }

@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
 import { SYSTEM } from '../auth/actor';
-import { Batcher, perPool, unlessDatabaseDown } from '../db/batcher';
-import { prepared } from '../db/knex';
+import { Batcher, perPool } from '../db/batcher';
 import type { AttemptClose } from '../suppliers/attempts';
 import { LINE_OPERATION } from '../queues/jobs';
 import type { LineRow } from './booking-store';
 import type { LineStatus } from './line-state';
 import type { HeldOperation } from './line-operation-store';
-import { afterStep, STEP_TAIL, stepTailValues, type StepRow } from './line-transitions';
+import { afterStep, STEP_TAIL } from './line-transitions';
+import { BATCHING, CLOSED_WITH_LINES, runStepBatch } from './line-step-batch';
 
 /**
  * The two steps of a pause, resume or stop (start the call, record a sandbox line's definite
@@ -128,19 +128,11 @@ with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, boo
     select u.*, i.from_status as step_from, i.event_action, i.event_detail
       from updated u join input i on i.line_id = u.id),
   ${STEP_TAIL}
-select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted,
-       assert_line_step((select count(*) from closed) = (select count(*) from updated),
-                        'an attempt closed with its line was no longer open') as checked
-  from updated join bumped on bumped.id = updated.booking_id`;
-
-async function runBatch(db: Knex, sql: string, input: unknown[]): Promise<Map<string, StepRow>> {
-  const { rows } = await db.raw<{ rows: StepRow[] }>(sql, [JSON.stringify(input), ...stepTailValues(SYSTEM)]).options(prepared(db, sql));
-  return new Map(rows.map((r) => [r.id, r]));
-}
+${CLOSED_WITH_LINES}`;
 
 /** Starts the operations given: for each, the started line with what its call needs, or null when it was not as expected. */
 export async function startOperations(db: Knex, steps: readonly OperationStartStep[]): Promise<Array<StartedOperation | null>> {
-  const rows = await runBatch(
+  const rows = await runStepBatch(
     db,
     START_SQL,
     steps.map((s) => ({
@@ -166,7 +158,7 @@ export async function startOperations(db: Knex, steps: readonly OperationStartSt
 
 /** Records the sandbox lines' definite answers to their operations: each changed line, or null when it was not as expected. */
 export async function recordOperationOutcomes(db: Knex, steps: readonly OperationOutcomeStep[]): Promise<Array<LineRow | null>> {
-  const rows = await runBatch(
+  const rows = await runStepBatch(
     db,
     OUTCOME_SQL,
     steps.map((s) => ({
@@ -197,8 +189,6 @@ export async function recordOperationOutcomes(db: Knex, steps: readonly Operatio
     }),
   );
 }
-
-const BATCHING = { concurrency: 2, maxSize: 100, key: (s: { lineId: string }) => s.lineId, retryAlone: unlessDatabaseDown };
 
 /** The process's batchers of line operation steps on the database `db`. */
 export const lineOperationBatchers = perPool((db) => ({

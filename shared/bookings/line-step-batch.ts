@@ -70,6 +70,16 @@ select updated.*, bumped.status as booking_status, bumped.was as booking_was, bu
   from updated join bumped on bumped.id = updated.booking_id
        join bookings b on b.id = updated.booking_id join campaigns c on c.id = b.campaign_id`;
 
+/**
+ * The end of a batched outcome statement: the changed lines with their bookings, undone (FD001)
+ * unless every line's attempt (the CTE \`closed\`) was closed with it.
+ */
+export const CLOSED_WITH_LINES = `
+select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted,
+       assert_line_step((select count(*) from closed) = (select count(*) from updated),
+                        'an attempt closed with its line was no longer open') as checked
+  from updated join bumped on bumped.id = updated.booking_id`;
+
 // Only a sandbox line still waiting on this attempt is moved (a live line moves money, in a
 // transaction of its own); its attempt must close with it, or the statement is undone (FD001).
 const OUTCOME_SQL = `
@@ -98,19 +108,17 @@ with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, boo
     select u.*, 'in-progress' as step_from, 'line.' || u.status as event_action, i.event_detail
       from updated u join input i on i.line_id = u.id),
   ${STEP_TAIL}
-select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted,
-       assert_line_step((select count(*) from closed) = (select count(*) from updated),
-                        'an attempt closed with its line was no longer open') as checked
-  from updated join bumped on bumped.id = updated.booking_id`;
+${CLOSED_WITH_LINES}`;
 
-async function runBatch(db: Knex, sql: string, input: unknown[]): Promise<Map<string, StepRow>> {
+/** Runs a batched step statement over its input rows (the `input` CTE's JSON): the changed lines by id. */
+export async function runStepBatch(db: Knex, sql: string, input: unknown[]): Promise<Map<string, StepRow>> {
   const { rows } = await db.raw<{ rows: StepRow[] }>(sql, [JSON.stringify(input), ...stepTailValues(SYSTEM)]).options(prepared(db, sql));
   return new Map(rows.map((r) => [r.id, r]));
 }
 
 /** Starts the lines given: for each, the started line and its campaign's flight, or null when it was not as expected. */
 export async function startLines(db: Knex, steps: readonly LineStartStep[]): Promise<Array<{ line: LineRow; flight: Flight } | null>> {
-  const rows = await runBatch(
+  const rows = await runStepBatch(
     db,
     START_SQL,
     steps.map((s) => ({ line_id: s.lineId, booking_id: s.bookingId, adapter_key: s.adapterKey, attempt_id: s.attemptId })),
@@ -128,7 +136,7 @@ export async function startLines(db: Knex, steps: readonly LineStartStep[]): Pro
 
 /** Records the sandbox lines' definite answers: for each, the changed line, or null when it was not as expected. */
 export async function recordSandboxOutcomes(db: Knex, steps: readonly LineOutcomeStep[]): Promise<Array<LineRow | null>> {
-  const rows = await runBatch(
+  const rows = await runStepBatch(
     db,
     OUTCOME_SQL,
     steps.map((s) => ({
@@ -154,7 +162,7 @@ export async function recordSandboxOutcomes(db: Knex, steps: readonly LineOutcom
 }
 
 /** How many batches of each step may be written at once by one process, and how large one may be. */
-const BATCHING = { concurrency: 2, maxSize: 100, key: (s: { lineId: string }) => s.lineId, retryAlone: unlessDatabaseDown };
+export const BATCHING = { concurrency: 2, maxSize: 100, key: (s: { lineId: string }) => s.lineId, retryAlone: unlessDatabaseDown };
 
 /** The process's batchers of line steps on the database `db`. */
 export const lineStepBatchers = perPool((db) => ({

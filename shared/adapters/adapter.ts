@@ -167,6 +167,9 @@ export interface ReviewRequest {
   channel: string;
   format: string;
   bytes: Buffer;
+  /** The stored asset's content-addressed name (served, immutable, at /files/assets/<name>). */
+  assetName: string;
+  contentType: string;
   assetFingerprint: string;
   metadataDigest: string;
 }

@@ -38,7 +38,7 @@ interface ReviewStart {
   attemptId: string;
   review: ReviewRow;
   creative: { name: string; channel: string; format: string };
-  version: { asset_name: string };
+  version: { asset_name: string; content_type: string };
 }
 
 const lockReview = async (trx: Knex, id: string) =>
@@ -100,6 +100,8 @@ function reviewFlow(
           channel: creative.channel,
           format: creative.format,
           bytes,
+          assetName: version.asset_name,
+          contentType: version.content_type,
           assetFingerprint: review.asset_fingerprint,
           metadataDigest: review.metadata_digest,
         },

@@ -2,14 +2,12 @@ import { sellersAt } from '../support/adcp-env';
 import { randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { post, type BookingBody } from '../support/bookings';
-import { approvedCreative } from '../support/creatives';
 import { until } from '../support/wait';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
 import type { LineAtSupplier } from '../../shared/adapters/adapter';
 import { adcpOperations, adcpReporter, driftOf } from '../../workers/adapters/adcp/in-flight';
-import { adcpReviewer } from '../../workers/adapters/adcp/review';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
 import type { RunningWorkers } from '../../workers/main';
 
@@ -184,28 +182,5 @@ describe('in flight on an AdCP seller', () => {
       { date: '2099-03-02', impressions: 2000, spend: 24.5 },
     ]);
     expect((await read()).days[0]).toEqual({ date: '2099-03-01', impressions: 800, clicks: 0, completions: 0, spendMinor: 960 });
-  }, 60_000);
-
-  test("the seller's creative review is sync_creatives: a creative in one of its formats is approved under the seller's id", async () => {
-    const { token } = await bookedLine('org-f4');
-    const creativeId = await approvedCreative(api, env.db, token, 'adcp-spot');
-    const review = (format: string) =>
-      adcpReviewer(connection).review(
-        {
-          attemptId: `att_${randomUUID()}`,
-          reviewId: randomUUID(),
-          creativeId,
-          version: 1,
-          name: 'Spring spot',
-          channel: 'ctv',
-          format,
-          bytes: Buffer.from('x'),
-          assetFingerprint: 'f',
-          metadataDigest: 'd',
-        },
-        { db: env.db, sandboxSlowMs: 0 },
-      );
-    const approved = await review('video_15s');
-    expect(approved).toMatchObject({ kind: 'approved', providerReference: expect.any(String) });
   }, 60_000);
 });

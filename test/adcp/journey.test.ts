@@ -1,12 +1,12 @@
 import { sellersAt } from '../support/adcp-env';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { approve, draftCampaign, post, type BookingBody } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
 import { until } from '../support/wait';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 import { grantSellerAccess } from '../support/adcp-buy';
-import { startTestSeller, type TestSeller } from '../support/adcp-test-seller';
+import { VIDEO_FORMAT, VIDEO_SLOT, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
 import { findAdapter } from '../../shared/adapters/catalogue';
@@ -80,7 +80,7 @@ test('capabilities → products → plan → approve → fund → live launch �
   const supplierProduct = { productId: product.productId, pricingOptionId: product.pricingOptions[0]!.pricingOptionId };
 
   // The creative, reviewed by the seller itself (sync_creatives): its approval is what live launch needs.
-  const creative = await makeCreative(api, token, 'ctv');
+  const creative = await makeCreative(api, token, 'ctv', { format: VIDEO_FORMAT });
   expect((await post(api, token, `/api/v1/creatives/${creative.id}/submit`, { adapterKey: 'adcp-ctl', channel: 'ctv' })).status).toBe(202);
   await until('the seller approves the creative', async () => {
     const c = await json<{ creative: { reviews: Array<{ status: string }> } }>(
@@ -88,6 +88,10 @@ test('capabilities → products → plan → approve → fund → live launch �
     );
     return c.creative.reviews.at(-1)?.status === 'approved';
   });
+  // The seller fetched the very bytes reviewed, from the asset URL in its format's video slot.
+  const synced = seller.creatives.at(-1)!;
+  expect(synced.creative.assets[VIDEO_SLOT]).toMatchObject({ asset_type: 'video', width: 1280, height: 720 });
+  expect(`sha256:${createHash('sha256').update(synced.fetched!).digest('hex')}`).toBe(creative.assetFingerprint);
 
   // Plan, approve, fund, launch live.
   const line = { channel: 'ctv', adapterKey: 'adcp-ctl', budgetMinor: 100_000, supplierProduct, creativeIds: [creative.id] };

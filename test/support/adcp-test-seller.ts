@@ -58,6 +58,12 @@ const CATALOGUE: Array<{ id: string; behaviour: Behaviour; currency: string }> =
   { id: 'ctv_usd', behaviour: 'sync', currency: 'USD' },
 ];
 export const PRICING_OPTION = 'cpm_fixed';
+/** The seller's video format: one required video slot, at least this wide. */
+export const VIDEO_FORMAT = 'video_15s';
+export const VIDEO_SLOT = 'video_file';
+export const MIN_VIDEO_WIDTH = 640;
+/** A display format, whose only slot is an image. */
+export const DISPLAY_FORMAT = 'display_300x250';
 export const productRef = (productId: string) => ({ productId, pricingOptionId: PRICING_OPTION });
 
 interface Buy {
@@ -65,6 +71,14 @@ interface Buy {
   status: 'pending_creatives' | 'active' | 'paused' | 'canceled';
   packages: Array<{ package_id: string; product_id: string; budget: number; paused: boolean }>;
   endTime: string;
+}
+
+interface SyncedAsset {
+  asset_type?: string;
+  url?: string;
+  width?: number;
+  height?: number;
+  [k: string]: unknown;
 }
 
 interface Background {
@@ -120,6 +134,11 @@ export interface TestSeller {
   slowMs: number;
   /** Daily delivery per media buy, as the seller reports it now (the test may restate it). */
   delivery: Map<string, Array<{ date: string; impressions: number; spend: number }>>;
+  /** Every creative sync_creatives brought, with the bytes the seller fetched from its asset URL (null: fetch failed). */
+  creatives: Array<{
+    creative: { creative_id: string; format_id: { id: string }; assets: Record<string, SyncedAsset> };
+    fetched: Buffer | null;
+  }>;
   /** The tasks the seller holds, by product, in order. */
   tasks: Array<{ taskId: string; productId: string }>;
   /** Completes (or fails, per product) a task held open; all open ones without an id. */
@@ -182,6 +201,7 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
     drift: false,
     slowMs: opts.slowMs ?? 5_000,
     delivery: new Map(),
+    creatives: [],
     tasks: [],
     finish(taskId) {
       for (const [id, gate] of gates) if (!taskId || id === taskId) gate.resolve();
@@ -351,8 +371,59 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
         };
       },
 
-      syncCreatives: async (creatives: Array<{ creative_id: string }>) =>
-        creatives.map((c) => ({ creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const })),
+      listCreativeFormats: async () => ({
+        formats: [
+          {
+            format_id: { agent_url: origin, id: VIDEO_FORMAT },
+            name: 'Video, 15 seconds',
+            assets: [
+              {
+                item_type: 'individual',
+                asset_id: VIDEO_SLOT,
+                asset_type: 'video',
+                required: true,
+                requirements: { min_width: MIN_VIDEO_WIDTH },
+              },
+            ],
+          },
+          {
+            format_id: { agent_url: origin, id: DISPLAY_FORMAT },
+            name: 'Display, 300×250',
+            assets: [{ item_type: 'individual', asset_id: 'banner_image', asset_type: 'image', required: true }],
+          },
+        ],
+      }),
+
+      // As a seller reviews: the format's required slot must be filled, its bytes fetched, its size enough.
+      syncCreatives: async (creatives: Array<{ creative_id: string; format_id: { id: string }; assets: Record<string, SyncedAsset> }>) =>
+        Promise.all(
+          creatives.map(async (c) => {
+            const failed = (code: string, message: string) => ({
+              creative_id: c.creative_id,
+              action: 'failed' as const,
+              errors: [{ code, message }],
+            });
+            const received: TestSeller['creatives'][number] = { creative: c, fetched: null };
+            seller.creatives.push(received);
+            if (c.format_id.id !== VIDEO_FORMAT)
+              return { creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const };
+            const video = c.assets[VIDEO_SLOT];
+            if (!video?.url) return failed('INVALID_REQUEST', `${VIDEO_SLOT} is required`);
+            const res = await fetch(video.url).catch(() => null);
+            const fetched = res?.ok ? Buffer.from(await res.arrayBuffer()) : null;
+            received.fetched = fetched;
+            if (!fetched) return failed('INVALID_REQUEST', `${video.url} could not be fetched`);
+            if ((video.width ?? 0) < MIN_VIDEO_WIDTH) {
+              return {
+                creative_id: c.creative_id,
+                action: 'created' as const,
+                status: 'rejected' as const,
+                errors: [{ code: 'CREATIVE_REJECTED', message: `The video is ${video.width} wide; this format needs ${MIN_VIDEO_WIDTH}.` }],
+              };
+            }
+            return { creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const };
+          }),
+        ),
     },
   };
 

@@ -13,7 +13,7 @@ import { liveReviewer, sandboxReviewer } from './sandbox-review';
 /** What the adapters need of the deployment: the connections to its AdCP sellers. */
 export interface AdapterDeps {
   adcp: ReadonlyMap<string, AdcpSellerConnection>;
-  /** This service's public address (PUBLIC_BASE_URL), where sellers that sign webhooks push outcomes. */
+  /** This service's public address (PUBLIC_BASE_URL): where sellers that sign webhooks push outcomes and fetch creative assets. */
   publicBaseUrl?: string | null;
 }
 
@@ -33,7 +33,10 @@ function implementationOf(d: AdapterDescriptor, deps: AdapterDeps): SupplierAdap
       if (!connection) return { ...liveAdapter(d), reviewer: liveReviewer };
       // Pushed outcomes only from a seller whose published keys can verify them; the others are polled.
       const webhookUrl = connection.seller.webhookJwksUrl && deps.publicBaseUrl ? `${deps.publicBaseUrl}${webhookPath(d.key)}` : null;
-      return adcpAdapter(d, connection, webhookUrl ? { webhookUrl: () => webhookUrl } : {});
+      return adcpAdapter(d, connection, {
+        publicBaseUrl: deps.publicBaseUrl ?? null,
+        ...(webhookUrl ? { webhookUrl: () => webhookUrl } : {}),
+      });
     }
   }
 }

@@ -16,6 +16,13 @@ export interface AdcpCapabilities {
   fetchedAt: string;
 }
 
+/** A creative format as the seller lists it: its id and the asset slots a creative fills. */
+export interface SellerFormat {
+  format_id: { agent_url?: string; id: string };
+  name?: string;
+  assets?: Array<{ item_type?: string; asset_id?: string; asset_type?: string; required?: boolean }>;
+}
+
 /** The seller could not be reached at all: no request reached it, so nothing was done. */
 export class SellerUnreachable extends Error {
   override readonly name = 'SellerUnreachable';
@@ -52,8 +59,6 @@ const UNREACHABLE = /Failed to discover MCP endpoint|ECONNREFUSED|ENOTFOUND|EAI_
  */
 export class AdcpSellerConnection {
   readonly adapterKey: string;
-  private cached: { at: number; value: AdcpCapabilities } | null = null;
-  private fetching: Promise<AdcpCapabilities> | null = null;
 
   constructor(
     readonly seller: AdcpSeller,
@@ -90,25 +95,51 @@ export class AdcpSellerConnection {
   }
 
   /** The seller's capabilities, fetched once per TTL (concurrent callers share one fetch). */
-  async capabilities(now = Date.now()): Promise<AdcpCapabilities> {
-    if (this.cached && now - this.cached.at < this.opts.capabilitiesTtlMs) return this.cached.value;
-    this.fetching ??= (async () => {
-      try {
-        const result = await this.call((c) => c.getAdcpCapabilities({} as never));
-        if (result.status !== 'completed') throw new Error(`${this.adapterKey} did not answer get_adcp_capabilities: ${result.status}`);
-        const value = capabilitiesOf(result.data as RawCapabilities);
-        this.cached = { at: Date.now(), value };
-        return value;
-      } finally {
-        this.fetching = null;
-      }
-    })();
-    return this.fetching;
+  capabilities(now = Date.now()): Promise<AdcpCapabilities> {
+    return this.remembered('capabilities', now, async () => {
+      const result = await this.call((c) => c.getAdcpCapabilities({} as never));
+      if (result.status !== 'completed') throw new Error(`${this.adapterKey} did not answer get_adcp_capabilities: ${result.status}`);
+      return capabilitiesOf(result.data as RawCapabilities);
+    });
   }
 
   /** The capabilities last fetched, if any (for showing without asking the seller). */
   lastCapabilities(): AdcpCapabilities | null {
-    return this.cached?.value ?? null;
+    return (this.memos.get('capabilities')?.value as AdcpCapabilities | undefined) ?? null;
+  }
+
+  /**
+   * The creative formats the seller lists (list_creative_formats), once per TTL. A seller that
+   * lists none, or does not offer the tool, has an empty list: its formats' slots are not known.
+   */
+  creativeFormats(now = Date.now()): Promise<SellerFormat[]> {
+    return this.remembered('formats', now, async () => {
+      const result = await this.call((c) => c.listCreativeFormats({} as never)).catch((err: Error) => {
+        if (err instanceof SellerUnreachable) throw err;
+        return null;
+      });
+      if (result?.status !== 'completed') return [];
+      return ((result.data as { formats?: SellerFormat[] }).formats ?? []).filter((f) => typeof f?.format_id?.id === 'string');
+    });
+  }
+
+  private readonly memos = new Map<string, { at: number; value: unknown }>();
+  private readonly fetching = new Map<string, Promise<unknown>>();
+
+  private async remembered<T>(name: string, now: number, fetch: () => Promise<T>): Promise<T> {
+    const memo = this.memos.get(name);
+    if (memo && now - memo.at < this.opts.capabilitiesTtlMs) return memo.value as T;
+    let pending = this.fetching.get(name) as Promise<T> | undefined;
+    if (!pending) {
+      pending = fetch()
+        .then((value) => {
+          this.memos.set(name, { at: Date.now(), value });
+          return value;
+        })
+        .finally(() => this.fetching.delete(name));
+      this.fetching.set(name, pending);
+    }
+    return pending;
   }
 }
 

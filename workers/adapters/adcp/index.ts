@@ -3,14 +3,18 @@ import type { AdapterDescriptor } from '../../../shared/adapters/catalogue';
 import type { AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
 import { adcpBook, adcpTaskPoll, type BookingDeps } from './book';
 import { adcpOperations, adcpReporter } from './in-flight';
-import { adcpReviewer } from './review';
+import { adcpReviewer, type ReviewDeps } from './review';
 
 /**
  * An AdCP seller as a supplier adapter: one media buy per line (each line's attempt id its
  * idempotency_key), bookings the seller finishes later polled through tasks/get, in-flight
  * changes as update_media_buy read back for drift, delivery from get_media_buy_delivery.
  */
-export function adcpAdapter(descriptor: AdapterDescriptor, connection: AdcpSellerConnection, deps: BookingDeps = {}): SupplierAdapter {
+export function adcpAdapter(
+  descriptor: AdapterDescriptor,
+  connection: AdcpSellerConnection,
+  deps: BookingDeps & ReviewDeps = {},
+): SupplierAdapter {
   return {
     descriptor,
     callsSupplier: true,
@@ -18,6 +22,6 @@ export function adcpAdapter(descriptor: AdapterDescriptor, connection: AdcpSelle
     tasks: { poll: adcpTaskPoll(connection) },
     ...adcpOperations(connection),
     reporter: adcpReporter(connection),
-    reviewer: adcpReviewer(connection),
+    reviewer: adcpReviewer(connection, deps),
   };
 }

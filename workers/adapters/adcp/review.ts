@@ -3,6 +3,8 @@ import { UnknownOutcome } from '../../../shared/adapters/adapter';
 import { sellerAccountOf } from '../../../shared/adapters/credentials';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
 import type { AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
+import { creativeManifest } from '../../../shared/adapters/adcp/creative-manifest';
+import { probeMedia } from '../../../shared/assets/media-probe';
 
 interface SyncRow {
   creative_id?: string;
@@ -11,25 +13,37 @@ interface SyncRow {
   errors?: Array<{ code?: string; message?: string }>;
 }
 
+export interface ReviewDeps {
+  /** This service's public address (PUBLIC_BASE_URL): the seller fetches the asset from there. */
+  publicBaseUrl?: string | null;
+}
+
 /**
  * The seller's review of a creative version is sync_creatives, keyed by the review's attempt id:
  * the version is the seller's creative `<creative id>-v<version>` in the creative's format (the
- * seller's format of that id). Approved when the seller says so; anything it refuses is rejected
- * with its reasons; an answer still under review is not an approval, and goes to a person.
+ * seller's format of that id), its media a URL asset on our immutable asset address in the
+ * format's slot. Approved when the seller says so; anything it refuses is rejected with its
+ * reasons; an answer still under review is not an approval, and goes to a person.
  */
-export function adcpReviewer(connection: AdcpSellerConnection): CreativeReviewer {
+export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps = {}): CreativeReviewer {
   return {
     async review(request: ReviewRequest, ctx: AdapterContext): Promise<ReviewOutcome> {
       const row = (await ctx.db('creatives').where({ id: request.creativeId }).first('advertiser_id')) as
         { advertiser_id: string } | undefined;
       const account = row ? await sellerAccountOf(ctx.db, connection.adapterKey, row.advertiser_id) : null;
-      if (!account) {
-        return {
-          kind: 'rejected',
-          reasons: [`The workspace has no approved account on ${connection.adapterKey}; nothing was sent.`],
-          providerReference: null,
-        };
+      const refused = (reason: string): ReviewOutcome => ({ kind: 'rejected', reasons: [reason], providerReference: null });
+      if (!account) return refused(`The workspace has no approved account on ${connection.adapterKey}; nothing was sent.`);
+      if (!deps.publicBaseUrl) {
+        return refused('Flightdeck has no public address (PUBLIC_BASE_URL) the seller could fetch the asset from; nothing was sent.');
       }
+      const format = (await connection.creativeFormats()).find((f) => f.format_id.id === request.format) ?? null;
+      const manifest = creativeManifest(request.format, format, {
+        url: `${deps.publicBaseUrl.replace(/\/$/, '')}/files/assets/${request.assetName}`,
+        contentType: request.contentType,
+        sizeBytes: request.bytes.length,
+        facts: probeMedia(request.bytes, request.contentType),
+      });
+      if ('refusal' in manifest) return refused(manifest.refusal);
       const sellerCreativeId = `${request.creativeId}-v${request.version}`;
       const result = await connection.call((c) =>
         c.syncCreatives({
@@ -39,8 +53,8 @@ export function adcpReviewer(connection: AdcpSellerConnection): CreativeReviewer
             {
               creative_id: sellerCreativeId,
               name: request.name,
-              format_id: { agent_url: new URL(connection.seller.agentUrl).origin, id: request.format },
-              assets: {},
+              format_id: { agent_url: format?.format_id.agent_url ?? new URL(connection.seller.agentUrl).origin, id: request.format },
+              assets: manifest.assets,
             },
           ],
         } as never),

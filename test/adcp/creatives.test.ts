@@ -1,0 +1,170 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { sellersAt } from '../support/adcp-env';
+import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { post } from '../support/bookings';
+import { upload } from '../support/creatives';
+import { creativeBody } from '../support/creative-samples';
+import { mp4Sample } from '../support/media-samples';
+import { until } from '../support/wait';
+import { grantSellerAccess } from '../support/adcp-buy';
+import { DISPLAY_FORMAT, MIN_VIDEO_WIDTH, VIDEO_FORMAT, VIDEO_SLOT, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
+import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
+import { adcpReviewer } from '../../workers/adapters/adcp/review';
+import type { RunningWorkers } from '../../workers/main';
+
+/**
+ * A creative's review on an AdCP seller is sync_creatives carrying the media as a URL asset in the
+ * slot the seller's format names, with the width, height and length read from the bytes; the
+ * seller fetches the bytes from our immutable asset address and judges them.
+ */
+let seller: TestSeller;
+let env: TestEnv;
+let api: TestApi;
+let workers: RunningWorkers;
+let connection: AdcpSellerConnection;
+
+beforeAll(async () => {
+  seller = await startTestSeller();
+  env = await createTestEnv();
+  const sellers = sellersAt({ ctl: seller.agentUrl });
+  api = await env.api({ ADCP_SELLERS: sellers });
+  workers = await env.workers({ ADCP_SELLERS: sellers, PUBLIC_BASE_URL: api.deps.urls.base, WORKER_QUEUES: 'creative-review.adcp-ctl' });
+  connection = new AdcpSellerConnection(
+    { key: 'ctl', agentUrl: seller.agentUrl, credentialEnv: 'FLIGHTDECK_TEST_ADCP_TOKEN', channels: ['ctv'], sandbox: false },
+    { capabilitiesTtlMs: 60_000 },
+  );
+}, 60_000);
+afterAll(async () => {
+  await workers?.close();
+  await env?.close();
+  await seller?.stop();
+  await closeSellerConnections();
+});
+
+type Review = { status: string; reasons: string[] | null; providerReference: string | null };
+
+/** Submits the creative to the seller through the API and waits for the review to settle. */
+async function reviewed(token: string, creativeId: string): Promise<Review> {
+  expect((await post(api, token, `/api/v1/creatives/${creativeId}/submit`, { adapterKey: 'adcp-ctl', channel: 'ctv' })).status).toBe(202);
+  let review: Review | undefined;
+  await until('the seller reviews the creative', async () => {
+    const body = await json<{ creative: { reviews: Review[] } }>(await api.fetch(`/api/v1/creatives/${creativeId}`, { token }));
+    review = body.creative.reviews.at(-1);
+    return review?.status === 'approved' || review?.status === 'rejected';
+  });
+  return review!;
+}
+
+async function videoCreative(token: string, bytes: Buffer, format = VIDEO_FORMAT) {
+  const asset = await upload(api, token, 'video/mp4', bytes);
+  const res = await post(api, token, '/api/v1/creatives', creativeBody('ctv', asset.url, { format }));
+  expect(res.status).toBe(201);
+  return { asset, creative: (await json<{ creative: { id: string; assetFingerprint: string } }>(res)).creative };
+}
+
+/** A buyer in a workspace (made on its first request) that ops granted an account on the seller. */
+async function buyer(org: string): Promise<string> {
+  const token = await env.issuer.token({ org, user: `${org}-buyer` });
+  expect((await api.fetch('/api/v1/auth/context', { token })).status).toBe(200);
+  await grantSellerAccess(env.db, org, 'adcp-ctl');
+  return token;
+}
+
+const sha = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+test("the video goes in the format's slot with its real size and length; the seller fetches the exact bytes and approves", async () => {
+  const token = await buyer('org-crt-ok');
+  const bytes = mp4Sample({ width: 1920, height: 1080, durationMs: 15_000 });
+  const { asset, creative } = await videoCreative(token, bytes);
+
+  const review = await reviewed(token, creative.id);
+  expect(review).toMatchObject({ status: 'approved', providerReference: `${creative.id}-v1` });
+  const synced = seller.creatives.find((c) => c.creative.creative_id === `${creative.id}-v1`)!;
+  expect(synced.creative.assets).toEqual({
+    [VIDEO_SLOT]: {
+      asset_type: 'video',
+      url: `${api.deps.urls.base}${asset.url}`,
+      width: 1920,
+      height: 1080,
+      duration_ms: 15_000,
+      file_size_bytes: bytes.length,
+      container_format: 'mp4',
+    },
+  });
+  expect(sha(synced.fetched!)).toBe(creative.assetFingerprint);
+  // The approval launch checks is the seller's.
+  const approvals = await env.db('creative_approvals').where({ creative_id: creative.id, adapter_key: 'adcp-ctl' });
+  expect(approvals).toHaveLength(1);
+}, 60_000);
+
+test("a video too narrow for the seller's format is rejected with the seller's reason, and earns no approval", async () => {
+  const token = await buyer('org-crt-narrow');
+  const { creative } = await videoCreative(token, mp4Sample({ width: 320, height: 180 }));
+
+  const review = await reviewed(token, creative.id);
+  expect(review.status).toBe('rejected');
+  expect(review.reasons!.join(' ')).toContain(`320 wide; this format needs ${MIN_VIDEO_WIDTH}`);
+  expect(await env.db('creative_approvals').where({ creative_id: creative.id })).toHaveLength(0);
+}, 60_000);
+
+describe('refused before anything is sent', () => {
+  /** The reviewer itself, over a stored creative, so what it sends (or not) is seen at the seller. */
+  async function reviewDirect(opts: { bytes: Buffer; format: string; publicBaseUrl?: string | null }) {
+    const org = `org-crt-${randomUUID().slice(0, 8)}`;
+    const token = await buyer(org);
+    const { asset, creative } = await videoCreative(token, opts.bytes, opts.format);
+    const before = seller.creatives.length;
+    const outcome = await adcpReviewer(connection, {
+      publicBaseUrl: opts.publicBaseUrl === undefined ? api.deps.urls.base : opts.publicBaseUrl,
+    }).review(
+      {
+        attemptId: `att_${randomUUID()}`,
+        reviewId: randomUUID(),
+        creativeId: creative.id,
+        version: 1,
+        name: 'Spring spot',
+        channel: 'ctv',
+        format: opts.format,
+        bytes: opts.bytes,
+        assetName: asset.name,
+        contentType: 'video/mp4',
+        assetFingerprint: creative.assetFingerprint,
+        metadataDigest: 'd',
+      },
+      { db: env.db, sandboxSlowMs: 0 },
+    );
+    return { outcome, sent: seller.creatives.slice(before) };
+  }
+
+  test("a video for a format whose only slot is an image: the format's slots say so, and nothing reaches the seller", async () => {
+    const { outcome, sent } = await reviewDirect({ bytes: mp4Sample(), format: DISPLAY_FORMAT });
+    expect(outcome).toEqual({
+      kind: 'rejected',
+      reasons: [`The seller's format ${DISPLAY_FORMAT} takes no video asset; nothing was sent.`],
+      providerReference: null,
+    });
+    expect(sent).toHaveLength(0);
+  }, 60_000);
+
+  test('an MP4 whose size cannot be read from its bytes is not sent without one', async () => {
+    const unreadable = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypmp42'), Buffer.alloc(64, 7)]);
+    const { outcome, sent } = await reviewDirect({ bytes: unreadable, format: VIDEO_FORMAT });
+    expect(outcome).toMatchObject({ kind: 'rejected', reasons: [expect.stringContaining('width and height could not be read')] });
+    expect(sent).toHaveLength(0);
+  }, 60_000);
+
+  test('without a public address the seller could fetch from, nothing is sent', async () => {
+    const { outcome, sent } = await reviewDirect({ bytes: mp4Sample(), format: VIDEO_FORMAT, publicBaseUrl: null });
+    expect(outcome).toMatchObject({ kind: 'rejected', reasons: [expect.stringContaining('PUBLIC_BASE_URL')] });
+    expect(sent).toHaveLength(0);
+  }, 60_000);
+});
+
+test("a format the seller does not list: the media goes under its kind's name, and the seller's review decides", async () => {
+  const token = await buyer('org-crt-unlisted');
+  const { creative } = await videoCreative(token, mp4Sample({ width: 640, height: 360 }), 'video-30s');
+  expect((await reviewed(token, creative.id)).status).toBe('approved');
+  const synced = seller.creatives.find((c) => c.creative.creative_id === `${creative.id}-v1`)!;
+  expect(synced.creative.format_id.id).toBe('video-30s');
+  expect(synced.creative.assets).toEqual({ video: expect.objectContaining({ asset_type: 'video', width: 640, height: 360 }) });
+}, 60_000);

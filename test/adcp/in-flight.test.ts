@@ -6,7 +6,8 @@ import { until } from '../support/wait';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
-import type { LineAtSupplier } from '../../shared/adapters/adapter';
+import { UnknownOutcome, type LineAtSupplier } from '../../shared/adapters/adapter';
+import type { TaskResult } from '@adcp/sdk';
 import { adcpOperations, adcpReporter, driftOf } from '../../workers/adapters/adcp/in-flight';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
 import type { RunningWorkers } from '../../workers/main';
@@ -124,6 +125,20 @@ describe('in flight on an AdCP seller', () => {
     const attempt = await env.db('supplier_attempts').where({ line_id: line.id, operation: 'change-budget' }).first();
     expect(attempt.detail).toMatchObject({ kind: 'applied', detail: { readBack: { budget: 1500 }, drift: [] } });
   }, 90_000);
+
+  test("a change answered submitted (update_media_buy defines no such answer) is neither applied nor refused: unknown, naming the seller's task", async () => {
+    const { booking } = await bookedLine('org-f9');
+    // The seller's answer alone is replaced: it says it is still working on the change.
+    class StillWorking extends AdcpSellerConnection {
+      override async call<T>(): Promise<TaskResult<T>> {
+        return { success: false, status: 'submitted', submitted: { taskId: 'task_upd_7' }, metadata: {} } as never;
+      }
+    }
+    const ops = adcpOperations(new StillWorking(connection.seller, { capabilitiesTtlMs: 60_000 }));
+    const asked = ops.pause({ ...atSupplier(booking), attemptId: `att_${randomUUID()}` }, { db: env.db, sandboxSlowMs: 0 });
+    await expect(asked).rejects.toThrow(UnknownOutcome);
+    await expect(asked).rejects.toThrow(/answered the pause submitted \(its task task_upd_7\)/);
+  }, 60_000);
 
   test('a change the seller answers but does not apply is flagged as drift by the read-back', async () => {
     const { booking } = await bookedLine('org-f2');

@@ -134,8 +134,13 @@ export function adcpOperation(connection: AdcpSellerConnection, op: Operation) {
       return { kind: 'refused', reason: `${result.adcpError.code}: ${result.adcpError.message}` };
     }
     if (result.status !== 'completed') {
-      // The seller is still working on it: whether it will be done is not known yet; a person follows it up.
-      throw new UnknownOutcome(`The seller answered the ${op} ${result.status}; its outcome is not known yet.`);
+      // AdCP's update_media_buy answers success or error only; a seller still working on it (or
+      // asking for input) is off the protocol's path, with no task we could follow. Whether the
+      // change will happen is not known: a person reconciles it, with the seller's task id.
+      const task = result.submitted?.taskId ?? result.metadata?.serverTaskId ?? result.metadata?.taskId;
+      throw new UnknownOutcome(
+        `The seller answered the ${op} ${result.status}${task ? ` (its task ${task})` : ''}; update_media_buy has no such answer, so whether it will be done is not known.`,
+      );
     }
     const errors = (result.data as { errors?: Array<{ code?: string; message?: string }> }).errors;
     if (errors?.length) return { kind: 'refused', reason: errors.map((e) => `${e.code}: ${e.message}`).join('; ') };

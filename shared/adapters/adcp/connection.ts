@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { AgentClient, closeMCPConnections, type AgentConfig } from '@adcp/sdk';
 import type { TaskResult } from '@adcp/sdk';
 import type { AdcpSeller } from '../../config/adcp-sellers';
@@ -81,10 +82,17 @@ export class AdcpSellerConnection {
     return new AgentClient(agent, { validation: { requests: 'strict', responses: 'warn' } });
   }
 
-  /** Runs one SDK call; a transport that never reached the seller becomes SellerUnreachable. */
+  /**
+   * Runs one SDK call; a transport that never reached the seller becomes SellerUnreachable.
+   * Until the seller has answered once, its port is tried first: the SDK's client, finding a
+   * seller it never reached down, falls back to an SSE connection whose retries never stop.
+   */
   async call<T>(run: (client: AgentClient) => Promise<TaskResult<T>>): Promise<TaskResult<T>> {
+    if (!this.reached) await this.probe();
     try {
-      return await run(this.client());
+      const result = await run(this.client());
+      this.reached = true;
+      return result;
     } catch (err) {
       const message = (err as Error).message ?? '';
       if (UNREACHABLE.test(message) || UNREACHABLE.test(String((err as { cause?: { code?: string } }).cause?.code ?? ''))) {
@@ -92,6 +100,28 @@ export class AdcpSellerConnection {
       }
       throw err;
     }
+  }
+
+  private reached = false;
+
+  /** Whether anything listens where the seller should; SellerUnreachable (nothing sent) if not. */
+  private probe(timeoutMs = 5_000): Promise<void> {
+    const url = new URL(this.seller.agentUrl);
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host, port, timeout: timeoutMs });
+      const fail = (why: string) => {
+        socket.destroy();
+        reject(new SellerUnreachable(`${this.adapterKey} could not be reached (${why}); nothing was sent.`));
+      };
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve();
+      });
+      socket.once('timeout', () => fail(`no connection within ${timeoutMs} ms`));
+      socket.once('error', (err: NodeJS.ErrnoException) => fail(err.code ?? err.message));
+    });
   }
 
   /** The seller's capabilities, fetched once per TTL (concurrent callers share one fetch). */

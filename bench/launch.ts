@@ -193,7 +193,7 @@ export async function benchLaunch(): Promise<void> {
     `    of which: request to 202 p50 ${pct(run.paused.accepted, 50).toFixed(0)} / p95 ${pct(run.paused.accepted, 95).toFixed(0)} ms; request and queue to the first line's start ${phase('requestToFirstStart')}; first to last start ${phase('firstToLastStart')}; last start to stopped ${phase('lastStartToStopped')}`,
   );
   console.log(
-    `  launch request alone (to 202)                  p50 ${pct(run.accepted, 50).toFixed(0)} ms   p95 ${pct(run.accepted, 95).toFixed(0)} ms`,
+    `  launch request to its 202, 10 at a time      p50 ${pct(run.accepted, 50).toFixed(0)} ms   p95 ${pct(run.accepted, 95).toFixed(0)} ms`,
   );
   console.log(
     `  database round trips per launch (7 lines)      ${(run.queries / LAUNCHES).toFixed(1)}, transactions ${(run.transactions / LAUNCHES).toFixed(1)}`,

@@ -22,6 +22,13 @@ const trustProxy = z.string().transform((v, ctx) => {
   return z.NEVER;
 });
 
+/** A comma-separated setting as its trimmed, non-empty items. */
+const commaList = (v: string) =>
+  v
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
 const ConfigFields = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -38,12 +45,7 @@ const ConfigFields = z.object({
   REDIS_CLUSTER_NODES: z
     .string()
     .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
+    .transform(commaList)
     .pipe(z.array(z.string().regex(/^[^\s:,]+:\d{1,5}$/, 'each node is host:port')).max(64)),
   REDIS_PREFIX: z
     .string()
@@ -87,12 +89,7 @@ const ConfigFields = z.object({
   WORKER_QUEUES: z
     .string()
     .default('')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
+    .transform(commaList)
     .pipe(z.array(z.string().regex(/^[a-z][a-z0-9.-]*$/, 'queue names are lower-case, e.g. supplier.sandbox-ctv'))),
   /** How many API processes `npm start` and `npm run start:web` run behind the one port (node cluster). */
   API_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
@@ -203,12 +200,7 @@ const ConfigFields = z.object({
   MCP_REDIRECT_URIS: z
     .string()
     .default('http://localhost:6274/oauth/callback,http://localhost:6274/oauth/callback/debug')
-    .transform((v) =>
-      v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
+    .transform(commaList)
     .pipe(z.array(z.url({ protocol: /^https?$/ })).min(1)),
   /** The endpoint's own client at the issuer, used for the token exchange (RFC 8693). */
   MCP_EXCHANGE_CLIENT_ID: z.string().min(1).max(200).default('flightdeck-mcp-resource'),

@@ -23,6 +23,7 @@ const LAYERS = [
       'runtime/',
       'ratelimit/',
       'idempotency/',
+      'crypto/',
     ],
   },
   { name: 'identity-and-access', units: ['auth/', 'workspaces/', 'staff/', 'access/', 'mcp/'] },

@@ -5,6 +5,7 @@
  * `npm run bench -- --only webhooks`, or `node --import tsx bench/webhooks.ts` alone.
  */
 import http from 'node:http';
+import { secretBoxFor } from '../shared/crypto/secret-box';
 import type { AddressInfo } from 'node:net';
 import { ConfigSchema } from '../shared/config/config';
 import { createLogger } from '../shared/logger';
@@ -89,6 +90,7 @@ async function run(round: Round): Promise<WebhookBenchResult> {
       'bench',
       { url, eventTypes: ['booking.line.status_changed', 'campaign.paused'] },
       { allowLoopback: true },
+      secretBoxFor(undefined),
     );
   }
   const config = ConfigSchema.parse({

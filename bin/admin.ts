@@ -8,13 +8,12 @@
 import { parseArgs } from 'node:util';
 import { createLogger } from '../shared/logger';
 import { createDb, dbOptionsOf } from '../shared/db/knex';
-import { migrateLatest } from '../shared/db/migrations';
 import { DEFAULT_REDIS_URL, resolveDatabase } from '../shared/runtime/infrastructure';
 import { createApiRedis, redisTarget, type RedisTarget } from '../shared/redis';
 import { STAFF_CACHE_MAX_AGE_MS, staffWriter, type StaffWriter } from '../shared/staff/staff-version';
 import { assignClient, grantStaff, revokeStaff, unassignClient } from '../shared/staff/staff-store';
 import { grantOps, listOps, revokeOps } from '../shared/staff/ops-store';
-import { configOrExit } from './boot';
+import { configOrExit, prepareDatabase } from './boot';
 import type { Knex } from 'knex';
 
 const USAGE = `usage:
@@ -90,7 +89,7 @@ async function main() {
   const db = createDb(database.url, dbOptionsOf(config), logger);
   let announcer: ReturnType<typeof announcingWriter> | undefined;
   try {
-    await migrateLatest(db);
+    await prepareDatabase(db, config);
     if (area === 'ops') return await ops(db, action, values.user ?? userArg);
     const user = action === 'list' ? '' : need(values.user, '--user');
     // Connects to Redis only when a change is announced: listing needs none.

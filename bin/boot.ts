@@ -3,6 +3,9 @@ import { createLogger, type Logger } from '../shared/logger';
 import { workerQueuesOf } from '../shared/queues/names';
 import { createDb, dbOptionsOf, missingRoleTimeouts, type Knex } from '../shared/db/knex';
 import { resolveDatabase, resolveRedisUrl, type ResolvedDatabase } from '../shared/runtime/infrastructure';
+import { migrateLatest } from '../shared/db/migrations';
+import { secretBoxOf } from '../shared/crypto/secret-box';
+import { sealStoredSecrets } from '../shared/webhooks/subscription-store';
 
 /** Loads configuration or stops the process with a message naming the bad variable. */
 export function configOrExit(): Config {
@@ -88,4 +91,11 @@ export function runMain(what: string, main: () => Promise<void>): void {
     process.stderr.write(`${what} failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });
+}
+
+/** Brings the database up to date: the schema's migrations, then stored secrets sealed under SECRETS_KEY. */
+export async function prepareDatabase(db: Knex, config: Pick<Config, 'SECRETS_KEY' | 'SECRETS_KEY_PREVIOUS'>): Promise<string[]> {
+  const applied = await migrateLatest(db);
+  await sealStoredSecrets(db, secretBoxOf(config));
+  return applied;
 }

@@ -1,9 +1,8 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded database). */
 import { createLogger } from '../shared/logger';
 import { createDb, dbOptionsOf } from '../shared/db/knex';
-import { migrateLatest } from '../shared/db/migrations';
 import { resolveDatabase } from '../shared/runtime/infrastructure';
-import { configOrExit } from './boot';
+import { configOrExit, prepareDatabase } from './boot';
 
 async function main() {
   const config = configOrExit();
@@ -12,7 +11,7 @@ async function main() {
   // A migration may rewrite a large table: no statement timeout here, but still the lock timeout.
   const db = createDb(database.url, { ...dbOptionsOf(config), statementTimeoutMs: 0 }, logger);
   try {
-    const applied = await migrateLatest(db);
+    const applied = await prepareDatabase(db, config);
     process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'already up to date\n');
   } finally {
     await db.destroy();

@@ -4,17 +4,16 @@
  * the one port, and this process keeps the workers.
  */
 import cluster from 'node:cluster';
-import { migrateLatest } from '../shared/db/migrations';
 import { startWorkers } from '../workers/main';
 import { forkApiProcesses } from './api-cluster';
 import { runForkedApiProcess, serveApi } from './api-process';
-import { bootInfrastructure, onShutdown, runMain } from './boot';
+import { bootInfrastructure, onShutdown, prepareDatabase, runMain } from './boot';
 
 runMain('Flightdeck', async () => {
   if (cluster.isWorker) return runForkedApiProcess();
   const infra = await bootInfrastructure();
   const { config, logger, database, db, redisUrl } = infra;
-  const applied = await migrateLatest(db);
+  const applied = await prepareDatabase(db, config);
   if (applied.length) logger.info({ applied }, 'migrations applied');
 
   let url: string;

@@ -1,4 +1,5 @@
 import { Worker, type Queue } from 'bullmq';
+import { secretBoxOf } from '../shared/crypto/secret-box';
 import type { RedisClient } from '../shared/redis';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config/config';
@@ -25,6 +26,7 @@ export function webhookWorker(deps: { connection: RedisClient; config: Config; d
   const perSubscription = config.WEBHOOK_SUBSCRIPTION_CONCURRENCY;
   // A claimed delivery is held for the send's timeout and a margin; a worker that dies leaves it to run out.
   const leaseMs = config.WEBHOOK_TIMEOUT_MS + 5_000;
+  const secrets = secretBoxOf(config);
   // A wake that cannot be added only waits for the sweep.
   queue.on('error', (err) => logger.warn({ err: { message: err.message } }, 'webhook queue error'));
 
@@ -38,7 +40,7 @@ export function webhookWorker(deps: { connection: RedisClient; config: Config; d
       let id: string | null = deliveryId;
       let sent = 0;
       for (; id && sent < 50; sent++) {
-        const claimed = await claimDelivery(db, id, leaseMs, perSubscription);
+        const claimed = await claimDelivery(db, id, leaseMs, perSubscription, secrets);
         if (!claimed) break;
         const result = await sendDelivery(claimed, policy, config.WEBHOOK_TIMEOUT_MS);
         const outcome = await recordOutcome(db, claimed, result, config.WEBHOOK_BACKOFF_MS, perSubscription);

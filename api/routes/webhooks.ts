@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { secretBoxOf } from '../../shared/crypto/secret-box';
 import { assertHuman } from '../../shared/auth/guards';
 import type { Principal } from '../../shared/auth/principal';
 import { CHANNELS } from '../../shared/auth/products';
@@ -51,6 +52,7 @@ const manages = {
 export function webhookRoutes(deps: ApiDeps): RouteDef[] {
   const { db, config } = deps;
   const policy = webhookUrlPolicy(config);
+  const secrets = secretBoxOf(config);
   const wake = (id: string) => wakeDeliveries(deps.producers.get(WEBHOOKS_QUEUE), [{ id, attempts: 0 }]);
 
   return [
@@ -83,7 +85,7 @@ export function webhookRoutes(deps: ApiDeps): RouteDef[] {
         ...manages,
       },
       async handler({ principal, body }) {
-        return { status: 201, body: await createSubscription(db, principal.advertiserId, principal.userId, body, policy) };
+        return { status: 201, body: await createSubscription(db, principal.advertiserId, principal.userId, body, policy, secrets) };
       },
     }),
     defineRoute({
@@ -185,7 +187,7 @@ export function webhookRoutes(deps: ApiDeps): RouteDef[] {
       async handler({ principal, params }) {
         return {
           status: 200,
-          body: await rotateSecret(db, principal.advertiserId, uuidOr404(params.id), config.WEBHOOK_SECRET_OVERLAP_HOURS),
+          body: await rotateSecret(db, principal.advertiserId, uuidOr404(params.id), config.WEBHOOK_SECRET_OVERLAP_HOURS, secrets),
         };
       },
     }),

@@ -98,6 +98,20 @@ const ConfigFields = z.object({
   /** Live billing: the payment provider's secret API key and webhook signing secret. */
   STRIPE_SECRET_KEY: z.string().min(1).optional(),
   STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  /**
+   * Encrypts secrets kept to be used again (webhook signing secrets) at rest: 32 bytes, base64
+   * (`openssl rand -base64 32`). Required in production; development uses a fixed key.
+   */
+  SECRETS_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=$/, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)')
+    .optional(),
+  /** Keys SECRETS_KEY replaced, comma-separated: secrets sealed under them still open, and are sealed again under SECRETS_KEY at start. */
+  SECRETS_KEY_PREVIOUS: z
+    .string()
+    .default('')
+    .transform(commaList)
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'each key is 32 bytes, base64-encoded')).max(8)),
   /** Another address for the provider's API (a proxy, or stripe-mock in a test environment). */
   STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** Sandbox billing signs its own events with this; it guards nothing of value. */
@@ -245,6 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!config.AUTH_JWKS_URL) missing.push('AUTH_JWKS_URL (the development issuer is refused in production)');
     if (!config.AUTH_ISSUER) missing.push('AUTH_ISSUER');
     if (!config.REDIS_URL && !config.REDIS_CLUSTER_NODES.length) missing.push('REDIS_URL (or REDIS_CLUSTER_NODES)');
+    if (!config.SECRETS_KEY) missing.push('SECRETS_KEY (webhook signing secrets are encrypted with it; the development key is public)');
     if (config.BILLING_MODE === 'sandbox') missing.push('BILLING_MODE=live (sandbox billing credits wallets without real payment)');
     if (config.MCP_ISSUER && !config.MCP_RESOURCE_URL) missing.push('MCP_RESOURCE_URL (the public URL of /mcp)');
     if (config.MCP_ISSUER && !config.MCP_EXCHANGE_CLIENT_SECRET) missing.push('MCP_EXCHANGE_CLIENT_SECRET');

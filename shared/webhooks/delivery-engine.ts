@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { SecretBox } from '../crypto/secret-box';
 import type { Queue } from 'bullmq';
 import { z } from 'zod';
 
@@ -61,7 +62,13 @@ const NO_EARLIER = `not exists (select 1 from webhook_deliveries e
 const DUE = `d.status = 'pending' and d.next_attempt_at <= now() and (d.leased_until is null or d.leased_until < now())`;
 
 /** Claims the delivery for one send, or null when it is not due, waits its turn, or its subscription is busy or disabled. */
-export async function claimDelivery(db: Knex, deliveryId: string, leaseMs: number, perSubscription: number): Promise<Claimed | null> {
+export async function claimDelivery(
+  db: Knex,
+  deliveryId: string,
+  leaseMs: number,
+  perSubscription: number,
+  secrets: SecretBox,
+): Promise<Claimed | null> {
   const target = await db('webhook_deliveries as d')
     .join('webhook_subscriptions as s', 's.id', 'd.subscription_id')
     .where('d.id', deliveryId)
@@ -97,7 +104,7 @@ export async function claimDelivery(db: Knex, deliveryId: string, leaseMs: numbe
       subscriptionId: sub.id,
       attempts: claimed.attempts,
       url: sub.url,
-      secrets: overlap ? [sub.secret, sub.previous_secret] : [sub.secret],
+      secrets: (overlap ? [sub.secret, sub.previous_secret] : [sub.secret]).map((stored: string) => secrets.open(stored)),
       event: {
         id: e.id,
         type: e.type,

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { SecretBox } from '../crypto/secret-box';
 import { conflict, notFound } from '../errors';
 import { checkWebhookUrl, type UrlPolicy } from './url-safety';
 import type { CreateSubscription, Subscription, UpdateSubscription } from './subscription-schemas';
@@ -48,6 +49,7 @@ export async function createSubscription(
   createdBy: string,
   input: CreateSubscription,
   policy: UrlPolicy,
+  secrets: SecretBox,
 ): Promise<{ subscription: Subscription; secret: string }> {
   const url = checkWebhookUrl(input.url, policy).toString();
   const secret = newSecret();
@@ -58,7 +60,8 @@ export async function createSubscription(
       url,
       event_types: input.eventTypes,
       description: input.description ?? null,
-      secret,
+      // Shown once to the subscriber; kept only sealed.
+      secret: secrets.seal(secret),
       created_by: createdBy,
     })
     .returning('*');
@@ -114,6 +117,7 @@ export async function rotateSecret(
   workspaceId: string,
   id: string,
   overlapHours: number,
+  secrets: SecretBox,
 ): Promise<{ subscription: Subscription; secret: string }> {
   const secret = newSecret();
   const [row] = await db('webhook_subscriptions')
@@ -121,7 +125,7 @@ export async function rotateSecret(
     .update({
       previous_secret: db.ref('secret'),
       previous_secret_expires_at: db.raw(`now() + make_interval(hours => ?)`, [overlapHours]),
-      secret,
+      secret: secrets.seal(secret),
       version: db.raw('version + 1'),
       updated_at: db.fn.now(),
     })
@@ -146,4 +150,28 @@ export async function failingSubscriptions(db: Knex, workspaceIds: readonly stri
     .orderBy('failing_since')
     .limit(limit);
   return rows.map((r) => ({ workspaceId: r.workspace_id, ...subscriptionView(r) }));
+}
+
+/**
+ * Seals, under the current SECRETS_KEY, every stored secret that is not: those kept in clear
+ * before sealing began, and those sealed under a key SECRETS_KEY replaced. Run once the schema is
+ * migrated, at every start (it finds nothing after the first). Each row is changed only if it
+ * still holds what was read, so a rotation meanwhile is never undone.
+ */
+export async function sealStoredSecrets(db: Knex, secrets: SecretBox): Promise<number> {
+  const current = `sealed:v1:${secrets.keyId}:%`;
+  const rows: Array<Pick<SubscriptionRow, 'id' | 'secret' | 'previous_secret'>> = await db('webhook_subscriptions')
+    .where((q) =>
+      q.whereNot('secret', 'like', current).orWhere((p) => p.whereNotNull('previous_secret').whereNot('previous_secret', 'like', current)),
+    )
+    .select('id', 'secret', 'previous_secret');
+  let sealed = 0;
+  for (const r of rows) {
+    const seal = (v: string | null) => (v === null || secrets.isCurrent(v) ? v : secrets.seal(secrets.open(v)));
+    sealed += await db('webhook_subscriptions')
+      .where({ id: r.id, secret: r.secret })
+      .andWhere((q) => (r.previous_secret === null ? q.whereNull('previous_secret') : q.where('previous_secret', r.previous_secret)))
+      .update({ secret: seal(r.secret), previous_secret: seal(r.previous_secret) });
+  }
+  return sealed;
 }

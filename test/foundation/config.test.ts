@@ -11,6 +11,7 @@ const PRODUCTION = {
   BILLING_MODE: 'live',
   STRIPE_SECRET_KEY: 'sk_live_example',
   STRIPE_WEBHOOK_SECRET: 'whsec_example',
+  SECRETS_KEY: 'c2VjcmV0cy1rZXktZm9yLXRoZS1jb25maWctdGVzdHM=',
   MCP_RESOURCE_URL: 'https://api.example/mcp',
   MCP_EXCHANGE_CLIENT_SECRET: 'mcp-exchange-secret-example',
 };
@@ -40,6 +41,7 @@ describe('configuration', () => {
     ['EXECUTION_MODE_DEFAULT', 'production'],
     ['TRUST_PROXY', 'everyone'],
     ['RATE_LIMIT_MAX', '0'],
+    ['SECRETS_KEY', 'dG9vIHNob3J0'],
   ])('a bad %s (%s) is refused with a message naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
@@ -74,6 +76,7 @@ describe('configuration', () => {
     expect(attempt).toThrow(/DATABASE_URL/);
     expect(attempt).toThrow(/AUTH_JWKS_URL/);
     expect(attempt).toThrow(/REDIS_URL/);
+    expect(attempt).toThrow(/SECRETS_KEY/);
     expect(
       loadConfig({
         NODE_ENV: 'production',
@@ -84,6 +87,7 @@ describe('configuration', () => {
         BILLING_MODE: 'live',
         STRIPE_SECRET_KEY: 'sk_live_example',
         STRIPE_WEBHOOK_SECRET: 'whsec_example',
+        SECRETS_KEY: 'c2VjcmV0cy1rZXktZm9yLXRoZS1jb25maWctdGVzdHM=',
       }).NODE_ENV,
     ).toBe('production');
   });

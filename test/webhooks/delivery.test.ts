@@ -6,6 +6,9 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 import { recordEvent } from '../../shared/events/record';
 import type { EventType } from '../../shared/events/catalogue';
 import { sendDelivery } from '../../shared/webhooks/send';
+import { sealStoredSecrets } from '../../shared/webhooks/subscription-store';
+import { randomBytes } from 'node:crypto';
+import { DEVELOPMENT_SECRETS_KEY, secretBoxFor } from '../../shared/crypto/secret-box';
 
 const PER_SUBSCRIPTION = 8;
 let env: TestEnv;
@@ -130,6 +133,31 @@ describe('delivery to a real receiver', () => {
     await until('received again', async () => r.received.length === 2);
     expect(() => new Webhook(old).verify(r.received[1]!.body, r.received[1]!.headers)).toThrow();
     expect(() => new Webhook(rotated.secret).verify(r.received[1]!.body, r.received[1]!.headers)).not.toThrow();
+  });
+
+  test('a subscription whose secret was stored in clear is sealed at start, and its deliveries verify with the secret its receiver holds', async () => {
+    const r = await receiver();
+    const { id } = await subscribe('org-legacy', r.url, ['funding.credited']);
+    // As a subscription made before secrets were sealed was stored.
+    const clear = 'whsec_bGVnYWN5LWNsZWFyLXNlY3JldC1zdG9yZWQtYmVmb3JlLXNlYWxpbmc=';
+    await env.db('webhook_subscriptions').where({ id }).update({ secret: clear });
+    const box = secretBoxFor(undefined);
+    expect(await sealStoredSecrets(env.db, box)).toBe(1);
+    const row = await env.db('webhook_subscriptions').where({ id }).first();
+    expect(row.secret).not.toContain('bGVnYWN5');
+    expect(box.open(row.secret)).toBe(clear);
+    // Nothing left to seal: a second start changes nothing.
+    expect(await sealStoredSecrets(env.db, box)).toBe(0);
+    // A new SECRETS_KEY, the development one named as the key it replaced: sealed again under the new one.
+    const newKey = randomBytes(32).toString('base64');
+    expect(await sealStoredSecrets(env.db, secretBoxFor(newKey, [DEVELOPMENT_SECRETS_KEY]))).toBeGreaterThanOrEqual(1);
+    const resealed = await env.db('webhook_subscriptions').where({ id }).first();
+    expect(secretBoxFor(newKey).open(resealed.secret)).toBe(clear);
+    // Back under the key this test's workers use.
+    expect(await sealStoredSecrets(env.db, secretBoxFor(undefined, [newKey]))).toBeGreaterThanOrEqual(1);
+    await recordEvent(env.db, { workspaceId: 'org-legacy', type: 'funding.credited', subjectId: 'funding-l', subjectVersion: 1, body: {} });
+    await until('received', async () => r.received.length === 1);
+    expect(() => new Webhook(clear).verify(r.received[0]!.body, r.received[0]!.headers)).not.toThrow();
   });
 
   test('a receiver answering 500 three times gets the event on the fourth try, with the same webhook-id', async () => {

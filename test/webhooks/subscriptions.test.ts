@@ -1,4 +1,5 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { secretBoxFor } from '../../shared/crypto/secret-box';
 import { post } from '../support/bookings';
 
 let env: TestEnv;
@@ -97,8 +98,12 @@ describe('subscriptions', () => {
     const rotated = await json<{ subscription: { previousSecretExpiresAt: string | null }; secret: string }>(res);
     expect(rotated.secret).not.toBe(created.secret);
     expect(Date.parse(rotated.subscription.previousSecretExpiresAt!)).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    // Both are kept sealed: the row alone gives neither away, the deployment's key opens both.
     const row = await env.db('webhook_subscriptions').where({ id: created.subscription.id }).first();
-    expect([row.secret, row.previous_secret]).toEqual([rotated.secret, created.secret]);
+    expect(JSON.stringify(row)).not.toContain(rotated.secret.slice('whsec_'.length));
+    expect(JSON.stringify(row)).not.toContain(created.secret.slice('whsec_'.length));
+    const box = secretBoxFor(undefined);
+    expect([box.open(row.secret), box.open(row.previous_secret)]).toEqual([rotated.secret, created.secret]);
   });
 
   test('delete removes it; another workspace finds nothing to read, change or delete', async () => {

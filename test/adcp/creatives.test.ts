@@ -107,35 +107,35 @@ test("a video too narrow for the seller's format is rejected with the seller's r
   expect(await env.db('creative_approvals').where({ creative_id: creative.id })).toHaveLength(0);
 }, 60_000);
 
-describe('refused before anything is sent', () => {
-  /** The reviewer itself, over a stored creative, so what it sends (or not) is seen at the seller. */
-  async function reviewDirect(opts: { bytes: Buffer; format: string; publicBaseUrl?: string | null }) {
-    const org = `org-crt-${randomUUID().slice(0, 8)}`;
-    const token = await buyer(org);
-    const { asset, creative } = await videoCreative(token, opts.bytes, opts.format);
-    const before = seller.creatives.length;
-    const outcome = await adcpReviewer(connection, {
-      publicBaseUrl: opts.publicBaseUrl === undefined ? api.deps.urls.base : opts.publicBaseUrl,
-    }).review(
-      {
-        attemptId: `att_${randomUUID()}`,
-        reviewId: randomUUID(),
-        creativeId: creative.id,
-        version: 1,
-        name: 'Spring spot',
-        channel: 'ctv',
-        format: opts.format,
-        bytes: opts.bytes,
-        assetName: asset.name,
-        contentType: 'video/mp4',
-        assetFingerprint: creative.assetFingerprint,
-        metadataDigest: 'd',
-      },
-      { db: env.db, sandboxSlowMs: 0 },
-    );
-    return { outcome, sent: seller.creatives.slice(before) };
-  }
+/** The reviewer itself, over a stored creative, so what it sends (or not) is seen at the seller. */
+async function reviewDirect(opts: { bytes: Buffer; format: string; publicBaseUrl?: string | null; via?: AdcpSellerConnection }) {
+  const org = `org-crt-${randomUUID().slice(0, 8)}`;
+  const token = await buyer(org);
+  const { asset, creative } = await videoCreative(token, opts.bytes, opts.format);
+  const before = seller.creatives.length;
+  const outcome = await adcpReviewer(opts.via ?? connection, {
+    publicBaseUrl: opts.publicBaseUrl === undefined ? api.deps.urls.base : opts.publicBaseUrl,
+  }).review(
+    {
+      attemptId: `att_${randomUUID()}`,
+      reviewId: randomUUID(),
+      creativeId: creative.id,
+      version: 1,
+      name: 'Spring spot',
+      channel: 'ctv',
+      format: opts.format,
+      bytes: opts.bytes,
+      assetName: asset.name,
+      contentType: 'video/mp4',
+      assetFingerprint: creative.assetFingerprint,
+      metadataDigest: 'd',
+    },
+    { db: env.db, sandboxSlowMs: 0 },
+  );
+  return { outcome, sent: seller.creatives.slice(before) };
+}
 
+describe('refused before anything is sent', () => {
   test("a video for a format whose only slot is an image: the format's slots say so, and nothing reaches the seller", async () => {
     const { outcome, sent } = await reviewDirect({ bytes: mp4Sample(), format: DISPLAY_FORMAT });
     expect(outcome).toEqual({
@@ -167,4 +167,16 @@ test("a format the seller does not list: the media goes under its kind's name, a
   const synced = seller.creatives.find((c) => c.creative.creative_id === `${creative.id}-v1`)!;
   expect(synced.creative.format_id.id).toBe('video-30s');
   expect(synced.creative.assets).toEqual({ video: expect.objectContaining({ asset_type: 'video', width: 640, height: 360 }) });
+}, 60_000);
+
+test('a seller that could not list its formats is asked again at the next review, not taken to have none', async () => {
+  const fresh = new AdcpSellerConnection(connection.seller, { capabilitiesTtlMs: 60_000 });
+  seller.formatListingFailures = 1;
+  // Unlisted this time: the video goes under its kind's name, which this seller's format does not take.
+  const first = await reviewDirect({ bytes: mp4Sample(), format: VIDEO_FORMAT, via: fresh });
+  expect(first.outcome).toMatchObject({ kind: 'rejected', reasons: [`INVALID_REQUEST: ${VIDEO_SLOT} is required`] });
+  expect(Object.keys(first.sent[0]!.creative.assets)).toEqual(['video']);
+  const second = await reviewDirect({ bytes: mp4Sample(), format: VIDEO_FORMAT, via: fresh });
+  expect(second.outcome).toMatchObject({ kind: 'approved' });
+  expect(Object.keys(second.sent[0]!.creative.assets)).toEqual([VIDEO_SLOT]);
 }, 60_000);

@@ -139,6 +139,8 @@ export interface TestSeller {
     creative: { creative_id: string; format_id: { id: string }; assets: Record<string, SyncedAsset> };
     fetched: Buffer | null;
   }>;
+  /** list_creative_formats fails this many more times (then lists as usual). */
+  formatListingFailures: number;
   /** The tasks the seller holds, by product, in order. */
   tasks: Array<{ taskId: string; productId: string }>;
   /** Completes (or fails, per product) a task held open; all open ones without an id. */
@@ -202,6 +204,7 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
     slowMs: opts.slowMs ?? 5_000,
     delivery: new Map(),
     creatives: [],
+    formatListingFailures: 0,
     tasks: [],
     finish(taskId) {
       for (const [id, gate] of gates) if (!taskId || id === taskId) gate.resolve();
@@ -229,6 +232,29 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
   };
 
   const account = { id: 'acct_flightdeck', name: 'Flightdeck', status: 'active' as const, ctx_metadata: {} };
+  const listedFormats = () => ({
+    formats: [
+      {
+        format_id: { agent_url: origin, id: VIDEO_FORMAT },
+        name: 'Video, 15 seconds',
+        assets: [
+          {
+            item_type: 'individual',
+            asset_id: VIDEO_SLOT,
+            asset_type: 'video',
+            required: true,
+            requirements: { min_width: MIN_VIDEO_WIDTH },
+          },
+        ],
+      },
+      {
+        format_id: { agent_url: origin, id: DISPLAY_FORMAT },
+        name: 'Display, 300×250',
+        assets: [{ item_type: 'individual', asset_id: 'banner_image', asset_type: 'image', required: true }],
+      },
+    ],
+  });
+
   const platform = {
     capabilities: {
       specialisms: ['sales-non-guaranteed'] as const,
@@ -371,28 +397,13 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
         };
       },
 
-      listCreativeFormats: async () => ({
-        formats: [
-          {
-            format_id: { agent_url: origin, id: VIDEO_FORMAT },
-            name: 'Video, 15 seconds',
-            assets: [
-              {
-                item_type: 'individual',
-                asset_id: VIDEO_SLOT,
-                asset_type: 'video',
-                required: true,
-                requirements: { min_width: MIN_VIDEO_WIDTH },
-              },
-            ],
-          },
-          {
-            format_id: { agent_url: origin, id: DISPLAY_FORMAT },
-            name: 'Display, 300×250',
-            assets: [{ item_type: 'individual', asset_id: 'banner_image', asset_type: 'image', required: true }],
-          },
-        ],
-      }),
+      listCreativeFormats: async () => {
+        if (seller.formatListingFailures > 0) {
+          seller.formatListingFailures--;
+          throw new AdcpError('SERVICE_UNAVAILABLE', { message: 'The format catalogue is being rebuilt.', recovery: 'transient' });
+        }
+        return listedFormats();
+      },
 
       // As a seller reviews: the format's required slot must be filled, its bytes fetched, its size enough.
       syncCreatives: async (creatives: Array<{ creative_id: string; format_id: { id: string }; assets: Record<string, SyncedAsset> }>) =>

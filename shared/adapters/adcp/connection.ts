@@ -139,18 +139,22 @@ export class AdcpSellerConnection {
   }
 
   /**
-   * The creative formats the seller lists (list_creative_formats), once per TTL. A seller that
-   * lists none, or does not offer the tool, has an empty list: its formats' slots are not known.
+   * The creative formats the seller lists (list_creative_formats), kept for the TTL. A seller
+   * that lists none has an empty list; one that does not answer (or offer the tool) has an
+   * empty list this time only, and is asked again next time.
    */
-  creativeFormats(now = Date.now()): Promise<SellerFormat[]> {
-    return this.remembered('formats', now, async () => {
-      const result = await this.call((c) => c.listCreativeFormats({} as never)).catch((err: Error) => {
-        if (err instanceof SellerUnreachable) throw err;
-        return null;
+  async creativeFormats(now = Date.now()): Promise<SellerFormat[]> {
+    const unanswered = new Error('list_creative_formats was not answered');
+    try {
+      return await this.remembered('formats', now, async () => {
+        const result = await this.call((c) => c.listCreativeFormats({} as never));
+        if (result.status !== 'completed') throw unanswered;
+        return ((result.data as { formats?: SellerFormat[] }).formats ?? []).filter((f) => typeof f?.format_id?.id === 'string');
       });
-      if (result?.status !== 'completed') return [];
-      return ((result.data as { formats?: SellerFormat[] }).formats ?? []).filter((f) => typeof f?.format_id?.id === 'string');
-    });
+    } catch (err) {
+      if (err instanceof SellerUnreachable) throw err;
+      return [];
+    }
   }
 
   private readonly memos = new Map<string, { at: number; value: unknown }>();

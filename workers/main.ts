@@ -18,6 +18,7 @@ import { relayOutbox } from '../shared/outbox/outbox';
 import { adapterImplementations } from './adapters/registry';
 import { adcpConnections, closeSellerConnections } from '../shared/adapters/adcp/connection';
 import type { SupplierAdapter } from '../shared/adapters/adapter';
+import { refreshStagedLines } from '../shared/bookings/staged-lines';
 import { startTaskPoller } from './supplier-task-poller';
 import { maintenanceWorker, scheduleMaintenance } from './maintenance';
 import { recordBillingTerms } from '../shared/billing/payments';
@@ -90,6 +91,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
     publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
   });
   const booking: SupplierAdapter[] = [];
+  const reviewing: SupplierAdapter[] = [];
 
   for (const queue of queues) {
     if (queue === PIXEL_EVENTS_QUEUE) {
@@ -118,7 +120,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
     }
     const adapter = implementations.get(adapterKeyOfQueue(queue) ?? '');
     if (!adapter) throw new Error(`no adapter implementation for queue ${queue}`);
-    if (!queue.startsWith('creative-review.')) booking.push(adapter);
+    (queue.startsWith('creative-review.') ? reviewing : booking).push(adapter);
     workers.push(
       queue.startsWith('creative-review.')
         ? creativeReviewWorker(adapter, { connection, config, db, logger })
@@ -135,11 +137,13 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   // Delivery: a job scheduler on each supplier queue this process consumes, so polling scales with WORKER_QUEUES.
   await scheduleDeliveryPolls(queues, producers.get, config.DELIVERY_POLL_EVERY_MS);
   const relay = startRelay(db, producers, config.OUTBOX_RELAY_INTERVAL_MS, logger);
-  // The processes that book with a supplier also follow up the bookings it is still working on.
-  const taskPoller = startTaskPoller(db, booking, {
+  // The processes that book with (or review creatives at) a supplier also follow up what it is still deciding.
+  const taskPoller = startTaskPoller(db, booking, reviewing, {
     intervalMs: config.ADCP_TASK_POLL_INTERVAL_MS,
     timeoutMs: config.SUPPLIER_TIMEOUT_MS,
     logger,
+    afterApproval: refreshStagedLines,
+    reviewMaxWaitMs: config.ADCP_REVIEW_MAX_WAIT_HOURS * 3_600_000,
   });
 
   const beats = [

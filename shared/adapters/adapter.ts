@@ -175,8 +175,23 @@ export interface ReviewRequest {
 }
 
 export type ReviewOutcome =
-  { kind: 'approved'; providerReference: string } | { kind: 'rejected'; reasons: string[]; providerReference: string | null };
+  | { kind: 'approved'; providerReference: string }
+  | { kind: 'rejected'; reasons: string[]; providerReference: string | null }
+  /** The supplier holds the creative and decides later (its own review): it is asked again on a schedule. */
+  | { kind: 'pending'; providerReference: string; supplierStatus: string };
+
+/** A review the supplier holds, as it is asked about again. */
+export interface ReviewAtSupplier {
+  reviewId: string;
+  creativeId: string;
+  version: number;
+  advertiserId: string;
+  /** The supplier's id of the creative, from its first answer. */
+  providerReference: string;
+}
 
 export interface CreativeReviewer {
   review(request: ReviewRequest, ctx: AdapterContext): Promise<ReviewOutcome>;
+  /** Suppliers whose review may answer `pending`: its verdict now (`pending` while still undecided). Throws when it cannot be asked. */
+  check?(review: ReviewAtSupplier, ctx: AdapterContext): Promise<ReviewOutcome>;
 }

@@ -168,6 +168,13 @@ const ConfigFields = z.object({
   ADCP_SELLERS: AdcpSellersSchema,
   /** How often a booking a seller is still working on is asked about (tasks/get), at the least. */
   ADCP_TASK_POLL_INTERVAL_MS: z.coerce.number().int().min(50).default(60_000),
+  /** How long a seller may hold a creative's review undecided (pending_review) before a person takes it over. */
+  ADCP_REVIEW_MAX_WAIT_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 90)
+    .default(7 * 24),
   /** How long a seller's capabilities (get_adcp_capabilities) are kept before they are asked again. */
   ADCP_CAPABILITIES_TTL_MS: z.coerce
     .number()

@@ -44,7 +44,7 @@ export async function submitForReview(
     const version = await trx('creative_versions').where({ creative_id: creativeId, version: c.current_version }).first();
     const existing = await trx('creative_reviews')
       .where({ creative_id: creativeId, version: c.current_version, adapter_key: adapter.key })
-      .whereIn('status', ['queued', 'in-flight', 'approved', 'needs-resolution'])
+      .whereIn('status', ['queued', 'in-flight', 'at-supplier', 'approved', 'needs-resolution'])
       .orderBy('created_at', 'desc')
       .first();
     if (existing?.status === 'needs-resolution') {

@@ -19,11 +19,11 @@ import {
 } from '../suppliers/attempts';
 import type { SubjectHandler } from '../suppliers/stuck-attempts';
 
-export type ReviewResult = 'skipped' | 'approved' | 'rejected' | 'needs-resolution' | 'outcome-recorded-for-resolution';
+export type ReviewResult = 'skipped' | 'approved' | 'rejected' | 'at-supplier' | 'needs-resolution' | 'outcome-recorded-for-resolution';
 
 const REDELIVERED = 'The review was interrupted after it was sent; its outcome is unknown.';
 
-interface ReviewRow {
+export interface ReviewRow {
   id: string;
   advertiser_id: string;
   creative_id: string;
@@ -32,6 +32,9 @@ interface ReviewRow {
   asset_fingerprint: string;
   metadata_digest: string;
   status: string;
+  attempt_id: string | null;
+  /** Since when the supplier holds it to decide later (`at-supplier`). */
+  at_supplier_since: Date | null;
 }
 
 interface ReviewStart {
@@ -41,7 +44,7 @@ interface ReviewStart {
   version: { asset_name: string; content_type: string };
 }
 
-const lockReview = async (trx: Knex, id: string) =>
+export const lockReview = async (trx: Knex, id: string) =>
   (await trx('creative_reviews').where({ id }).forUpdate().first()) as ReviewRow | undefined;
 
 /** The review's outcome is unknown: it is resolved by a person, never resubmitted. */
@@ -129,7 +132,6 @@ function reviewFlow(
   return flow;
 }
 
-/** Moves an in-flight review to its outcome; null when it was no longer in flight. */
 /** The review's end, told to subscribers in the transaction that records it. */
 const reviewCompleted = (trx: Knex, review: ReviewStart['review'], status: 'approved' | 'rejected') =>
   recordEvent(trx, {
@@ -140,14 +142,30 @@ const reviewCompleted = (trx: Knex, review: ReviewStart['review'], status: 'appr
     body: { reviewId: review.id, creativeId: review.creative_id, creativeVersion: review.version, adapterKey: review.adapter_key, status },
   });
 
-async function settleReview(
+/**
+ * Moves a review to its outcome, from where it waits: in flight (the supplier's answer to the
+ * review itself) or at the supplier (its later verdict). Null when it no longer waited there.
+ */
+export async function settleReview(
   trx: Knex,
-  { review }: ReviewStart,
+  { review }: Pick<ReviewStart, 'review'>,
   outcome: ReviewOutcome | Unknown,
   afterApproval: AfterApproval,
+  from: 'in-flight' | 'at-supplier' = 'in-flight',
 ): Promise<ReviewResult | null> {
-  const inFlight = () => trx('creative_reviews').where({ id: review.id, status: 'in-flight' });
+  const inFlight = () => trx('creative_reviews').where({ id: review.id, status: from });
   const finished = { finished_at: trx.fn.now() };
+  if (!isUnknown(outcome) && outcome.kind === 'pending') {
+    if (from === 'at-supplier') return 'at-supplier';
+    // The supplier decides later: it is asked again on a schedule (reviews-at-supplier.ts).
+    const n = await inFlight().update({
+      status: 'at-supplier',
+      provider_reference: outcome.providerReference,
+      at_supplier_since: trx.fn.now(),
+      next_check_at: trx.fn.now(),
+    });
+    return n ? 'at-supplier' : null;
+  }
   if (isUnknown(outcome)) {
     const n = await inFlight().update({ status: 'needs-resolution', reasons: JSON.stringify([outcome.cause]), ...finished });
     return n ? 'needs-resolution' : null;

@@ -28,7 +28,13 @@ beforeAll(async () => {
   env = await createTestEnv();
   const sellers = sellersAt({ ctl: seller.agentUrl });
   api = await env.api({ ADCP_SELLERS: sellers });
-  workers = await env.workers({ ADCP_SELLERS: sellers, PUBLIC_BASE_URL: api.deps.urls.base, WORKER_QUEUES: 'creative-review.adcp-ctl' });
+  workers = await env.workers({
+    ADCP_SELLERS: sellers,
+    PUBLIC_BASE_URL: api.deps.urls.base,
+    WORKER_QUEUES: 'creative-review.adcp-ctl',
+    // Reviews the seller holds are checked when a test says (pollSupplierTasksNow), not on a timer.
+    ADCP_TASK_POLL_INTERVAL_MS: '3600000',
+  });
   connection = new AdcpSellerConnection(
     { key: 'ctl', agentUrl: seller.agentUrl, credentialEnv: 'FLIGHTDECK_TEST_ADCP_TOKEN', channels: ['ctv'], sandbox: false },
     { capabilitiesTtlMs: 60_000 },
@@ -180,3 +186,82 @@ test('a seller that could not list its formats is asked again at the next review
   expect(second.outcome).toMatchObject({ kind: 'approved' });
   expect(Object.keys(second.sent[0]!.creative.assets)).toEqual([VIDEO_SLOT]);
 }, 60_000);
+
+describe('a review the seller holds to decide later (pending_review)', () => {
+  /** Submits the creative and waits until the seller holds it. */
+  async function heldAtSeller(org: string) {
+    const token = await buyer(org);
+    const { creative } = await videoCreative(token, mp4Sample());
+    expect((await post(api, token, `/api/v1/creatives/${creative.id}/submit`, { adapterKey: 'adcp-ctl', channel: 'ctv' })).status).toBe(
+      202,
+    );
+    await until('the seller holds the creative', async () => {
+      const row = await env.db('creative_reviews').where({ creative_id: creative.id }).first();
+      return row?.status === 'at-supplier';
+    });
+    const review = await env.db('creative_reviews').where({ creative_id: creative.id }).first();
+    return { token, creative, review };
+  }
+
+  /** One check of every review due, as the workers' poller makes it each interval. */
+  async function checkNow() {
+    await env
+      .db('creative_reviews')
+      .where({ status: 'at-supplier' })
+      .update({ next_check_at: new Date(Date.now() - 1000) });
+    await workers.pollSupplierTasksNow();
+  }
+
+  const reviewOf = (id: string) => env.db('creative_reviews').where({ id }).first();
+
+  beforeAll(() => {
+    seller.holdCreativesForReview = true;
+  });
+  afterAll(() => {
+    seller.holdCreativesForReview = false;
+  });
+
+  test("is asked about on a schedule; the seller's approval, when it comes, is the approval launch needs", async () => {
+    const { creative, review } = await heldAtSeller('org-crt-held-ok');
+    expect(review).toMatchObject({ provider_reference: `${creative.id}-v1` });
+    expect(await env.db('creative_approvals').where({ creative_id: creative.id })).toHaveLength(0);
+
+    // Still undecided: it keeps waiting, and earns nothing.
+    await checkNow();
+    expect(await reviewOf(review.id)).toMatchObject({ status: 'at-supplier', checks: 1 });
+    expect(await env.db('creative_approvals').where({ creative_id: creative.id })).toHaveLength(0);
+
+    seller.reviewStatus.set(`${creative.id}-v1`, 'approved');
+    await checkNow();
+    expect(await reviewOf(review.id)).toMatchObject({ status: 'approved' });
+    expect(await env.db('creative_approvals').where({ creative_id: creative.id, adapter_key: 'adcp-ctl' })).toHaveLength(1);
+    expect(await env.db('supplier_attempts').where({ id: review.attempt_id }).first('status')).toEqual({ status: 'approved' });
+    const events = await env.db('webhook_events').where({ type: 'creative.review.completed', subject_id: review.id });
+    expect(events.map((e) => e.body.status)).toEqual(['approved']);
+    // Settled once: a later check finds nothing to ask about.
+    await checkNow();
+    expect(await env.db('creative_approvals').where({ creative_id: creative.id })).toHaveLength(1);
+  }, 60_000);
+
+  test("the seller's later rejection rejects it, with no approval", async () => {
+    const { creative, review } = await heldAtSeller('org-crt-held-no');
+    seller.reviewStatus.set(`${creative.id}-v1`, 'rejected');
+    await checkNow();
+    const after = await reviewOf(review.id);
+    expect(after.status).toBe('rejected');
+    expect(after.reasons.join(' ')).toContain('ended rejected');
+    expect(await env.db('creative_approvals').where({ creative_id: creative.id })).toHaveLength(0);
+  }, 60_000);
+
+  test('a seller that does not decide within ADCP_REVIEW_MAX_WAIT_HOURS hands the review to a person', async () => {
+    const { review } = await heldAtSeller('org-crt-held-long');
+    await env
+      .db('creative_reviews')
+      .where({ id: review.id })
+      .update({ at_supplier_since: new Date(Date.now() - 8 * 24 * 3_600_000) });
+    await checkNow();
+    const after = await reviewOf(review.id);
+    expect(after.status).toBe('needs-resolution');
+    expect(after.reasons[0]).toMatch(/has not decided in 192 hours \(it says pending_review\)/);
+  }, 60_000);
+});

@@ -17,14 +17,15 @@ let api: TestApi;
 let workers: RunningWorkers;
 
 beforeAll(async () => {
-  seller = await startTestSeller({ slowMs: 4_000 });
+  // The booking timeout leaves ordinary calls room on a busy machine; the slow product outlasts it well.
+  seller = await startTestSeller({ slowMs: 7_000 });
   env = await createTestEnv();
   const sellers = sellersAt({ ctl: seller.agentUrl });
   api = await env.api({ ADCP_SELLERS: sellers });
   workers = await env.workers({
     ADCP_SELLERS: sellers,
     ADCP_TASK_POLL_INTERVAL_MS: '3600000',
-    SUPPLIER_TIMEOUT_MS: '2500',
+    SUPPLIER_TIMEOUT_MS: '4000',
     WORKER_QUEUES: 'supplier.adcp-ctl',
   });
 }, 60_000);

@@ -139,6 +139,10 @@ export interface TestSeller {
     creative: { creative_id: string; format_id: { id: string }; assets: Record<string, SyncedAsset> };
     fetched: Buffer | null;
   }>;
+  /** A video creative that passes the format's checks is held for review (pending_review) rather than approved at once. */
+  holdCreativesForReview: boolean;
+  /** The review status of each creative held for review, by creative id: the test decides them. */
+  reviewStatus: Map<string, 'pending_review' | 'approved' | 'rejected'>;
   /** list_creative_formats fails this many more times (then lists as usual). */
   formatListingFailures: number;
   /** The tasks the seller holds, by product, in order. */
@@ -205,6 +209,8 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
     delivery: new Map(),
     creatives: [],
     formatListingFailures: 0,
+    holdCreativesForReview: false,
+    reviewStatus: new Map(),
     tasks: [],
     finish(taskId) {
       for (const [id, gate] of gates) if (!taskId || id === taskId) gate.resolve();
@@ -432,9 +438,31 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
                 errors: [{ code: 'CREATIVE_REJECTED', message: `The video is ${video.width} wide; this format needs ${MIN_VIDEO_WIDTH}.` }],
               };
             }
+            if (seller.holdCreativesForReview) {
+              seller.reviewStatus.set(c.creative_id, 'pending_review');
+              return { creative_id: c.creative_id, action: 'created' as const, status: 'pending_review' as const };
+            }
             return { creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const };
           }),
         ),
+
+      // The creatives it holds for review, as its reviewers decide them (the test sets reviewStatus).
+      listCreatives: async (req: { filters?: { creative_ids?: string[] } }) => {
+        const ids = (req.filters?.creative_ids ?? [...seller.reviewStatus.keys()]).filter((id) => seller.reviewStatus.has(id));
+        const now = new Date().toISOString();
+        return {
+          query_summary: { total_matching: ids.length, returned: ids.length },
+          pagination: { has_more: false },
+          creatives: ids.map((id) => ({
+            creative_id: id,
+            name: id,
+            format_id: { agent_url: origin, id: VIDEO_FORMAT },
+            status: seller.reviewStatus.get(id)!,
+            created_date: now,
+            updated_date: now,
+          })),
+        };
+      },
     },
   };
 

@@ -12,15 +12,23 @@ export const queuePages: PageRegistrar = (_router, { get }, c) => {
   const { db, producers, staff } = c.api;
   get('/console/queues', async (r, _req, res) => {
     const member = await requireStaff(staff, r.principal);
+    // A queue whose counts Redis does not give in time shows as unavailable; the rest of the page stands.
     const counts = await Promise.all(
-      SUPPLIER_QUEUES.map(async (name) => ({ name, counts: await producers.get(name).getJobCounts(...STATES) })),
+      SUPPLIER_QUEUES.map(async (name) => ({
+        name,
+        counts: await producers
+          .get(name)
+          .getJobCounts(...STATES)
+          .catch((): null => null),
+      })),
     );
     const ops = await isActiveOps(db, r.principal.userId);
     const table = `<table><caption>Supplier queues</caption><thead><tr><th scope="col">Queue</th>${STATES.map((s) => `<th scope="col">${s}</th>`).join('')}</tr></thead>
 <tbody>${counts
-      .map(
-        (q) =>
-          `<tr${q.counts.failed ? ' class="attention"' : ''}><td>${esc(q.name)}</td>${STATES.map((s) => `<td>${esc(q.counts[s] ?? 0)}</td>`).join('')}</tr>`,
+      .map((q) =>
+        q.counts
+          ? `<tr${q.counts.failed ? ' class="attention"' : ''}><td>${esc(q.name)}</td>${STATES.map((s) => `<td>${esc(q.counts![s] ?? 0)}</td>`).join('')}</tr>`
+          : `<tr class="attention"><td>${esc(q.name)}</td><td colspan="${STATES.length}">counts unavailable (Redis did not answer in time)</td></tr>`,
       )
       .join('')}</tbody></table>`;
     // Webhook receivers that stopped answering, of the clients this person is assigned: someone should call the client.

@@ -1,4 +1,4 @@
-import type { AdapterContext, CreativeReviewer, ReviewOutcome, ReviewRequest } from '../../../shared/adapters/adapter';
+import type { AdapterContext, CreativeReviewer, ReviewAtSupplier, ReviewOutcome, ReviewRequest } from '../../../shared/adapters/adapter';
 import { UnknownOutcome } from '../../../shared/adapters/adapter';
 import { sellerAccountOf } from '../../../shared/adapters/credentials';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
@@ -23,7 +23,7 @@ export interface ReviewDeps {
  * the version is the seller's creative `<creative id>-v<version>` in the creative's format (the
  * seller's format of that id), its media a URL asset on our immutable asset address in the
  * format's slot. Approved when the seller says so; anything it refuses is rejected with its
- * reasons; an answer still under review is not an approval, and goes to a person.
+ * reasons; a creative it holds for review is pending, and `check` (list_creatives) follows it up.
  */
 export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps = {}): CreativeReviewer {
   return {
@@ -63,6 +63,10 @@ export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps 
         if (!result.adcpError) throw new UnknownOutcome(`The seller's answer to the review was lost: ${result.error}`);
         return { kind: 'rejected', reasons: [`${result.adcpError.code}: ${result.adcpError.message}`], providerReference: null };
       }
+      // Taken to work on later: the creative is ours by id, so list_creatives follows it up.
+      if (result.status === 'submitted' || result.status === 'working') {
+        return { kind: 'pending', providerReference: sellerCreativeId, supplierStatus: result.status };
+      }
       if (result.status !== 'completed') throw new UnknownOutcome(`The seller answered the review ${result.status}; not known yet.`);
       const rows = (result.data as { creatives?: SyncRow[] }).creatives ?? [];
       const mine = rows[0];
@@ -77,7 +81,37 @@ export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps 
           providerReference: reference,
         };
       }
+      if (mine.status && UNDECIDED.has(mine.status)) return { kind: 'pending', providerReference: reference, supplierStatus: mine.status };
       throw new UnknownOutcome(`The seller holds the creative as ${mine.status ?? 'unknown'}; its review is not finished.`);
+    },
+
+    // The seller's verdict on a creative it holds for review, as list_creatives shows it now.
+    async check(review: ReviewAtSupplier, ctx: AdapterContext): Promise<ReviewOutcome> {
+      const account = await sellerAccountOf(ctx.db, connection.adapterKey, review.advertiserId);
+      if (!account) throw new UnknownOutcome(`The workspace no longer has an approved account on ${connection.adapterKey}.`);
+      const result = await connection.call((c) =>
+        c.listCreatives({
+          account: accountRef(account, connection.seller.sandbox ? 'sandbox' : 'live'),
+          filters: { creative_ids: [review.providerReference] },
+        } as never),
+      );
+      if (result.status !== 'completed') throw new Error(`list_creatives answered ${result.status}: ${result.error ?? ''}`);
+      const held = ((result.data as { creatives?: Array<{ creative_id: string; status?: string }> }).creatives ?? []).find(
+        (c) => c.creative_id === review.providerReference,
+      );
+      // Not listed yet: a sync the seller took to work on may not have made it.
+      if (!held?.status || UNDECIDED.has(held.status)) {
+        return { kind: 'pending', providerReference: review.providerReference, supplierStatus: held?.status ?? 'not listed yet' };
+      }
+      if (held.status === 'approved') return { kind: 'approved', providerReference: review.providerReference };
+      return {
+        kind: 'rejected',
+        reasons: [`The seller's review ended ${held.status} (list_creatives gives no reason).`],
+        providerReference: review.providerReference,
+      };
     },
   };
 }
+
+/** A creative the seller has not decided on: it holds it for review, or is still processing it. */
+const UNDECIDED = new Set(['pending_review', 'processing']);

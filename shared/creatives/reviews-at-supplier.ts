@@ -1,0 +1,73 @@
+import type { Knex } from 'knex';
+import type { ReviewAtSupplier, ReviewOutcome } from '../adapters/adapter';
+import { isUnknown, type Unknown } from '../suppliers/attempts';
+import { lockReview, settleReview, type AfterApproval, type ReviewResult } from './review-execution';
+
+/**
+ * Creative reviews a supplier holds to decide later (AdCP `pending_review`). The review waits
+ * `at-supplier` and is asked about on a schedule: a review is claimed by moving its
+ * `next_check_at` an interval on, so two checkers never ask at once and a checker that dies
+ * leaves it due again. The verdict settles it as the review's own answer would have, and closes
+ * the review's attempt. A supplier that has not decided within `maxWaitMs` hands it to a person.
+ */
+export interface ReviewAtSupplierRow {
+  id: string;
+  creative_id: string;
+  version: number;
+  advertiser_id: string;
+  provider_reference: string;
+}
+
+export const reviewAtSupplierOf = (r: ReviewAtSupplierRow): ReviewAtSupplier => ({
+  reviewId: r.id,
+  creativeId: r.creative_id,
+  version: r.version,
+  advertiserId: r.advertiser_id,
+  providerReference: r.provider_reference,
+});
+
+/** Claims up to `limit` of an adapter's reviews due a check; the next check is an interval away. */
+export async function claimReviewsAtSupplier(db: Knex, adapterKey: string, intervalMs: number, limit = 20): Promise<ReviewAtSupplierRow[]> {
+  const { rows } = await db.raw<{ rows: ReviewAtSupplierRow[] }>(
+    `update creative_reviews r set next_check_at = now() + (? * interval '1 millisecond'), checks = r.checks + 1
+      where r.id in (
+        select id from creative_reviews
+         where adapter_key = ? and status = 'at-supplier' and next_check_at <= now()
+         order by next_check_at limit ? for update skip locked)
+      returning r.id, r.creative_id, r.version, r.advertiser_id, r.provider_reference`,
+    [intervalMs, adapterKey, limit],
+  );
+  return rows;
+}
+
+/** The supplier's word on a review it holds: a verdict settles it; `pending` keeps it waiting, up to `maxWaitMs`. */
+export async function settleReviewAtSupplier(
+  db: Knex,
+  reviewId: string,
+  outcome: ReviewOutcome | Unknown,
+  opts: { afterApproval: AfterApproval; maxWaitMs: number },
+): Promise<ReviewResult> {
+  return db.transaction(async (trx) => {
+    const review = await lockReview(trx, reviewId);
+    if (!review || review.status !== 'at-supplier') return 'skipped';
+    const waited = Date.now() - (review.at_supplier_since ?? new Date()).getTime();
+    if (isUnknown(outcome) || (outcome.kind === 'pending' && waited > opts.maxWaitMs)) {
+      const reason = isUnknown(outcome)
+        ? outcome.cause
+        : `The supplier has not decided in ${Math.round(waited / 3_600_000)} hours (it says ${outcome.supplierStatus}).`;
+      await trx('creative_reviews')
+        .where({ id: reviewId, status: 'at-supplier' })
+        .update({ status: 'needs-resolution', reasons: JSON.stringify([reason]), finished_at: trx.fn.now() });
+      return 'needs-resolution';
+    }
+    const result = (await settleReview(trx, { review }, outcome, opts.afterApproval, 'at-supplier')) ?? 'skipped';
+    if (result === 'approved' || result === 'rejected') {
+      if (review.attempt_id) {
+        await trx('supplier_attempts')
+          .where({ id: review.attempt_id, status: 'pending' })
+          .update({ status: result, detail: JSON.stringify(outcome), finished_at: trx.fn.now() });
+      }
+    }
+    return result;
+  });
+}

@@ -20,6 +20,9 @@ import type {
   UpdateMediaBuyRequest,
 } from '@adcp/sdk/types';
 import { HARNESS_TOKEN } from './adcp-env';
+import { creativeTools, type CreativeDesk } from './adcp-test-seller-creatives';
+
+export { DISPLAY_FORMAT, MIN_VIDEO_WIDTH, VIDEO_FORMAT, VIDEO_SLOT } from './adcp-test-seller-creatives';
 import { freePort } from './ports';
 
 /**
@@ -58,12 +61,6 @@ const CATALOGUE: Array<{ id: string; behaviour: Behaviour; currency: string }> =
   { id: 'ctv_usd', behaviour: 'sync', currency: 'USD' },
 ];
 export const PRICING_OPTION = 'cpm_fixed';
-/** The seller's video format: one required video slot, at least this wide. */
-export const VIDEO_FORMAT = 'video_15s';
-export const VIDEO_SLOT = 'video_file';
-export const MIN_VIDEO_WIDTH = 640;
-/** A display format, whose only slot is an image. */
-export const DISPLAY_FORMAT = 'display_300x250';
 export const productRef = (productId: string) => ({ productId, pricingOptionId: PRICING_OPTION });
 
 interface Buy {
@@ -71,14 +68,6 @@ interface Buy {
   status: 'pending_creatives' | 'active' | 'paused' | 'canceled';
   packages: Array<{ package_id: string; product_id: string; budget: number; paused: boolean }>;
   endTime: string;
-}
-
-interface SyncedAsset {
-  asset_type?: string;
-  url?: string;
-  width?: number;
-  height?: number;
-  [k: string]: unknown;
 }
 
 interface Background {
@@ -117,7 +106,7 @@ for (const level of ['log', 'warn'] as const) {
   };
 }
 
-export interface TestSeller {
+export interface TestSeller extends CreativeDesk {
   agentUrl: string;
   /** Where the seller publishes its webhook-signing keys (JWKS). */
   jwksUrl: string;
@@ -134,17 +123,6 @@ export interface TestSeller {
   slowMs: number;
   /** Daily delivery per media buy, as the seller reports it now (the test may restate it). */
   delivery: Map<string, Array<{ date: string; impressions: number; spend: number }>>;
-  /** Every creative sync_creatives brought, with the bytes the seller fetched from its asset URL (null: fetch failed). */
-  creatives: Array<{
-    creative: { creative_id: string; format_id: { id: string }; assets: Record<string, SyncedAsset> };
-    fetched: Buffer | null;
-  }>;
-  /** A video creative that passes the format's checks is held for review (pending_review) rather than approved at once. */
-  holdCreativesForReview: boolean;
-  /** The review status of each creative held for review, by creative id: the test decides them. */
-  reviewStatus: Map<string, 'pending_review' | 'approved' | 'rejected'>;
-  /** list_creative_formats fails this many more times (then lists as usual). */
-  formatListingFailures: number;
   /** The tasks the seller holds, by product, in order. */
   tasks: Array<{ taskId: string; productId: string }>;
   /** Completes (or fails, per product) a task held open; all open ones without an id. */
@@ -238,29 +216,6 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
   };
 
   const account = { id: 'acct_flightdeck', name: 'Flightdeck', status: 'active' as const, ctx_metadata: {} };
-  const listedFormats = () => ({
-    formats: [
-      {
-        format_id: { agent_url: origin, id: VIDEO_FORMAT },
-        name: 'Video, 15 seconds',
-        assets: [
-          {
-            item_type: 'individual',
-            asset_id: VIDEO_SLOT,
-            asset_type: 'video',
-            required: true,
-            requirements: { min_width: MIN_VIDEO_WIDTH },
-          },
-        ],
-      },
-      {
-        format_id: { agent_url: origin, id: DISPLAY_FORMAT },
-        name: 'Display, 300×250',
-        assets: [{ item_type: 'individual', asset_id: 'banner_image', asset_type: 'image', required: true }],
-      },
-    ],
-  });
-
   const platform = {
     capabilities: {
       specialisms: ['sales-non-guaranteed'] as const,
@@ -403,66 +358,7 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
         };
       },
 
-      listCreativeFormats: async () => {
-        if (seller.formatListingFailures > 0) {
-          seller.formatListingFailures--;
-          throw new AdcpError('SERVICE_UNAVAILABLE', { message: 'The format catalogue is being rebuilt.', recovery: 'transient' });
-        }
-        return listedFormats();
-      },
-
-      // As a seller reviews: the format's required slot must be filled, its bytes fetched, its size enough.
-      syncCreatives: async (creatives: Array<{ creative_id: string; format_id: { id: string }; assets: Record<string, SyncedAsset> }>) =>
-        Promise.all(
-          creatives.map(async (c) => {
-            const failed = (code: string, message: string) => ({
-              creative_id: c.creative_id,
-              action: 'failed' as const,
-              errors: [{ code, message }],
-            });
-            const received: TestSeller['creatives'][number] = { creative: c, fetched: null };
-            seller.creatives.push(received);
-            if (c.format_id.id !== VIDEO_FORMAT)
-              return { creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const };
-            const video = c.assets[VIDEO_SLOT];
-            if (!video?.url) return failed('INVALID_REQUEST', `${VIDEO_SLOT} is required`);
-            const res = await fetch(video.url).catch(() => null);
-            const fetched = res?.ok ? Buffer.from(await res.arrayBuffer()) : null;
-            received.fetched = fetched;
-            if (!fetched) return failed('INVALID_REQUEST', `${video.url} could not be fetched`);
-            if ((video.width ?? 0) < MIN_VIDEO_WIDTH) {
-              return {
-                creative_id: c.creative_id,
-                action: 'created' as const,
-                status: 'rejected' as const,
-                errors: [{ code: 'CREATIVE_REJECTED', message: `The video is ${video.width} wide; this format needs ${MIN_VIDEO_WIDTH}.` }],
-              };
-            }
-            if (seller.holdCreativesForReview) {
-              seller.reviewStatus.set(c.creative_id, 'pending_review');
-              return { creative_id: c.creative_id, action: 'created' as const, status: 'pending_review' as const };
-            }
-            return { creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const };
-          }),
-        ),
-
-      // The creatives it holds for review, as its reviewers decide them (the test sets reviewStatus).
-      listCreatives: async (req: { filters?: { creative_ids?: string[] } }) => {
-        const ids = (req.filters?.creative_ids ?? [...seller.reviewStatus.keys()]).filter((id) => seller.reviewStatus.has(id));
-        const now = new Date().toISOString();
-        return {
-          query_summary: { total_matching: ids.length, returned: ids.length },
-          pagination: { has_more: false },
-          creatives: ids.map((id) => ({
-            creative_id: id,
-            name: id,
-            format_id: { agent_url: origin, id: VIDEO_FORMAT },
-            status: seller.reviewStatus.get(id)!,
-            created_date: now,
-            updated_date: now,
-          })),
-        };
-      },
+      ...creativeTools(seller, origin),
     },
   };
 

@@ -171,7 +171,9 @@ export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' }
     },
     async workers(overrides = {}) {
       const cfg = config(overrides);
-      const w = await startWorkers({ config: cfg, logger: createLogger('silent'), db: database.db, redisUrl: cfg.REDIS_URL! });
+      // Silent unless the caller asks for a level (the browser world keeps warnings, to diagnose a failed spec).
+      const level = overrides.LOG_LEVEL ?? 'silent';
+      const w = await startWorkers({ config: cfg, logger: createLogger(level as never), db: database.db, redisUrl: cfg.REDIS_URL! });
       workerSets.push(w);
       return w;
     },

@@ -47,7 +47,14 @@ export async function startConsoleWorld(workers: Record<string, string> = {}): P
     },
   );
   const queues = requiredQueues().filter((q) => !WORKFLOW_QUEUES.includes(q));
-  await env.workers({ WORKER_QUEUES: queues.join(','), OUTBOX_RELAY_INTERVAL_MS: '50', SANDBOX_SLOW_MS: '60000', ...workers });
+  // Warnings (a failed job, a refused outcome) go to the spec's output, where a failed spec's report keeps them.
+  await env.workers({
+    WORKER_QUEUES: queues.join(','),
+    OUTBOX_RELAY_INTERVAL_MS: '50',
+    SANDBOX_SLOW_MS: '60000',
+    LOG_LEVEL: 'warn',
+    ...workers,
+  });
   const token = (claims: Omit<DevTokenClaims, 'ttlSeconds'>) => issuer.sign(claims);
   return {
     env,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { SYSTEM } from '../auth/actor';
-import { Batcher, perPool } from '../db/batcher';
+import { Batcher, eachAlone, perPool, type ItemFailure } from '../db/batcher';
 import type { AttemptClose } from '../suppliers/attempts';
 import { LINE_OPERATION } from '../queues/jobs';
 import type { LineRow } from './booking-store';
@@ -131,7 +131,10 @@ with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, boo
 ${CLOSED_WITH_LINES}`;
 
 /** Starts the operations given: for each, the started line with what its call needs, or null when it was not as expected. */
-export async function startOperations(db: Knex, steps: readonly OperationStartStep[]): Promise<Array<StartedOperation | null>> {
+export async function startOperations(
+  db: Knex,
+  steps: readonly OperationStartStep[],
+): Promise<Array<StartedOperation | null | ItemFailure>> {
   const rows = await runStepBatch(
     db,
     START_SQL,
@@ -143,21 +146,23 @@ export async function startOperations(db: Knex, steps: readonly OperationStartSt
       attempt_id: s.attemptId,
     })),
   );
-  return Promise.all(
-    steps.map(async (s) => {
-      const row = rows.get(s.lineId);
-      if (!row || row.provider_attempt_id !== s.attemptId) return null;
-      const { operation, ...found } = row.also_value as StartedOperation['found'] & { operation: HeldOperation };
-      const from = operation.kind === 'resume' ? 'queued' : 'stop-requested';
-      const to = operation.kind === 'resume' ? 'in-progress' : 'stopping';
-      const line = await afterStep(db, { bookingId: s.bookingId, from, to, actor: SYSTEM }, row);
-      return { line, operation, found };
-    }),
-  );
+  // The statement has committed: each line's follow-up is its own (eachAlone).
+  return eachAlone(steps, async (s) => {
+    const row = rows.get(s.lineId);
+    if (!row || row.provider_attempt_id !== s.attemptId) return null;
+    const { operation, ...found } = row.also_value as StartedOperation['found'] & { operation: HeldOperation };
+    const from = operation.kind === 'resume' ? 'queued' : 'stop-requested';
+    const to = operation.kind === 'resume' ? 'in-progress' : 'stopping';
+    const line = await afterStep(db, { bookingId: s.bookingId, from, to, actor: SYSTEM }, row);
+    return { line, operation, found };
+  });
 }
 
 /** Records the sandbox lines' definite answers to their operations: each changed line, or null when it was not as expected. */
-export async function recordOperationOutcomes(db: Knex, steps: readonly OperationOutcomeStep[]): Promise<Array<LineRow | null>> {
+export async function recordOperationOutcomes(
+  db: Knex,
+  steps: readonly OperationOutcomeStep[],
+): Promise<Array<LineRow | null | ItemFailure>> {
   const rows = await runStepBatch(
     db,
     OUTCOME_SQL,
@@ -181,13 +186,11 @@ export async function recordOperationOutcomes(db: Knex, steps: readonly Operatio
       close_detail: s.close.detail ?? null,
     })),
   );
-  return Promise.all(
-    steps.map(async (s) => {
-      const row = rows.get(s.lineId);
-      if (!row) return null;
-      return afterStep(db, { bookingId: s.bookingId, from: s.from, to: s.to, actor: SYSTEM }, row);
-    }),
-  );
+  return eachAlone(steps, async (s) => {
+    const row = rows.get(s.lineId);
+    if (!row) return null;
+    return afterStep(db, { bookingId: s.bookingId, from: s.from, to: s.to, actor: SYSTEM }, row);
+  });
 }
 
 /** The process's batchers of line operation steps on the database `db`. */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { SYSTEM } from '../auth/actor';
-import { Batcher, perPool, unlessDatabaseDown } from '../db/batcher';
+import { Batcher, eachAlone, perPool, unlessDatabaseDown, type ItemFailure } from '../db/batcher';
 import { prepared } from '../db/knex';
 import type { AttemptClose } from '../suppliers/attempts';
 import { BOOK_LINE } from '../queues/jobs';
@@ -117,25 +117,27 @@ export async function runStepBatch(db: Knex, sql: string, input: unknown[]): Pro
 }
 
 /** Starts the lines given: for each, the started line and its campaign's flight, or null when it was not as expected. */
-export async function startLines(db: Knex, steps: readonly LineStartStep[]): Promise<Array<{ line: LineRow; flight: Flight } | null>> {
+export async function startLines(
+  db: Knex,
+  steps: readonly LineStartStep[],
+): Promise<Array<{ line: LineRow; flight: Flight } | null | ItemFailure>> {
   const rows = await runStepBatch(
     db,
     START_SQL,
     steps.map((s) => ({ line_id: s.lineId, booking_id: s.bookingId, adapter_key: s.adapterKey, attempt_id: s.attemptId })),
   );
-  return Promise.all(
-    steps.map(async (s) => {
-      const row = rows.get(s.lineId);
-      if (!row || row.provider_attempt_id !== s.attemptId) return null;
-      const flight = row.also_value as Flight;
-      const line = await afterStep(db, { bookingId: s.bookingId, from: 'queued', to: 'in-progress', actor: SYSTEM }, row);
-      return { line, flight };
-    }),
-  );
+  // The statement has committed: each line's follow-up is its own (eachAlone).
+  return eachAlone(steps, async (s) => {
+    const row = rows.get(s.lineId);
+    if (!row || row.provider_attempt_id !== s.attemptId) return null;
+    const flight = row.also_value as Flight;
+    const line = await afterStep(db, { bookingId: s.bookingId, from: 'queued', to: 'in-progress', actor: SYSTEM }, row);
+    return { line, flight };
+  });
 }
 
 /** Records the sandbox lines' definite answers: for each, the changed line, or null when it was not as expected. */
-export async function recordSandboxOutcomes(db: Knex, steps: readonly LineOutcomeStep[]): Promise<Array<LineRow | null>> {
+export async function recordSandboxOutcomes(db: Knex, steps: readonly LineOutcomeStep[]): Promise<Array<LineRow | null | ItemFailure>> {
   const rows = await runStepBatch(
     db,
     OUTCOME_SQL,
@@ -152,13 +154,11 @@ export async function recordSandboxOutcomes(db: Knex, steps: readonly LineOutcom
       close_detail: s.close.detail ?? null,
     })),
   );
-  return Promise.all(
-    steps.map(async (s) => {
-      const row = rows.get(s.lineId);
-      if (!row) return null;
-      return afterStep(db, { bookingId: s.bookingId, from: 'in-progress', to: s.to, actor: SYSTEM }, row);
-    }),
-  );
+  return eachAlone(steps, async (s) => {
+    const row = rows.get(s.lineId);
+    if (!row) return null;
+    return afterStep(db, { bookingId: s.bookingId, from: 'in-progress', to: s.to, actor: SYSTEM }, row);
+  });
 }
 
 /** How many batches of each step may be written at once by one process, and how large one may be. */

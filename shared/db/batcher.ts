@@ -12,15 +12,26 @@ import { databaseOutageOf } from './db-errors';
  * unique or failed check undoes the whole statement), each item is written again alone, so
  * one item's failure is its own; unless `retryAlone` says the failure is everyone's (the
  * database is down), and then every item fails with it at once. Items with the same `key`
- * never share a batch.
+ * never share a batch. A write whose statement committed but whose follow-up failed for one
+ * item returns `ItemFailure` in that item's place: that item fails alone, and the batch is not
+ * written again (its work is done; written again it would find nothing to do).
  */
+/** One item's failure after its batch was written: the item is rejected with `cause`, the rest keep their results. */
+export class ItemFailure {
+  constructor(readonly cause: unknown) {}
+}
+
+/** Runs `run` for each item on its own: a failure becomes that item's ItemFailure, not the batch's. */
+export const eachAlone = <T, R>(items: readonly T[], run: (item: T) => Promise<R>): Promise<Array<R | ItemFailure>> =>
+  Promise.all(items.map((item) => run(item).catch((err: unknown) => new ItemFailure(err))));
+
 export class Batcher<I, R> {
   private waiting: Array<{ item: I; resolve: (r: R) => void; reject: (err: unknown) => void }> = [];
   private running = 0;
   private scheduled = false;
 
   constructor(
-    private readonly write: (items: readonly I[]) => Promise<R[]>,
+    private readonly write: (items: readonly I[]) => Promise<Array<R | ItemFailure>>,
     private readonly opts: {
       concurrency: number;
       maxSize: number;
@@ -76,7 +87,7 @@ export class Batcher<I, R> {
     if (batch.length > 1) {
       try {
         const results = await this.write(batch.map((w) => w.item));
-        batch.forEach((w, i) => w.resolve(results[i]!));
+        batch.forEach((w, i) => settleOne(w, results[i]));
         return;
       } catch (err) {
         if (this.opts.retryAlone && !this.opts.retryAlone(err)) {
@@ -89,13 +100,18 @@ export class Batcher<I, R> {
     await Promise.all(
       batch.map(async (w) => {
         try {
-          w.resolve((await this.write([w.item]))[0]!);
+          settleOne(w, (await this.write([w.item]))[0]);
         } catch (err) {
           w.reject(err);
         }
       }),
     );
   }
+}
+
+function settleOne<R>(w: { resolve: (r: R) => void; reject: (err: unknown) => void }, result: R | ItemFailure | undefined): void {
+  if (result instanceof ItemFailure) w.reject(result.cause);
+  else w.resolve(result as R);
 }
 
 /** Whether a failed batch is worth writing again item by item: not while the database is down or full. */

@@ -11,6 +11,7 @@ import {
 import { isStepAborted } from '../../shared/bookings/line-transitions';
 import { createDb, type Knex } from '../../shared/db/knex';
 import { newAttemptId } from '../../shared/suppliers/attempts';
+import { ItemFailure } from '../../shared/db/batcher';
 
 /**
  * Supplier jobs' usual steps, written for many lines in one statement: each line changes as its
@@ -72,6 +73,14 @@ async function expectConsistent(bookingId: string) {
   expect(booking.status).toBe(bookingStatusOf(statuses));
 }
 
+/** The batch functions' results, none of them a line's own failure after the statement. */
+function noneFailed<T>(results: Array<T | ItemFailure>): T[] {
+  expect(results.filter((r) => r instanceof ItemFailure)).toEqual([]);
+  return results as T[];
+}
+const startedLines = async (steps: LineStartStep[]) => noneFailed(await startLines(env.db, steps));
+const recordedOutcomes = async (steps: LineOutcomeStep[]) => noneFailed(await recordSandboxOutcomes(env.db, steps));
+
 describe('line starts in one statement', () => {
   test('start lines of several bookings: each line, attempt and event as its own step would write them, each booking once', async () => {
     const a = (await launchPlan(env, api, sevenSandboxLines().slice(0, 3), 'org-batch-1')).booking;
@@ -79,7 +88,7 @@ describe('line starts in one statement', () => {
     const steps = [startOf(a, a.lines[0]!), startOf(b, b.lines[1]!), startOf(a, a.lines[2]!), startOf(b, b.lines[0]!)];
     const versionBefore = (await stored(a.id)).booking.version;
 
-    const started = await startLines(env.db, steps);
+    const started = await startedLines(steps);
 
     expect(started.every((s) => s !== null)).toBe(true);
     started.forEach((s, i) => {
@@ -116,7 +125,7 @@ describe('line starts in one statement', () => {
     const { booking } = await launchPlan(env, api, sevenSandboxLines().slice(0, 4), 'org-batch-2');
     const [l0, l1, l2, l3] = booking.lines;
     const first = startOf(booking, l0!);
-    await startLines(env.db, [first]);
+    await startedLines([first]);
     const before = await stored(booking.id);
     const steps = [
       { ...first, attemptId: newAttemptId() }, // already in progress
@@ -125,7 +134,7 @@ describe('line starts in one statement', () => {
       startOf(booking, l3!),
     ];
 
-    const started = await startLines(env.db, steps);
+    const started = await startedLines(steps);
 
     expect(started.map((s) => (s ? s.line.id : null))).toEqual([null, null, null, l3!.id]);
     const after = await stored(booking.id);
@@ -138,7 +147,7 @@ describe('line starts in one statement', () => {
     const { booking } = await launchPlan(env, api, sevenSandboxLines().slice(0, 2), 'org-batch-3');
     const [l0, l1] = booking.lines;
     const s0 = startOf(booking, l0!);
-    await startLines(env.db, [s0]);
+    await startedLines([s0]);
     // The line back to queued with its attempt still open: a start must not open a second one.
     await env.db('booking_lines').where({ id: l0!.id }).update({ status: 'queued' });
     await env
@@ -146,7 +155,7 @@ describe('line starts in one statement', () => {
       .where({ id: booking.id })
       .update({ line_counts: JSON.stringify({ queued: 2 }), status: 'queued' });
 
-    const started = await startLines(env.db, [startOf(booking, l0!), startOf(booking, l1!)]);
+    const started = await startedLines([startOf(booking, l0!), startOf(booking, l1!)]);
 
     expect(started.map((s) => (s ? s.line.id : null))).toEqual([null, l1!.id]);
     const { attempts } = await stored(booking.id);
@@ -159,10 +168,10 @@ describe('sandbox outcomes in one statement', () => {
     const a = (await launchPlan(env, api, sevenSandboxLines().slice(0, 2), 'org-batch-4')).booking;
     const b = (await launchPlan(env, api, sevenSandboxLines().slice(0, 2), 'org-batch-4')).booking;
     const starts = [...a.lines.map((l) => startOf(a, l)), ...b.lines.map((l) => startOf(b, l))];
-    await startLines(env.db, starts);
+    await startedLines(starts);
     const outcomes = [confirmOf(starts[0]!), confirmOf(starts[1]!), confirmOf(starts[2]!), rejectOf(starts[3]!)];
 
-    const recorded = await recordSandboxOutcomes(env.db, outcomes);
+    const recorded = await recordedOutcomes(outcomes);
 
     expect(recorded.map((l) => l?.status)).toEqual(['confirmed', 'confirmed', 'confirmed', 'rejected']);
     const afterA = await stored(a.id);
@@ -199,7 +208,7 @@ describe('sandbox outcomes in one statement', () => {
   test('a live line, a line waiting on another attempt and a line not in progress are left alone', async () => {
     const { booking } = await launchPlan(env, api, sevenSandboxLines().slice(0, 4), 'org-batch-5');
     const starts = booking.lines.map((l) => startOf(booking, l));
-    await startLines(env.db, starts.slice(0, 3));
+    await startedLines(starts.slice(0, 3));
     // A live line moves money in a transaction of its own, never in a batch.
     await env.db('booking_lines').where({ id: starts[0]!.lineId }).update({ execution_mode: 'live' });
     const before = await stored(booking.id);
@@ -210,7 +219,7 @@ describe('sandbox outcomes in one statement', () => {
       confirmOf(starts[2]!),
     ];
 
-    const recorded = await recordSandboxOutcomes(env.db, outcomes);
+    const recorded = await recordedOutcomes(outcomes);
 
     expect(recorded.map((l) => l?.id ?? null)).toEqual([null, null, null, starts[2]!.lineId]);
     const after = await stored(booking.id);
@@ -227,7 +236,7 @@ describe('sandbox outcomes in one statement', () => {
   test('a line whose attempt was closed without moving it undoes the whole statement', async () => {
     const { booking } = await launchPlan(env, api, sevenSandboxLines().slice(0, 2), 'org-batch-6');
     const starts = booking.lines.map((l) => startOf(booking, l));
-    await startLines(env.db, starts);
+    await startedLines(starts);
     await env.db('supplier_attempts').where({ id: starts[0]!.attemptId }).update({ status: 'unknown' });
     const before = await stored(booking.id);
 
@@ -245,7 +254,7 @@ describe('batching the steps of concurrent jobs', () => {
   test("one failing line's step fails alone; the steps batched with it are written", async () => {
     const { booking } = await launchPlan(env, api, sevenSandboxLines().slice(0, 4), 'org-batch-7');
     const starts = booking.lines.map((l) => startOf(booking, l));
-    await startLines(env.db, starts);
+    await startedLines(starts);
     await env.db('supplier_attempts').where({ id: starts[1]!.attemptId }).update({ status: 'unknown' });
     const { outcome } = lineStepBatchers(env.db);
 

@@ -1,4 +1,4 @@
-import { Batcher, unlessDatabaseDown } from '../../shared/db/batcher';
+import { Batcher, ItemFailure, eachAlone, unlessDatabaseDown } from '../../shared/db/batcher';
 
 /** Work from concurrent callers goes in batches: alone while nothing waits, together while a batch is being written. */
 interface Gate {
@@ -29,6 +29,27 @@ function recorder(fail?: (item: string) => boolean) {
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('Batcher', () => {
+  test('a follow-up that fails for one item after its batch was written fails that item alone, and nothing is written again', async () => {
+    const written: string[][] = [];
+    // The statement "commits" every item; the follow-up of one of them then fails.
+    const write = async (items: readonly string[]) => {
+      written.push([...items]);
+      return eachAlone(items, async (item) => {
+        if (item === 'b') throw new Error('the follow-up of b failed');
+        return item.toUpperCase();
+      });
+    };
+    const b = new Batcher(write, { concurrency: 1, maxSize: 10, retryAlone: () => true });
+    // Submitted in one turn: one batch.
+    const [a, bb, c] = ['a', 'b', 'c'].map((x) => b.submit(x));
+    expect(await a).toBe('A');
+    await expect(bb).rejects.toThrow('the follow-up of b failed');
+    expect(await c).toBe('C');
+    // One write each: the batch was not written again item by item, which would redo finished work.
+    expect(written).toEqual([['a', 'b', 'c']]);
+    expect(new ItemFailure('why').cause).toBe('why');
+  });
+
   test('work submitted alone goes alone; work submitted while a batch is written goes together next', async () => {
     const { batches, gates, write } = recorder();
     const b = new Batcher(write, { concurrency: 1, maxSize: 10 });

@@ -7,7 +7,7 @@ import type { LineRow } from './booking-store';
 import type { LineStatus } from './line-state';
 import type { HeldOperation } from './line-operation-store';
 import { afterStep, STEP_TAIL } from './line-transitions';
-import { BATCHING, CLOSED_WITH_LINES, runStepBatch } from './line-step-batch';
+import { BATCHING, CLOSE_ATTEMPTS, CLOSED_WITH_LINES, runStepBatch } from './line-step-batch';
 
 /**
  * The two steps of a pause, resume or stop (start the call, record a sandbox line's definite
@@ -113,12 +113,7 @@ with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, boo
      where l.id = i.line_id and l.booking_id = i.booking_id and l.status = i.from_status
        and l.provider_attempt_id = i.attempt_id and l.operation_id = i.operation_id and l.execution_mode = 'sandbox'
     returning l.*),
-  closed as (
-    update supplier_attempts a
-       set status = i.close_status, provider_reference = i.close_reference, detail = i.close_detail, finished_at = now()
-      from updated u join input i on i.line_id = u.id
-     where a.id = u.provider_attempt_id and a.status = 'open'
-    returning a.id),
+  ${CLOSE_ATTEMPTS}
   marked as (
     update line_operations o
        set status = case when i.applied then 'applied' else 'refused' end, reason = i.reason, settled_at = now()

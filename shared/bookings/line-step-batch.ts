@@ -71,6 +71,17 @@ select updated.*, bumped.status as booking_status, bumped.was as booking_was, bu
        join bookings b on b.id = updated.booking_id join campaigns c on c.id = b.campaign_id`;
 
 /**
+ * A batched outcome statement's close of each changed line's attempt, with its answer (the CTE
+ * `closed`, which CLOSED_WITH_LINES checks): the lines are the CTE `updated`, the answers `input`.
+ */
+export const CLOSE_ATTEMPTS = `closed as (
+    update supplier_attempts a
+       set status = i.close_status, provider_reference = i.close_reference, detail = i.close_detail, finished_at = now()
+      from updated u join input i on i.line_id = u.id
+     where a.id = u.provider_attempt_id and a.status = 'open'
+    returning a.id),`;
+
+/**
  * The end of a batched outcome statement: the changed lines with their bookings, undone (FD001)
  * unless every line's attempt (the CTE \`closed\`) was closed with it.
  */
@@ -98,12 +109,7 @@ with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, boo
      where l.id = i.line_id and l.booking_id = i.booking_id and l.status = 'in-progress'
        and l.provider_attempt_id = i.attempt_id and l.execution_mode = 'sandbox'
     returning l.*),
-  closed as (
-    update supplier_attempts a
-       set status = i.close_status, provider_reference = i.close_reference, detail = i.close_detail, finished_at = now()
-      from updated u join input i on i.line_id = u.id
-     where a.id = u.provider_attempt_id and a.status = 'open'
-    returning a.id),
+  ${CLOSE_ATTEMPTS}
   stepped as (
     select u.*, 'in-progress' as step_from, 'line.' || u.status as event_action, i.event_detail
       from updated u join input i on i.line_id = u.id),

@@ -68,6 +68,11 @@ export class AdcpSellerConnection {
     this.adapterKey = adcpAdapterKey(seller.key);
   }
 
+  /** The mode of every request to this seller: a sandbox seller is reached only from sandbox bookings, and the reverse. */
+  get mode(): 'sandbox' | 'live' {
+    return this.seller.sandbox ? 'sandbox' : 'live';
+  }
+
   /** The SDK client. The credential is read where the configuration says it is, at each call. */
   client(): AgentClient {
     const secrets = this.opts.secrets ?? process.env;
@@ -144,11 +149,10 @@ export class AdcpSellerConnection {
    * empty list this time only, and is asked again next time.
    */
   async creativeFormats(now = Date.now()): Promise<SellerFormat[]> {
-    const unanswered = new Error('list_creative_formats was not answered');
     try {
       return await this.remembered('formats', now, async () => {
         const result = await this.call((c) => c.listCreativeFormats({} as never));
-        if (result.status !== 'completed') throw unanswered;
+        if (result.status !== 'completed') throw new Error(`list_creative_formats answered ${result.status}`);
         return ((result.data as { formats?: SellerFormat[] }).formats ?? []).filter((f) => typeof f?.format_id?.id === 'string');
       });
     } catch (err) {

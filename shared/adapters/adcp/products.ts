@@ -76,7 +76,7 @@ export async function sellerProducts(
   connection: AdcpSellerConnection,
   input: { channel: string; brief: string; account: SellerAccount | null },
 ): Promise<SellerProduct[]> {
-  const mode = connection.seller.sandbox ? 'sandbox' : 'live';
+  const { mode } = connection;
   const request = {
     buying_mode: 'brief',
     brief: `${input.brief}\nChannel: ${input.channel}.`,

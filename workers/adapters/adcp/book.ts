@@ -85,9 +85,8 @@ async function currencyRefusal(connection: AdcpSellerConnection, request: Bookin
  * key again only where `resendAllowed` says the seller's replay window covers it.
  */
 export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {}) {
-  const { seller } = connection;
   return async (request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome> => {
-    const sellerMode = seller.sandbox ? 'sandbox' : 'live';
+    const sellerMode = connection.mode;
     if (request.executionMode !== sellerMode) {
       return {
         kind: 'rejected',

@@ -48,7 +48,7 @@ export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps 
       const result = await connection.call((c) =>
         c.syncCreatives({
           idempotency_key: request.attemptId,
-          account: accountRef(account, connection.seller.sandbox ? 'sandbox' : 'live'),
+          account: accountRef(account, connection.mode),
           creatives: [
             {
               creative_id: sellerCreativeId,
@@ -91,7 +91,7 @@ export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps 
       if (!account) throw new UnknownOutcome(`The workspace no longer has an approved account on ${connection.adapterKey}.`);
       const result = await connection.call((c) =>
         c.listCreatives({
-          account: accountRef(account, connection.seller.sandbox ? 'sandbox' : 'live'),
+          account: accountRef(account, connection.mode),
           filters: { creative_ids: [review.providerReference] },
         } as never),
       );

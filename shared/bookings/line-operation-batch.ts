@@ -5,7 +5,7 @@ import type { AttemptClose } from '../suppliers/attempts';
 import { LINE_OPERATION } from '../queues/jobs';
 import type { LineRow } from './booking-store';
 import type { LineStatus } from './line-state';
-import type { HeldOperation } from './line-operation-store';
+import { latestBookAttemptSql, type HeldOperation } from './line-operation-store';
 import { afterStep, STEP_TAIL } from './line-transitions';
 import { BATCHING, CLOSE_ATTEMPTS, CLOSED_WITH_LINES, runStepBatch } from './line-step-batch';
 
@@ -88,8 +88,7 @@ with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, boo
   ${STEP_TAIL}
 select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted,
        json_build_object('operation', ops.operation, 'start_date', c.start_date, 'end_date', c.end_date,
-         'booking_attempt_id', (select a.id from supplier_attempts a where a.subject_kind = 'line' and a.subject_id = updated.id::text
-                                   and a.operation = 'book' order by a.created_at desc limit 1)) as also_value
+         'booking_attempt_id', ${latestBookAttemptSql('updated')}) as also_value
   from updated join bumped on bumped.id = updated.booking_id join ops on ops.line_id = updated.id
        join bookings b on b.id = updated.booking_id join campaigns c on c.id = b.campaign_id`;
 

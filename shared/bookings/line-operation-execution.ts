@@ -20,7 +20,7 @@ import { appendEvent } from './booking-events';
 import type { LineRow } from './booking-store';
 import type { ExecutionOptions, ExecutionResult } from './line-execution';
 import { lineInterrupted, operationFigures, outcomeAction, settleLineOperation, settlement } from './line-operation-outcomes';
-import { markLineOperation, PENDING_OPERATION_SQL, type HeldOperation } from './line-operation-store';
+import { latestBookAttemptSql, markLineOperation, PENDING_OPERATION_SQL, type HeldOperation } from './line-operation-store';
 import { operationStates } from './line-state';
 import { changeLine, isStepAborted, lockLine, type LockedLine } from './line-transitions';
 import { lineOperationBatchers } from './line-operation-batch';
@@ -94,8 +94,7 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
       const open = openAttemptQuery(trx, 'line', lineId).select('id').limit(1).toSQL();
       const locked = await lockLine(trx, bookingId, lineId, {
         sql: `select json_build_object('start_date', c.start_date, 'end_date', c.end_date, 'open_attempt_id', (${open.sql}),
-                'booking_attempt_id', (select a.id from supplier_attempts a where a.subject_kind = 'line' and a.subject_id = l.id::text
-                                          and a.operation = 'book' order by a.created_at desc limit 1),
+                'booking_attempt_id', ${latestBookAttemptSql('l')},
                 'operation', ${PENDING_OPERATION_SQL})
                 from campaigns c where c.id = b.campaign_id`,
         bindings: open.bindings,

@@ -47,6 +47,15 @@ export type NewLineOperation = Pick<LineOperationRow, 'id' | 'advertiser_id' | '
  */
 export const PENDING_OPERATION_SQL = '(select row_to_json(o) from line_operations o where o.id = l.operation_id)';
 
+/**
+ * The id of the line's latest booking attempt (SQL over `line`, a line row's alias): the
+ * supplier's reference for the buy an operation changes. By `line_id`, which every line attempt
+ * carries and which is indexed: by subject id it would read every attempt ever made.
+ */
+export const latestBookAttemptSql = (line: string) =>
+  `(select a.id from supplier_attempts a where a.line_id = ${line}.id and a.subject_kind = 'line'
+       and a.operation = 'book' order by a.created_at desc limit 1)`;
+
 /** An operation as read with its line (`PENDING_OPERATION_SQL`): figures come back as numbers, times as text. */
 export type HeldOperation = Omit<LineOperationRow, 'budget_from_minor' | 'budget_to_minor' | 'created_at' | 'settled_at'> & {
   budget_from_minor: string | number | null;

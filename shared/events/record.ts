@@ -16,9 +16,11 @@ export interface EventInput {
  * Records an event in the caller's transaction: the event, a delivery for every subscription that
  * wants it, and their outbox rows, by the database function `webhook_record` (the one place fan-out
  * is decided; booking events reach it by trigger). Call it in the transaction that makes the change,
- * after the change, so the event exists exactly when the change does.
+ * after the change, so the event exists exactly when the change does. Null, and nothing stored,
+ * when no enabled subscription of the workspace wants the type: events are read only through
+ * their deliveries.
  */
-export async function recordEvent(trx: Knex, e: EventInput): Promise<string> {
+export async function recordEvent(trx: Knex, e: EventInput): Promise<string | null> {
   const { rows } = await trx.raw<{ rows: Array<{ id: string }> }>('select webhook_record(?, ?, ?, ?, ?, ?::jsonb) as id', [
     e.workspaceId,
     e.type,

@@ -11,6 +11,7 @@ import { DISPLAY_FORMAT, MIN_VIDEO_WIDTH, VIDEO_FORMAT, VIDEO_SLOT, startTestSel
 import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
 import { adcpReviewer } from '../../workers/adapters/adcp/review';
 import type { RunningWorkers } from '../../workers/main';
+import { subscribe } from '../support/webhooks';
 
 /**
  * A creative's review on an AdCP seller is sync_creatives carrying the media as a URL asset in the
@@ -222,6 +223,7 @@ describe('a review the seller holds to decide later (pending_review)', () => {
   });
 
   test("is asked about on a schedule; the seller's approval, when it comes, is the approval launch needs", async () => {
+    await subscribe(env, api, 'org-crt-held-ok', ['creative.review.completed']);
     const { creative, review } = await heldAtSeller('org-crt-held-ok');
     expect(review).toMatchObject({ provider_reference: `${creative.id}-v1` });
     expect(await env.db('creative_approvals').where({ creative_id: creative.id })).toHaveLength(0);

@@ -2,6 +2,7 @@ import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api'
 import Stripe from 'stripe';
 import { readWallet } from '../../shared/wallet/ledger';
 import { SANDBOX_SECRET, session, signed } from './support';
+import { subscribe } from '../support/webhooks';
 
 let env: TestEnv;
 let api: TestApi;
@@ -10,6 +11,8 @@ beforeAll(async () => {
   env = await createTestEnv();
   api = await env.api();
   t.buyer = await env.issuer.token({ org: 'org-a', user: 'payer-a' });
+  // Subscribers are told of credits: a subscription, so that the event is kept to be read.
+  await subscribe(env, api, 'org-a', ['funding.credited']);
   t.agent = await env.issuer.token({ org: 'org-a', user: 'payer-a', agent: 'bot' });
   t.operator = await env.issuer.token({ org: 'org-a', user: 'op-a', permissions: ['operator:reconcile'] });
   t.operatorAgent = await env.issuer.token({ org: 'org-a', user: 'op-a', permissions: ['operator:reconcile'], agent: 'bot' });

@@ -61,15 +61,14 @@ test('a worker killed mid-delivery: the delivery is sent again with the same web
   const first = startWorker();
   const ids: string[] = [];
   for (let i = 0; i < 30; i++) {
-    ids.push(
-      await recordEvent(env.db, {
-        workspaceId: 'org-kill',
-        type: 'booking.line.status_changed',
-        subjectId: `line-${i % 3}`,
-        subjectVersion: Math.floor(i / 3) + 1,
-        body: { from: 'confirmed', to: 'paused' },
-      }),
-    );
+    const id = await recordEvent(env.db, {
+      workspaceId: 'org-kill',
+      type: 'booking.line.status_changed',
+      subjectId: `line-${i % 3}`,
+      subjectVersion: Math.floor(i / 3) + 1,
+      body: { from: 'confirmed', to: 'paused' },
+    });
+    ids.push(id!);
   }
   await until('the fifth delivery is on the wire', async () => receiver.open === 1, 60_000);
   const held = receiver.received[4]!.headers['webhook-id']!;

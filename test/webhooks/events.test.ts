@@ -5,6 +5,7 @@ import { makeCreative } from '../support/creatives';
 import { until } from '../support/wait';
 import { randomUUID } from 'node:crypto';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { subscribe as subscribeTo } from '../support/webhooks';
 
 let env: TestEnv;
 let api: TestApi;
@@ -20,11 +21,7 @@ afterAll(async () => {
   await env.close();
 });
 
-async function subscribe(org: string, eventTypes: string[]) {
-  const token = await env.issuer.token({ org, user: `${org}-owner` });
-  const res = await post(api, token, '/api/v1/webhooks/subscriptions', { url: receiver.url, eventTypes });
-  expect(res.status).toBe(201);
-}
+const subscribe = (org: string, eventTypes: string[]) => subscribeTo(env, api, org, eventTypes, receiver.url);
 const eventsOf = (type: string) => env.db('webhook_events').where({ type }).orderBy('seq');
 
 describe('events are written with the change, and only with it', () => {
@@ -109,5 +106,135 @@ describe('events are written with the change, and only with it', () => {
     expect(event).toMatchObject({ workspace_id: 'org-review', subject_type: 'creative_review', subject_id: review.id });
     expect(event.body).toMatchObject({ reviewId: review.id, creativeId: creative.id, adapterKey: 'sandbox-ctv', status: review.status });
     expect(['approved', 'rejected']).toContain(review.status);
+  });
+});
+
+describe("booking events become webhook events, a statement's at a time", () => {
+  const moves = (bookingId: string) =>
+    env
+      .db('booking_events')
+      .where({ booking_id: bookingId })
+      .andWhere((q) =>
+        q.where({ action: 'booking.status-changed' }).orWhereRaw(`line_id is not null and (detail->>'from') <> (detail->>'to')`),
+      )
+      .orderBy('seq');
+  const eventsFor = (org: string) => env.db('webhook_events').where({ workspace_id: org }).whereLike('type', 'booking.%').orderBy('seq');
+
+  test("a three-line launch's moves are one event each, in the order written, with the versions they made, each delivered once", async () => {
+    await subscribe('org-moves', ['booking.status_changed', 'booking.line.status_changed']);
+    const launched = await launchPlan(
+      env,
+      api,
+      ['ctv', 'audio', 'dooh'].map((channel) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 10_000 })),
+      'org-moves',
+    );
+    const bookingId = launched.booking.id;
+    await waitForBooking(api, launched.token, bookingId, (b) => b.status === 'confirmed');
+
+    const written = await moves(bookingId);
+    const events = await eventsFor('org-moves');
+    // queued → in-progress → confirmed for each line, and the booking's own status changes.
+    expect(written.filter((m) => m.line_id)).toHaveLength(6);
+    expect(events.map((e) => [e.subject_id, e.body.from, e.body.to])).toEqual(
+      written.map((m) => [m.line_id ?? bookingId, m.detail.from, m.detail.to]),
+    );
+    for (const e of events) {
+      expect(e.type).toBe(e.subject_type === 'booking' ? 'booking.status_changed' : 'booking.line.status_changed');
+      expect(e.body).toMatchObject({ bookingId, campaignId: launched.campaignId });
+    }
+    // Each line's last event carries the line's version now; a line's versions only go up.
+    const lines = await env.db('booking_lines').where({ booking_id: bookingId });
+    for (const line of lines) {
+      const versions = events.filter((e) => e.subject_id === line.id).map((e) => e.subject_version);
+      expect(versions.at(-1)).toBe(line.version);
+      expect([...versions].sort((a, b) => a - b)).toEqual(versions);
+    }
+    const deliveries = await env.db('webhook_deliveries').whereIn(
+      'event_id',
+      events.map((e) => e.id),
+    );
+    expect(deliveries).toHaveLength(events.length);
+    const jobs = await env.db('outbox').whereIn(
+      'job_id',
+      deliveries.map((d) => `webhook-${d.id}-0`),
+    );
+    expect(jobs).toHaveLength(events.length);
+    await until('all delivered', async () => events.every((e) => receiver.events().some((r) => r.id === e.id)));
+  });
+
+  test('of the events one statement writes, only status moves and booking status changes are told, in their order', async () => {
+    await subscribe('org-rows', ['booking.line.status_changed', 'booking.status_changed']);
+    const launched = await launchPlan(
+      env,
+      api,
+      ['ctv', 'audio', 'dooh'].map((channel) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 10_000 })),
+      'org-rows',
+    );
+    const bookingId = launched.booking.id;
+    await waitForBooking(api, launched.token, bookingId, (b) => b.status === 'confirmed');
+    const [a, b, c] = await env.db('booking_lines').where({ booking_id: bookingId }).orderBy('position');
+    const before = (await eventsFor('org-rows')).length;
+    const row = (lineId: string | null, action: string, detail: Record<string, unknown>) => ({
+      id: randomUUID(),
+      booking_id: bookingId,
+      line_id: lineId,
+      action,
+      actor_id: 'ops-1',
+      actor: 'operator',
+      source: 'console',
+      detail: JSON.stringify(detail),
+    });
+    // One statement: a move, a note with no move, a move to where it was, a booking change, another move.
+    await env
+      .db('booking_events')
+      .insert([
+        row(c!.id, 'line.reconciled', { from: 'confirmed', to: 'rejected' }),
+        row(a!.id, 'line.note', { note: 'checked' }),
+        row(b!.id, 'line.touched', { from: 'confirmed', to: 'confirmed' }),
+        row(null, 'booking.status-changed', { from: 'confirmed', to: 'partially-confirmed' }),
+        row(a!.id, 'line.reconciled', { from: 'confirmed', to: 'cancelled' }),
+      ]);
+    const added = (await eventsFor('org-rows')).slice(before);
+    expect(added.map((e) => [e.type, e.subject_id, e.body.to])).toEqual([
+      ['booking.line.status_changed', c!.id, 'rejected'],
+      ['booking.status_changed', bookingId, 'partially-confirmed'],
+      ['booking.line.status_changed', a!.id, 'cancelled'],
+    ]);
+    expect(added[1]).toMatchObject({
+      subject_type: 'booking',
+      subject_version: (await env.db('bookings').where({ id: bookingId }).first()).version,
+    });
+    const delivered = await env.db('webhook_deliveries').whereIn(
+      'event_id',
+      added.map((e) => e.id),
+    );
+    expect(delivered.map((d) => d.subject_id).sort()).toEqual([a!.id, bookingId, c!.id].sort());
+  });
+
+  test('an event no enabled subscription wants is not kept; from the moment one wants it, it is', async () => {
+    const org = 'org-unwanted';
+    // Another type, and the wanted type on a paused subscription: neither wants a line's move.
+    await subscribe(org, ['campaign.paused']);
+    const paused = await subscribeTo(env, api, org, ['booking.line.status_changed']);
+    const owner = await env.issuer.token({ org, user: `${org}-owner` });
+    expect((await post(api, owner, `/api/v1/webhooks/subscriptions/${paused.id}`, { enabled: false }, 'PATCH')).status).toBe(200);
+    const launched = await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_000 }], org);
+    await waitForBooking(api, launched.token, launched.booking.id, (b) => b.status === 'confirmed');
+    expect(await moves(launched.booking.id)).not.toHaveLength(0);
+    expect(await eventsFor(org)).toHaveLength(0);
+    expect(await env.db('webhook_deliveries').where({ subscription_id: paused.id })).toHaveLength(0);
+
+    // Enabled again: the next move is kept, and delivered to it.
+    expect((await post(api, owner, `/api/v1/webhooks/subscriptions/${paused.id}`, { enabled: true }, 'PATCH')).status).toBe(200);
+    const [line] = launched.booking.lines;
+    const movedBefore = (await moves(launched.booking.id)).length;
+    const res = await post(api, launched.token, `/api/v1/campaigns/${launched.campaignId}/pause`);
+    expect(res.status).toBe(202);
+    await until('the line is stopped', async () => (await env.db('booking_lines').where({ id: line!.id }).first()).status === 'stopped');
+    const lineMoves = (await moves(launched.booking.id)).slice(movedBefore).filter((m) => m.line_id);
+    const kept = await eventsFor(org);
+    expect(kept.map((e) => [e.subject_id, e.body.to])).toEqual(lineMoves.map((m) => [m.line_id, m.detail.to]));
+    expect(kept.at(-1)!.body.to).toBe('stopped');
+    expect(await env.db('webhook_deliveries').where({ subscription_id: paused.id })).toHaveLength(kept.length);
   });
 });

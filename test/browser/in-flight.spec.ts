@@ -10,17 +10,31 @@ test.beforeAll(async () => {
 });
 test.afterAll(() => world?.close());
 
-/** How each line says it runs, reloading the page (it shows what is true when loaded) until they all say `kind`. */
-async function linesRead(page: Page, kind: string) {
+/**
+ * How each line says it runs and its status, reloading the page (it shows what is true when
+ * loaded) until they all say `kind` at `status`. The words change at the request, the status
+ * when the supplier has answered: the controls shown depend on the status, so wait for both.
+ */
+async function linesRead(page: Page, kind: string, status: string) {
   await expect
     .poll(
       async () => {
         await page.reload();
-        return page.locator('[data-stop-kind]').evaluateAll((els) => els.map((e) => e.getAttribute('data-stop-kind')));
+        return page
+          .locator('section.line')
+          .evaluateAll((els) =>
+            els.map((e) => [
+              e.querySelector('[data-stop-kind]')?.getAttribute('data-stop-kind'),
+              e.querySelector('[data-line-status]')?.textContent,
+            ]),
+          );
       },
       { timeout: 20_000 },
     )
-    .toEqual([kind, kind]);
+    .toEqual([
+      [kind, status],
+      [kind, status],
+    ]);
 }
 
 test('pause, resume and stop a running campaign by clicking; the stop asks first and is final', async ({ page }) => {
@@ -44,13 +58,13 @@ test('pause, resume and stop a running campaign by clicking; the stop asks first
   await whole.getByRole('group', { name: 'Pause' }).getByLabel('Note (optional)').fill('Brand-safety review');
   await whole.getByRole('button', { name: 'Pause' }).click();
   await expect(page.getByRole('status')).toHaveText('The campaign is being paused: asked of 2 lines.');
-  await linesRead(page, 'paused');
+  await linesRead(page, 'paused', 'stopped');
   await expect(page.getByRole('region', { name: /^Line 1 · ctv/ }).locator('[data-stop-kind]')).toHaveText('paused: it can be resumed');
   await accessible(page);
 
   await whole.getByRole('button', { name: 'Resume' }).click();
   await expect(page.getByRole('status')).toHaveText('The campaign is being resumed: asked of 2 lines.');
-  await linesRead(page, 'running');
+  await linesRead(page, 'running', 'confirmed');
 
   // Stopping asks first; going back changes nothing.
   await whole.getByRole('button', { name: 'Stop…' }).click();
@@ -63,7 +77,7 @@ test('pause, resume and stop a running campaign by clicking; the stop asks first
   await whole.getByRole('button', { name: 'Stop…' }).click();
   await page.getByRole('button', { name: 'Yes, stop the campaign Autumn push' }).click();
   await expect(page.getByRole('status')).toHaveText('The campaign is being stopped: asked of 2 lines.');
-  await linesRead(page, 'ended');
+  await linesRead(page, 'ended', 'stopped');
   await expect(page.getByText('Nothing can be asked of the whole campaign now.')).toBeVisible();
   await expect(page.getByRole('button', { name: 'Resume' })).toHaveCount(0);
   const lines = await world.env.db('booking_lines').where({ booking_id: booking.id }).select('status', 'stop');

@@ -221,17 +221,13 @@ const ONE_BOOKING_SQL = (q: Knex) =>
     q.raw(`(select coalesce(json_agg(e order by e.seq), '[]') from booking_events e where e.booking_id = b.id) as events_json`),
   );
 
-export async function findBookingById(db: Knex, id: string, advertiserId?: string): Promise<Booking | null> {
-  const query = ONE_BOOKING_SQL(db).where('b.id', id);
-  if (advertiserId) query.andWhere('b.advertiser_id', advertiserId);
-  const row = (await query.first()) as
-    | (BookingRow & {
-        lines_json: Array<Record<string, unknown>>;
-        attempts_json: Array<Record<string, unknown>>;
-        events_json: Array<Record<string, unknown>>;
-      })
-    | undefined;
-  if (!row) return null;
+type OneBookingRow = BookingRow & {
+  lines_json: Array<Record<string, unknown>>;
+  attempts_json: Array<Record<string, unknown>>;
+  events_json: Array<Record<string, unknown>>;
+};
+
+function oneBooking(row: OneBookingRow): Booking {
   const { lines_json, attempts_json, events_json, ...booking } = row;
   return toBooking(
     booking,
@@ -240,6 +236,31 @@ export async function findBookingById(db: Knex, id: string, advertiserId?: strin
     reviveDates(events_json, ['created_at']),
     new Date(),
   );
+}
+
+export async function findBookingById(db: Knex, id: string, advertiserId?: string): Promise<Booking | null> {
+  const query = ONE_BOOKING_SQL(db).where('b.id', id);
+  if (advertiserId) query.andWhere('b.advertiser_id', advertiserId);
+  const row = (await query.first()) as OneBookingRow | undefined;
+  return row ? oneBooking(row) : null;
+}
+
+/**
+ * A workspace's booking with its campaign's channels, read together: what a caller's read of a
+ * booking needs to decide whether the campaign is within its product, in one round trip.
+ */
+export async function findBookingWithCampaignChannels(
+  db: Knex,
+  id: string,
+  advertiserId: string,
+): Promise<{ booking: Booking; campaignChannels: string[] } | null> {
+  const row = (await ONE_BOOKING_SQL(db)
+    .select('c.channels as campaign_channels')
+    .where({ 'b.id': id, 'b.advertiser_id': advertiserId, 'c.advertiser_id': advertiserId })
+    .first()) as (OneBookingRow & { campaign_channels: string[] }) | undefined;
+  if (!row) return null;
+  const { campaign_channels, ...rest } = row;
+  return { booking: oneBooking(rest), campaignChannels: campaign_channels };
 }
 
 export function listCampaignBookings(db: Knex, campaignId: string): Promise<Booking[]> {

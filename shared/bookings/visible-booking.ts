@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { notFound } from '../errors';
 import { isUuid } from '../ids';
 import type { Principal } from '../auth/principal';
-import { findCampaign } from '../campaigns/campaign-store';
-import { findBookingById } from './booking-store';
+import { inScope } from '../campaigns/campaign-store';
+import { findBookingWithCampaignChannels } from './booking-store';
 import type { Booking } from './booking-schemas';
 
 /**
@@ -12,7 +12,7 @@ import type { Booking } from './booking-schemas';
  */
 export async function visibleBooking(db: Knex, principal: Principal, id: string): Promise<Booking> {
   if (!isUuid(id)) throw notFound();
-  const booking = await findBookingById(db, id.toLowerCase(), principal.advertiserId);
-  if (!booking || !(await findCampaign(db, principal, booking.campaignId))) throw notFound();
-  return booking;
+  const found = await findBookingWithCampaignChannels(db, id.toLowerCase(), principal.advertiserId);
+  if (!found || !inScope(principal, { advertiserId: principal.advertiserId, channels: found.campaignChannels })) throw notFound();
+  return found.booking;
 }

@@ -15,7 +15,7 @@ afterAll(async () => {
   await t.drop();
 });
 
-async function planOf(sql: string, bindings: unknown[]): Promise<string> {
+async function planOf(sql: string, bindings: string[]): Promise<string> {
   return t.db.transaction(async (trx) => {
     await trx.raw('set local enable_seqscan = off');
     const { rows } = await trx.raw<{ rows: Array<{ 'QUERY PLAN': string }> }>(`explain ${sql}`, bindings);

@@ -30,6 +30,10 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
   for (const route of routes) {
     // A private route that says nothing about product scope would be a hole: refuse to start.
     if (route.access === 'bearer' && !route.scope) throw new Error(`${route.operationId} declares no product scope`);
+    // A handler may check scope in its own read only when reading is all it does.
+    if (typeof route.scope === 'object' && route.scope.inRead && route.method !== 'get') {
+      throw new Error(`${route.operationId} changes something, so its scope is checked before the handler`);
+    }
     const jsonTypes = ['application/json', 'application/*+json', ...(route.extraBodyTypes ?? [])];
     const limit = route.bodyLimitBytes ?? opts.defaultBodyLimitBytes;
     const routeKey = `${route.method.toUpperCase()} ${route.path}`;

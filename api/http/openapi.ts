@@ -147,7 +147,9 @@ export function buildOpenApiDocument(routes: RouteDef[], opts: { defaultBodyLimi
       'x-idempotency-policy': idempotencyPolicyOf(r),
       ...(r.governedAction ? { 'x-agent-action': r.governedAction } : {}),
       // How the route keeps to the caller's product scope: clients and the scope tests read it.
-      ...(r.scope ? { 'x-flightdeck-scope': r.scope } : {}),
+      ...(r.scope
+        ? { 'x-flightdeck-scope': typeof r.scope === 'object' ? { resource: r.scope.resource, param: r.scope.param } : r.scope }
+        : {}),
       ...(r.body ? { 'x-body-limit-bytes': bodyLimit } : {}),
       request: {
         ...(r.params ? { params: r.params as never } : {}),

@@ -9,6 +9,6 @@ import type { RouteDef } from './route';
  */
 export async function requireRouteScope(db: Knex, route: RouteDef, principal: Principal | null, params: unknown): Promise<void> {
   const scope = route.scope;
-  if (!principal || !scope || typeof scope !== 'object') return;
+  if (!principal || !scope || typeof scope !== 'object' || scope.inRead) return;
   await requireInScope(db, principal, scope.resource, String((params as Record<string, unknown>)[scope.param] ?? ''));
 }

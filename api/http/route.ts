@@ -18,8 +18,12 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
  * - `caller`: concerns no channel (the caller's own context, contracts, mandates, uploads, and
  *   creations that name nothing but take the caller's scope);
  * - `staff`: the staff surface, scoped by server-owned client assignments instead.
+ *
+ * `inRead: true` on a resource scope: the handler's one read of the resource applies the same
+ * rule itself (a read that agents poll, kept to one round trip). Only for handlers whose read
+ * comes before anything else they do.
  */
-export type RouteScope = { resource: ScopedResource; param: string } | 'request' | 'filtered' | 'caller' | 'staff';
+export type RouteScope = { resource: ScopedResource; param: string; inRead?: true } | 'request' | 'filtered' | 'caller' | 'staff';
 
 export interface RouteContext<P, Q, B, A extends Access> {
   params: P;

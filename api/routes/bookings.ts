@@ -19,7 +19,8 @@ export function bookingRoutes(deps: ApiDeps) {
       summary: 'A booking with every line and event. Inspect each line: a booking is not live until its lines say so.',
       tags: ['bookings'],
       access: 'bearer',
-      scope: { resource: 'booking', param: 'id' },
+      // visibleBooking applies the booking's scope rule with the read itself.
+      scope: { resource: 'booking', param: 'id', inRead: true },
       params: IdParams,
       responses: { 200: { description: 'The booking.', schema: BookingEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {

@@ -71,6 +71,9 @@ async function approvalChannels(db: Knex, advertiserId: string, where: Record<st
   return row ? actionChannels(db, advertiserId, (row.action?.parameters ?? {}) as Record<string, unknown>) : null;
 }
 
+/** A booking concerns its campaign's channels and its lines': the rule for every read of a booking. */
+export const bookingChannels = (campaign: readonly string[], lines: readonly string[]) => union(campaign, lines);
+
 const RESOLVERS: Record<ScopedResource, Resolver> = {
   campaign: campaignChannels,
   async plan(db, advertiserId, id) {
@@ -96,7 +99,7 @@ const RESOLVERS: Record<ScopedResource, Resolver> = {
         'c.channels',
         db.raw(`(select coalesce(array_agg(distinct l.channel), '{}') from booking_lines l where l.booking_id = b.id) as line_channels`),
       );
-    return row ? union(row.channels as string[], row.line_channels as string[]) : null;
+    return row ? bookingChannels(row.channels as string[], row.line_channels as string[]) : null;
   },
   async creative(db, advertiserId, id) {
     const row = await db('creatives').where({ id, advertiser_id: advertiserId }).first('channel', 'campaign_id');

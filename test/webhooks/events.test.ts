@@ -118,18 +118,19 @@ describe("booking events become webhook events, a statement's at a time", () => 
         q.where({ action: 'booking.status-changed' }).orWhereRaw(`line_id is not null and (detail->>'from') <> (detail->>'to')`),
       )
       .orderBy('seq');
+  /** A three-line sandbox launch, waited for until the booking is confirmed. */
+  async function confirmedThreeLines(org: string) {
+    const lines = ['ctv', 'audio', 'dooh'].map((channel) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 10_000 }));
+    const launched = await launchPlan(env, api, lines, org);
+    await waitForBooking(api, launched.token, launched.booking.id, (b) => b.status === 'confirmed');
+    return launched;
+  }
   const eventsFor = (org: string) => env.db('webhook_events').where({ workspace_id: org }).whereLike('type', 'booking.%').orderBy('seq');
 
   test("a three-line launch's moves are one event each, in the order written, with the versions they made, each delivered once", async () => {
     await subscribe('org-moves', ['booking.status_changed', 'booking.line.status_changed']);
-    const launched = await launchPlan(
-      env,
-      api,
-      ['ctv', 'audio', 'dooh'].map((channel) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 10_000 })),
-      'org-moves',
-    );
+    const launched = await confirmedThreeLines('org-moves');
     const bookingId = launched.booking.id;
-    await waitForBooking(api, launched.token, bookingId, (b) => b.status === 'confirmed');
 
     const written = await moves(bookingId);
     const events = await eventsFor('org-moves');
@@ -164,14 +165,8 @@ describe("booking events become webhook events, a statement's at a time", () => 
 
   test('of the events one statement writes, only status moves and booking status changes are told, in their order', async () => {
     await subscribe('org-rows', ['booking.line.status_changed', 'booking.status_changed']);
-    const launched = await launchPlan(
-      env,
-      api,
-      ['ctv', 'audio', 'dooh'].map((channel) => ({ channel, adapterKey: `sandbox-${channel}`, budgetMinor: 10_000 })),
-      'org-rows',
-    );
+    const launched = await confirmedThreeLines('org-rows');
     const bookingId = launched.booking.id;
-    await waitForBooking(api, launched.token, bookingId, (b) => b.status === 'confirmed');
     const [a, b, c] = await env.db('booking_lines').where({ booking_id: bookingId }).orderBy('position');
     const before = (await eventsFor('org-rows')).length;
     const row = (lineId: string | null, action: string, detail: Record<string, unknown>) => ({

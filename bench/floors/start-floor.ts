@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
+import { profileArgs } from '../support';
 
 export interface FloorServer {
   url: string;
@@ -15,7 +16,7 @@ export async function startFloorServer(env: {
   databaseUrl: string;
 }): Promise<FloorServer> {
   const child = fork(path.join(__dirname, 'floor-server.ts'), [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...profileArgs()],
     env: {
       PATH: process.env.PATH,
       FLOOR_CONTEXT_BODY: env.contextBody,

@@ -70,7 +70,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: 'A campaign and its plan.',
       tags: ['campaigns'],
       access: 'bearer',
-      scope: { resource: 'campaign', param: 'id' },
+      scope: { resource: 'campaign', param: 'id', inRead: true },
       params: IdParams,
       responses: { 200: { description: 'The campaign.', schema: CampaignEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
@@ -170,7 +170,7 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: "A campaign's bookings with their lines and events, newest first.",
       tags: ['bookings'],
       access: 'bearer',
-      scope: { resource: 'campaign', param: 'id' },
+      scope: { resource: 'campaign', param: 'id', inRead: true },
       params: IdParams,
       responses: {
         200: { description: 'Bookings.', schema: z.object({ bookings: z.array(BookingSchema) }) },

@@ -55,7 +55,7 @@ export function deliveryRoutes(deps: ApiDeps): RouteDef[] {
         "The campaign's delivery: totals and each line's impressions, clicks, completions and spend in the range (default: the flight so far), its pacing over the flight, how old its figures are, and its days. Accept: text/csv gives one row per line and day.",
       tags: ['delivery'],
       access: 'bearer',
-      scope: { resource: 'campaign', param: 'id' },
+      scope: { resource: 'campaign', param: 'id', inRead: true },
       params: IdParams,
       query: DeliveryQuerySchema,
       responses: {

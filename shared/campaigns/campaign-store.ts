@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { toMinor } from '../db/knex';
 import type { Principal } from '../auth/principal';
+import { withinScope } from '../auth/scope';
 import type { Channel } from '../auth/products';
 import type { Campaign, CreateCampaign } from './campaign-schemas';
 import { dateOnly } from '../dates';
@@ -44,12 +45,12 @@ export function toCampaign(r: CampaignRow): Campaign {
   };
 }
 
-/** A campaign is visible only to its advertiser, and only when all its channels are within the caller's. */
+/** A campaign is visible only to its advertiser, and only when all its channels are within the caller's (the scope rule). */
 export function inScope(
   p: Pick<Principal, 'advertiserId' | 'channels'>,
   c: { advertiserId: string; channels: readonly string[] },
 ): boolean {
-  return c.advertiserId === p.advertiserId && c.channels.every((ch) => (p.channels as string[]).includes(ch));
+  return c.advertiserId === p.advertiserId && withinScope(p, c.channels);
 }
 
 export async function createCampaign(db: Knex, p: Principal, input: CreateCampaign, defaultMode: 'sandbox' | 'live'): Promise<Campaign> {

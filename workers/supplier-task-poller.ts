@@ -3,7 +3,7 @@ import type { ReviewOutcome, SupplierAdapter } from '../shared/adapters/adapter'
 import { UnknownOutcome } from '../shared/adapters/adapter';
 import type { Logger } from '../shared/logger';
 import { settlePendingBooking } from '../shared/bookings/pending-bookings';
-import { claimDueTasks } from '../shared/suppliers/supplier-tasks';
+import { claimDueTasks, type SupplierTaskRow } from '../shared/suppliers/supplier-tasks';
 import type { Unknown } from '../shared/suppliers/attempts';
 import type { AfterApproval } from '../shared/creatives/review-execution';
 import { claimReviewsAtSupplier, reviewAtSupplierOf, settleReviewAtSupplier } from '../shared/creatives/reviews-at-supplier';
@@ -31,65 +31,64 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
   const checked = reviewing.filter((a) => a.reviewer?.check);
   let running: Promise<number> | null = null;
 
-  async function pollAdapter(adapter: SupplierAdapter): Promise<number> {
-    const key = adapter.descriptor.key;
-    const due = await claimDueTasks(db, key, opts.intervalMs);
+  /**
+   * Asks the supplier about each claimed row: its answer (or `unknown`, when it cannot say what
+   * happened) is settled; a supplier that could not be asked is asked again an interval later.
+   * Returns how many rows left the waiting state.
+   */
+  async function askEach<Row, Outcome>(
+    rows: Row[],
+    what: string,
+    step: {
+      context(row: Row): Record<string, unknown>;
+      ask(row: Row): Promise<Outcome>;
+      settle(row: Row, outcome: Outcome | Unknown): Promise<string>;
+      waiting: string;
+    },
+  ): Promise<number> {
     let settled = 0;
-    for (const task of due) {
-      const ids = { attemptId: task.attempt_id, bookingId: task.booking_id, lineId: task.line_id };
-      const context = { adapterKey: key, taskId: task.task_id, lineId: task.line_id };
+    for (const row of rows) {
+      const context = step.context(row);
+      let outcome: Outcome | Unknown;
       try {
-        const outcome = await withTimeout(
-          adapter.tasks!.poll({ taskId: task.task_id, ...ids }, { db, sandboxSlowMs: 0 }),
-          opts.timeoutMs,
-          () => new Error(`no answer within ${opts.timeoutMs} ms`),
-        );
-        const result = await settlePendingBooking(db, ids, outcome, 'poll');
-        if (result !== 'pending') settled++;
-        opts.logger.info({ ...context, result }, 'supplier task polled');
-      } catch (err) {
-        if (err instanceof UnknownOutcome) {
-          await settlePendingBooking(db, ids, { kind: 'unknown', cause: err.message }, 'poll');
-          settled++;
-          continue;
-        }
-        opts.logger.warn({ ...context, err: { message: (err as Error).message } }, 'supplier task could not be polled; asking again later');
-      }
-    }
-    return settled;
-  }
-
-  async function checkReviews(adapter: SupplierAdapter): Promise<number> {
-    const key = adapter.descriptor.key;
-    const due = await claimReviewsAtSupplier(db, key, opts.intervalMs);
-    let settled = 0;
-    for (const row of due) {
-      const context = { adapterKey: key, reviewId: row.id };
-      let outcome: ReviewOutcome | Unknown;
-      try {
-        outcome = await withTimeout(
-          adapter.reviewer!.check!(reviewAtSupplierOf(row), { db, sandboxSlowMs: 0 }),
-          opts.timeoutMs,
-          () => new Error(`no answer within ${opts.timeoutMs} ms`),
-        );
+        outcome = await withTimeout(step.ask(row), opts.timeoutMs, () => new Error(`no answer within ${opts.timeoutMs} ms`));
       } catch (err) {
         if (!(err instanceof UnknownOutcome)) {
           opts.logger.warn(
             { ...context, err: { message: (err as Error).message } },
-            'creative review could not be checked; asking again later',
+            `${what} could not be asked about; asking again later`,
           );
           continue;
         }
         outcome = { kind: 'unknown', cause: err.message };
       }
-      const result = await settleReviewAtSupplier(db, row.id, outcome, {
-        afterApproval: opts.afterApproval,
-        maxWaitMs: opts.reviewMaxWaitMs,
-      });
-      if (result !== 'at-supplier') settled++;
-      opts.logger.info({ ...context, result }, 'creative review at supplier checked');
+      const result = await step.settle(row, outcome);
+      if (result !== step.waiting) settled++;
+      opts.logger.info({ ...context, result }, `${what} asked about`);
     }
     return settled;
+  }
+
+  async function pollAdapter(adapter: SupplierAdapter): Promise<number> {
+    const adapterKey = adapter.descriptor.key;
+    const ids = (task: SupplierTaskRow) => ({ attemptId: task.attempt_id, bookingId: task.booking_id, lineId: task.line_id });
+    return askEach(await claimDueTasks(db, adapterKey, opts.intervalMs), 'supplier task', {
+      context: (task) => ({ adapterKey, taskId: task.task_id, lineId: task.line_id }),
+      ask: (task) => adapter.tasks!.poll({ taskId: task.task_id, ...ids(task) }, { db, sandboxSlowMs: 0 }),
+      settle: (task, outcome) => settlePendingBooking(db, ids(task), outcome, 'poll'),
+      waiting: 'pending',
+    });
+  }
+
+  async function checkReviews(adapter: SupplierAdapter): Promise<number> {
+    const adapterKey = adapter.descriptor.key;
+    return askEach(await claimReviewsAtSupplier(db, adapterKey, opts.intervalMs), 'creative review at supplier', {
+      context: (review) => ({ adapterKey, reviewId: review.id }),
+      ask: (review): Promise<ReviewOutcome> => adapter.reviewer!.check!(reviewAtSupplierOf(review), { db, sandboxSlowMs: 0 }),
+      settle: (review, outcome) =>
+        settleReviewAtSupplier(db, review.id, outcome, { afterApproval: opts.afterApproval, maxWaitMs: opts.reviewMaxWaitMs }),
+      waiting: 'at-supplier',
+    });
   }
 
   const pollNow = () => {

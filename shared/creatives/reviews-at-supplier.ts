@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { claimDue, type DueTable } from '../db/claim-due';
 import type { ReviewAtSupplier, ReviewOutcome } from '../adapters/adapter';
 import { isUnknown, type Unknown } from '../suppliers/attempts';
 import { lockReview, settleReview, type AfterApproval, type ReviewResult } from './review-execution';
@@ -26,19 +27,24 @@ export const reviewAtSupplierOf = (r: ReviewAtSupplierRow): ReviewAtSupplier => 
   providerReference: r.provider_reference,
 });
 
+const REVIEWS_AT_SUPPLIER: DueTable = {
+  table: 'creative_reviews',
+  id: 'id',
+  waiting: 'at-supplier',
+  dueAt: 'next_check_at',
+  count: 'checks',
+};
+
 /** Claims up to `limit` of an adapter's reviews due a check; the next check is an interval away. */
-export async function claimReviewsAtSupplier(db: Knex, adapterKey: string, intervalMs: number, limit = 20): Promise<ReviewAtSupplierRow[]> {
-  const { rows } = await db.raw<{ rows: ReviewAtSupplierRow[] }>(
-    `update creative_reviews r set next_check_at = now() + (? * interval '1 millisecond'), checks = r.checks + 1
-      where r.id in (
-        select id from creative_reviews
-         where adapter_key = ? and status = 'at-supplier' and next_check_at <= now()
-         order by next_check_at limit ? for update skip locked)
-      returning r.id, r.creative_id, r.version, r.advertiser_id, r.provider_reference`,
-    [intervalMs, adapterKey, limit],
+export const claimReviewsAtSupplier = (db: Knex, adapterKey: string, intervalMs: number, limit = 20) =>
+  claimDue<ReviewAtSupplierRow>(
+    db,
+    REVIEWS_AT_SUPPLIER,
+    ['id', 'creative_id', 'version', 'advertiser_id', 'provider_reference'],
+    adapterKey,
+    intervalMs,
+    limit,
   );
-  return rows;
-}
 
 /** The supplier's word on a review it holds: a verdict settles it; `pending` keeps it waiting, up to `maxWaitMs`. */
 export async function settleReviewAtSupplier(

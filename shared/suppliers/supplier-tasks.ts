@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { SqlPart } from '../db/knex';
+import { claimDue, type DueTable } from '../db/claim-due';
 
 /**
  * Supplier tasks: a booking the supplier accepted and is still working on (AdCP `submitted` or
@@ -43,19 +44,25 @@ export function pendingTaskInsert(
     .toSQL();
 }
 
+const SUPPLIER_TASKS: DueTable = { table: 'supplier_tasks', id: 'attempt_id', waiting: 'pending', dueAt: 'next_poll_at', count: 'polls' };
+const TASK_COLUMNS = [
+  'attempt_id',
+  'line_id',
+  'booking_id',
+  'adapter_key',
+  'task_id',
+  'status',
+  'supplier_status',
+  'polls',
+  'next_poll_at',
+  'outcome',
+  'created_at',
+  'finished_at',
+];
+
 /** Claims up to `limit` of an adapter's due tasks for one poll each; the next poll is an interval away. */
-export async function claimDueTasks(db: Knex, adapterKey: string, intervalMs: number, limit = 20): Promise<SupplierTaskRow[]> {
-  const { rows } = await db.raw<{ rows: SupplierTaskRow[] }>(
-    `update supplier_tasks t set next_poll_at = now() + (? * interval '1 millisecond'), polls = t.polls + 1
-      where t.attempt_id in (
-        select attempt_id from supplier_tasks
-         where adapter_key = ? and status = 'pending' and next_poll_at <= now()
-         order by next_poll_at limit ? for update skip locked)
-      returning t.*`,
-    [intervalMs, adapterKey, limit],
-  );
-  return rows;
-}
+export const claimDueTasks = (db: Knex, adapterKey: string, intervalMs: number, limit = 20) =>
+  claimDue<SupplierTaskRow>(db, SUPPLIER_TASKS, TASK_COLUMNS, adapterKey, intervalMs, limit);
 
 export async function findTask(db: Knex, adapterKey: string, taskId: string): Promise<SupplierTaskRow | undefined> {
   return (await db('supplier_tasks').where({ adapter_key: adapterKey, task_id: taskId }).first()) as SupplierTaskRow | undefined;

@@ -1,7 +1,7 @@
 import { imageSize } from 'image-size';
 import { createFile, MP4BoxBuffer } from 'mp4box';
 
-/** What a seller asks of stored media: its kind, and for pictures its width and height. */
+/** What a seller asks of stored media: its kind, for pictures their width and height, for videos and sounds their length. */
 export interface MediaFacts {
   kind: 'image' | 'video' | 'audio' | 'document';
   /** Pixels, read from the bytes; null when the container does not say or cannot be read. */
@@ -60,8 +60,32 @@ function probeMp4(bytes: Buffer): Pick<MediaFacts, 'width' | 'height' | 'duratio
   };
 }
 
+// music-metadata ships ES modules only; loaded once, when first needed, as the module it is.
+let mediaParser: Promise<typeof import('music-metadata')> | undefined;
+
+/**
+ * A WebM's (Matroska's) first video track's size and its length, and an audio file's length
+ * (MP3, WAV, Ogg), read from the container by music-metadata. Nothing it cannot read is guessed.
+ */
+async function probeWithMusicMetadata(bytes: Buffer, contentType: string): Promise<Pick<MediaFacts, 'width' | 'height' | 'durationMs'>> {
+  try {
+    const { parseBuffer } = await (mediaParser ??= import('music-metadata'));
+    const { format } = await parseBuffer(bytes, { mimeType: contentType, size: bytes.length }, { duration: true, skipCovers: true });
+    const video = format.trackInfo?.find((t) => t.video?.pixelWidth && t.video.pixelHeight)?.video;
+    return {
+      width: video?.pixelWidth ?? null,
+      height: video?.pixelHeight ?? null,
+      durationMs: format.duration && Number.isFinite(format.duration) && format.duration > 0 ? Math.round(format.duration * 1000) : null,
+    };
+  } catch {
+    return { width: null, height: null, durationMs: null };
+  }
+}
+
+const READ_BY_MUSIC_METADATA = new Set(['video/webm', 'audio/mpeg', 'audio/wav', 'audio/ogg']);
+
 /** Reads the facts from the stored bytes themselves, never from what the uploader declared. */
-export function probeMedia(bytes: Buffer, contentType: string): MediaFacts {
+export async function probeMedia(bytes: Buffer, contentType: string): Promise<MediaFacts> {
   const kind = kindOf(contentType);
   if (kind === 'image') {
     try {
@@ -72,5 +96,10 @@ export function probeMedia(bytes: Buffer, contentType: string): MediaFacts {
     }
   }
   if (contentType === 'video/mp4') return { kind, ...probeMp4(bytes) };
+  if (READ_BY_MUSIC_METADATA.has(contentType)) {
+    const facts = await probeWithMusicMetadata(bytes, contentType);
+    // A sound has no picture: only its length counts.
+    return kind === 'audio' ? { kind, width: null, height: null, durationMs: facts.durationMs } : { kind, ...facts };
+  }
   return { kind, width: null, height: null, durationMs: null };
 }

@@ -1,7 +1,7 @@
 import { probeMedia } from '../../shared/assets/media-probe';
 import { creativeManifest, type StoredMedia } from '../../shared/adapters/adcp/creative-manifest';
 import type { SellerFormat } from '../../shared/adapters/adcp/connection';
-import { mp4Sample } from '../support/media-samples';
+import { mp4Sample, wavSample, webmSample } from '../support/media-samples';
 
 /** A 2×3 PNG, as an image editor writes it. */
 const PNG_2x3 = Buffer.from(
@@ -9,18 +9,18 @@ const PNG_2x3 = Buffer.from(
   'base64',
 );
 
-const stored = (bytes: Buffer, contentType: string): StoredMedia => ({
+const stored = async (bytes: Buffer, contentType: string): Promise<StoredMedia> => ({
   url: 'https://flightdeck.example/files/assets/x',
   contentType,
   sizeBytes: bytes.length,
-  facts: probeMedia(bytes, contentType),
+  facts: await probeMedia(bytes, contentType),
 });
 
 const format = (assets: SellerFormat['assets']): SellerFormat => ({ format_id: { id: 'f' }, assets });
 
 describe('reading media facts from the bytes', () => {
-  test("an MP4's first video track gives the size, the movie its length", () => {
-    expect(probeMedia(mp4Sample({ width: 854, height: 480, durationMs: 30_000 }), 'video/mp4')).toEqual({
+  test("an MP4's first video track gives the size, the movie its length", async () => {
+    expect(await probeMedia(mp4Sample({ width: 854, height: 480, durationMs: 30_000 }), 'video/mp4')).toEqual({
       kind: 'video',
       width: 854,
       height: 480,
@@ -28,19 +28,47 @@ describe('reading media facts from the bytes', () => {
     });
   });
 
-  test("a PNG's header gives its size", () => {
-    expect(probeMedia(PNG_2x3, 'image/png')).toMatchObject({ kind: 'image', width: 2, height: 3 });
+  test("a PNG's header gives its size", async () => {
+    expect(await probeMedia(PNG_2x3, 'image/png')).toMatchObject({ kind: 'image', width: 2, height: 3 });
   });
 
-  test('bytes that only carry the signature give no size, and do not throw', () => {
+  test("a WebM's video track gives the size, its segment the length", async () => {
+    expect(await probeMedia(webmSample({ width: 1920, height: 1080, durationMs: 6_000 }), 'video/webm')).toEqual({
+      kind: 'video',
+      width: 1920,
+      height: 1080,
+      durationMs: 6_000,
+    });
+    expect(await probeMedia(webmSample({ width: 640, height: 360, durationMs: 15_000 }), 'video/webm')).toEqual({
+      kind: 'video',
+      width: 640,
+      height: 360,
+      durationMs: 15_000,
+    });
+  });
+
+  test("a sound's length is read from it, and a sound has no size", async () => {
+    expect(await probeMedia(wavSample(15_000), 'audio/wav')).toEqual({ kind: 'audio', width: null, height: null, durationMs: 15_000 });
+    expect(await probeMedia(wavSample(30_000), 'audio/wav')).toEqual({ kind: 'audio', width: null, height: null, durationMs: 30_000 });
+  });
+
+  test('bytes that only carry the signature give no size, and do not throw', async () => {
     const signatureOnly = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypmp42'), Buffer.alloc(32, 1)]);
-    expect(probeMedia(signatureOnly, 'video/mp4')).toMatchObject({ width: null, height: null });
-    expect(probeMedia(Buffer.concat([PNG_2x3.subarray(0, 8), Buffer.alloc(8)]), 'image/png')).toMatchObject({ width: null, height: null });
+    expect(await probeMedia(signatureOnly, 'video/mp4')).toMatchObject({ width: null, height: null });
+    expect(await probeMedia(Buffer.concat([PNG_2x3.subarray(0, 8), Buffer.alloc(8)]), 'image/png')).toMatchObject({
+      width: null,
+      height: null,
+    });
+    const webm = webmSample();
+    for (const cut of [webm.subarray(0, 4), webm.subarray(0, 40), Buffer.concat([webm.subarray(0, 4), Buffer.alloc(64, 0xff)])]) {
+      expect(await probeMedia(cut, 'video/webm')).toEqual({ kind: 'video', width: null, height: null, durationMs: null });
+    }
+    expect(await probeMedia(Buffer.concat([Buffer.from('ID3'), Buffer.alloc(32)]), 'audio/mpeg')).toMatchObject({ durationMs: null });
   });
 });
 
 describe("filling the seller's format", () => {
-  test('the required slot of the media kind is chosen over an optional one', () => {
+  test('the required slot of the media kind is chosen over an optional one', async () => {
     const manifest = creativeManifest(
       'f',
       format([
@@ -48,13 +76,13 @@ describe("filling the seller's format", () => {
         { item_type: 'individual', asset_id: 'logo', asset_type: 'image', required: true },
         { item_type: 'individual', asset_id: 'main_video', asset_type: 'video', required: true },
       ]),
-      stored(mp4Sample(), 'video/mp4'),
+      await stored(mp4Sample(), 'video/mp4'),
     );
     expect(Object.keys('assets' in manifest ? manifest.assets : {})).toEqual(['main_video']);
   });
 
-  test('an image carries its size and format; audio needs no size', () => {
-    expect(creativeManifest('f', null, stored(PNG_2x3, 'image/png'))).toEqual({
+  test('an image carries its size and format; audio needs no size', async () => {
+    expect(creativeManifest('f', null, await stored(PNG_2x3, 'image/png'))).toEqual({
       assets: { image: { asset_type: 'image', url: 'https://flightdeck.example/files/assets/x', width: 2, height: 3, format: 'png' } },
     });
     const mp3 = Buffer.concat([Buffer.from('ID3'), Buffer.alloc(32)]);
@@ -62,7 +90,7 @@ describe("filling the seller's format", () => {
       creativeManifest(
         'f',
         format([{ item_type: 'individual', asset_id: 'spot', asset_type: 'audio', required: true }]),
-        stored(mp3, 'audio/mpeg'),
+        await stored(mp3, 'audio/mpeg'),
       ),
     ).toEqual({
       assets: {
@@ -76,7 +104,7 @@ describe("filling the seller's format", () => {
     });
   });
 
-  test('a document is no creative asset', () => {
-    expect(creativeManifest('f', null, stored(Buffer.from('%PDF-1.7'), 'application/pdf'))).toHaveProperty('refusal');
+  test('a document is no creative asset', async () => {
+    expect(creativeManifest('f', null, await stored(Buffer.from('%PDF-1.7'), 'application/pdf'))).toHaveProperty('refusal');
   });
 });

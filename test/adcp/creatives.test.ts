@@ -4,7 +4,7 @@ import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api'
 import { post } from '../support/bookings';
 import { upload } from '../support/creatives';
 import { creativeBody } from '../support/creative-samples';
-import { mp4Sample } from '../support/media-samples';
+import { mp4Sample, webmSample } from '../support/media-samples';
 import { until } from '../support/wait';
 import { grantSellerAccess } from '../support/adcp-buy';
 import { DISPLAY_FORMAT, MIN_VIDEO_WIDTH, VIDEO_FORMAT, VIDEO_SLOT, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
@@ -62,8 +62,8 @@ async function reviewed(token: string, creativeId: string): Promise<Review> {
   return review!;
 }
 
-async function videoCreative(token: string, bytes: Buffer, format = VIDEO_FORMAT) {
-  const asset = await upload(api, token, 'video/mp4', bytes);
+async function videoCreative(token: string, bytes: Buffer, format = VIDEO_FORMAT, contentType: 'video/mp4' | 'video/webm' = 'video/mp4') {
+  const asset = await upload(api, token, contentType, bytes);
   const res = await post(api, token, '/api/v1/creatives', creativeBody('ctv', asset.url, { format }));
   expect(res.status).toBe(201);
   return { asset, creative: (await json<{ creative: { id: string; assetFingerprint: string } }>(res)).creative };
@@ -102,6 +102,35 @@ test("the video goes in the format's slot with its real size and length; the sel
   // The approval launch checks is the seller's.
   const approvals = await env.db('creative_approvals').where({ creative_id: creative.id, adapter_key: 'adcp-ctl' });
   expect(approvals).toHaveLength(1);
+}, 60_000);
+
+test('a WebM video goes with the size and length read from its own bytes, and the seller approves it', async () => {
+  const token = await buyer('org-crt-webm');
+  const bytes = webmSample({ width: 1280, height: 720, durationMs: 15_000 });
+  const { asset, creative } = await videoCreative(token, bytes, VIDEO_FORMAT, 'video/webm');
+
+  expect(await reviewed(token, creative.id)).toMatchObject({ status: 'approved' });
+  const synced = seller.creatives.find((c) => c.creative.creative_id === `${creative.id}-v1`)!;
+  expect(synced.creative.assets).toEqual({
+    [VIDEO_SLOT]: {
+      asset_type: 'video',
+      url: `${api.deps.urls.base}${asset.url}`,
+      width: 1280,
+      height: 720,
+      duration_ms: 15_000,
+      file_size_bytes: bytes.length,
+      container_format: 'webm',
+    },
+  });
+  expect(sha(synced.fetched!)).toBe(creative.assetFingerprint);
+}, 60_000);
+
+test("a WebM too narrow for the seller's format is refused by the seller, on the width read from its bytes", async () => {
+  const token = await buyer('org-crt-webm-narrow');
+  const { creative } = await videoCreative(token, webmSample({ width: 320, height: 180 }), VIDEO_FORMAT, 'video/webm');
+  const review = await reviewed(token, creative.id);
+  expect(review.status).toBe('rejected');
+  expect(review.reasons!.join(' ')).toContain(String(MIN_VIDEO_WIDTH));
 }, 60_000);
 
 test("a video too narrow for the seller's format is rejected with the seller's reason, and earns no approval", async () => {

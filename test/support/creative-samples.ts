@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mp4Sample } from './media-samples';
+import { mp4Sample, webmSample } from './media-samples';
 
 /** Small files whose signatures are real: enough for content sniffing, distinct bytes every call. */
 export const SAMPLE = {
   'image/png': () => Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(64)]),
   'video/mp4': () => mp4Sample(),
+  'video/webm': () => webmSample(),
   'audio/mpeg': () => Buffer.concat([Buffer.from('ID3'), randomBytes(64)]),
 } as const;
 

@@ -41,7 +41,7 @@ export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps 
         url: `${deps.publicBaseUrl.replace(/\/$/, '')}/files/assets/${request.assetName}`,
         contentType: request.contentType,
         sizeBytes: request.bytes.length,
-        facts: probeMedia(request.bytes, request.contentType),
+        facts: await probeMedia(request.bytes, request.contentType),
       });
       if ('refusal' in manifest) return refused(manifest.refusal);
       const sellerCreativeId = `${request.creativeId}-v${request.version}`;

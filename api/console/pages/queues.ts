@@ -12,7 +12,7 @@ export const queuePages: PageRegistrar = (_router, { get }, c) => {
   const { db, producers, staff } = c.api;
   get('/console/queues', async (r, _req, res) => {
     const member = await requireStaff(staff, r.principal);
-    // A queue whose counts Redis does not give in time shows as unavailable; the rest of the page stands.
+    // A queue whose counts Redis does not give (late, or refused) shows as unavailable; the rest of the page stands.
     const counts = await Promise.all(
       SUPPLIER_QUEUES.map(async (name) => ({
         name,
@@ -28,7 +28,7 @@ export const queuePages: PageRegistrar = (_router, { get }, c) => {
       .map((q) =>
         q.counts
           ? `<tr${q.counts.failed ? ' class="attention"' : ''}><td>${esc(q.name)}</td>${STATES.map((s) => `<td>${esc(q.counts![s] ?? 0)}</td>`).join('')}</tr>`
-          : `<tr class="attention"><td>${esc(q.name)}</td><td colspan="${STATES.length}">counts unavailable (Redis did not answer in time)</td></tr>`,
+          : `<tr class="attention"><td>${esc(q.name)}</td><td colspan="${STATES.length}">counts unavailable (Redis did not give them)</td></tr>`,
       )
       .join('')}</tbody></table>`;
     // Webhook receivers that stopped answering, of the clients this person is assigned: someone should call the client.

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { toMinor } from '../db/knex';
+import { firstPrepared, toMinor } from '../db/knex';
 import type { Booking, BookingEvent, BookingLine } from './booking-schemas';
 import type { BookingStatus } from './booking-status';
 import { OPEN_LINE_STATUSES, type LineOperation, type LineStatus, type LineStop } from './line-state';
@@ -241,7 +241,7 @@ function oneBooking(row: OneBookingRow): Booking {
 export async function findBookingById(db: Knex, id: string, advertiserId?: string): Promise<Booking | null> {
   const query = ONE_BOOKING_SQL(db).where('b.id', id);
   if (advertiserId) query.andWhere('b.advertiser_id', advertiserId);
-  const row = (await query.first()) as OneBookingRow | undefined;
+  const row = await firstPrepared<OneBookingRow>(db, query);
   return row ? oneBooking(row) : null;
 }
 
@@ -254,10 +254,13 @@ export async function findBookingWithCampaignChannels(
   id: string,
   advertiserId: string,
 ): Promise<{ booking: Booking; campaignChannels: string[] } | null> {
-  const row = (await ONE_BOOKING_SQL(db)
-    .select('c.channels as campaign_channels')
-    .where({ 'b.id': id, 'b.advertiser_id': advertiserId, 'c.advertiser_id': advertiserId })
-    .first()) as (OneBookingRow & { campaign_channels: string[] }) | undefined;
+  // Prepared: polled by agents, and its plan costs PostgreSQL more than running it.
+  const row = await firstPrepared<OneBookingRow & { campaign_channels: string[] }>(
+    db,
+    ONE_BOOKING_SQL(db)
+      .select('c.channels as campaign_channels')
+      .where({ 'b.id': id, 'b.advertiser_id': advertiserId, 'c.advertiser_id': advertiserId }),
+  );
   if (!row) return null;
   const { campaign_channels, ...rest } = row;
   return { booking: oneBooking(rest), campaignChannels: campaign_channels };

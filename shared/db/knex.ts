@@ -84,6 +84,16 @@ export function prepared(q: Knex, sql: string): { name?: string } {
   return name ? { name } : {};
 }
 
+/**
+ * The first row of a built query, sent as a named prepared statement (see `prepared`): for a hot
+ * read whose plan costs PostgreSQL more than running it.
+ */
+export async function firstPrepared<T>(q: Knex, query: Knex.QueryBuilder): Promise<T | undefined> {
+  const { sql, bindings } = query.limit(1).toSQL();
+  const { rows } = await q.raw<{ rows: T[] }>(sql, bindings as readonly Knex.Value[]).options(prepared(q, sql));
+  return rows[0];
+}
+
 export type { Knex };
 
 /** A piece of SQL with its `?` bindings, to run alone or embed in a larger statement. */

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { firstPrepared } from '../db/knex';
 import { recordEvent } from '../events/record';
 import { z } from 'zod';
 import type { Actor } from '../auth/actor';
@@ -31,7 +32,7 @@ export interface CampaignControlResult {
 export async function openBookingOf(trx: Knex, p: Principal, campaignId: string): Promise<string> {
   const campaign = await findCampaign(trx, p, campaignId);
   if (!campaign) throw notFound();
-  const open = (await openBookingsOf(trx, campaign.id).first('b.id')) as { id: string } | undefined;
+  const open = await firstPrepared<{ id: string }>(trx, openBookingsOf(trx, campaign.id).select('b.id'));
   if (!open) throw conflict('The campaign has no open booking: launch it first, or it has ended.', 'not_booked', 'terminal');
   return open.id;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { rowsPrepared } from '../db/knex';
 import { conflict, notFound, unprocessable } from '../errors';
 import type { Principal } from '../auth/principal';
 import type { Actor } from '../auth/actor';
@@ -61,10 +62,13 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     }
 
     // A repeat launch of the same approved snapshot is the same booking; a different one cannot open a second.
-    const held = (await trx('bookings as b')
-      .where('b.campaign_id', campaign.id)
-      .andWhere((q) => q.where('b.snapshot_digest', digest).orWhereRaw(`not ${BOOKING_CLOSED_SQL}`))
-      .select('b.id', 'b.status', 'b.snapshot_digest')) as Array<{ id: string; status: string; snapshot_digest: string }>;
+    const held = await rowsPrepared<{ id: string; status: string; snapshot_digest: string }>(
+      trx,
+      trx('bookings as b')
+        .where('b.campaign_id', campaign.id)
+        .andWhere((q) => q.where('b.snapshot_digest', digest).orWhereRaw(`not ${BOOKING_CLOSED_SQL}`))
+        .select('b.id', 'b.status', 'b.snapshot_digest'),
+    );
     const existing = held.find((b) => b.snapshot_digest === digest);
     if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false, queued: [] };
     if (held[0]) throw campaignBooked(held[0]);

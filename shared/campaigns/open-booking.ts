@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { conflict } from '../errors';
+import { firstPrepared } from '../db/knex';
 
 /**
  * A booking holds its campaign until nothing of it can run again: it is closed when rejected,
@@ -9,7 +10,10 @@ import { conflict } from '../errors';
 export const BOOKING_CLOSED_SQL = `(b.status = 'rejected' or (b.status = 'stopped' and not exists (
   select 1 from booking_lines rl where rl.booking_id = b.id and rl.status = 'stopped' and rl.stop->>'kind' in ('pause', 'staged'))))`;
 
-/** The campaign's bookings that still hold it (at most one), as a query over `bookings as b`. */
+/**
+ * The campaign's bookings that still hold it (at most one), as a query over `bookings as b`. Its
+ * correlated check costs PostgreSQL more to plan than to run: callers send it prepared.
+ */
 export const openBookingsOf = (trx: Knex, campaignId: string) =>
   trx('bookings as b').where('b.campaign_id', campaignId).whereRaw(`not ${BOOKING_CLOSED_SQL}`);
 
@@ -19,7 +23,7 @@ export const openBookingsOf = (trx: Knex, campaignId: string) =>
  * lines are changed in flight (pause, resume, stop, amendments) instead.
  */
 export async function refuseIfBooked(trx: Knex, campaignId: string): Promise<void> {
-  const open = await openBookingsOf(trx, campaignId).first('b.id', 'b.status');
+  const open = await firstPrepared<{ id: string; status: string }>(trx, openBookingsOf(trx, campaignId).select('b.id', 'b.status'));
   if (open) throw campaignBooked(open);
 }
 

@@ -85,14 +85,18 @@ export function prepared(q: Knex, sql: string): { name?: string } {
 }
 
 /**
- * The first row of a built query, sent as a named prepared statement (see `prepared`): for a hot
- * read whose plan costs PostgreSQL more than running it.
+ * The rows of a built query, sent as a named prepared statement (see `prepared`): for a hot read
+ * whose plan costs PostgreSQL more than running it.
  */
-export async function firstPrepared<T>(q: Knex, query: Knex.QueryBuilder): Promise<T | undefined> {
-  const { sql, bindings } = query.limit(1).toSQL();
+export async function rowsPrepared<T>(q: Knex, query: Knex.QueryBuilder): Promise<T[]> {
+  const { sql, bindings } = query.toSQL();
   const { rows } = await q.raw<{ rows: T[] }>(sql, bindings as readonly Knex.Value[]).options(prepared(q, sql));
-  return rows[0];
+  return rows;
 }
+
+/** The first row of a built query, as a named prepared statement (see `rowsPrepared`). */
+export const firstPrepared = async <T>(q: Knex, query: Knex.QueryBuilder): Promise<T | undefined> =>
+  (await rowsPrepared<T>(q, query.limit(1)))[0];
 
 export type { Knex };
 

@@ -30,9 +30,10 @@ test("a line's latest booking attempt (read for every line an operation changes)
 });
 
 test('whether a webhook event is wanted (asked for every booking move) is found by index', async () => {
-  // The function as stored, its arguments bound: a plan of the call alone would not show its body.
+  // The function's test as stored, its arguments bound: a plan of the call alone would not show its body.
   const { prosrc } = await t.db('pg_proc').where({ proname: 'webhook_wanted' }).first('prosrc');
-  const body = (prosrc as string).replace(/p_workspace/g, '?::text').replace(/p_type/g, '?::text');
+  const test = /return\s+(exists[\s\S]*?);\s*end/.exec(prosrc as string)?.[1] ?? '';
+  const body = `select ${test.replace(/p_workspace/g, '?::text').replace(/p_type/g, '?::text')}`;
   expect(body).toContain('webhook_subscriptions');
   const plan = await planOf(body, ['org-a', 'booking.line.status_changed']);
   expect(plan).not.toMatch(/Seq Scan on webhook_subscriptions/);

@@ -2,6 +2,7 @@ import { requireEntitled } from '../auth/scope';
 import { isUuid } from '../ids';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { rowsPrepared } from '../db/knex';
 import { badRequest, notFound, unprocessable } from '../errors';
 import type { Principal } from '../auth/principal';
 import { ASSET_NAME } from '../assets/asset-store';
@@ -214,12 +215,16 @@ export async function planCreativeRefs(
   lines: ReadonlyArray<{ creativeIds: readonly string[]; channel: string }>,
 ): Promise<CreativeRef[][]> {
   const ids = [...new Set(lines.flatMap((l) => l.creativeIds).filter(isUuid))];
-  const rows: Array<Record<string, unknown>> = ids.length
-    ? await db('creatives as c')
-        .join('creative_versions as v', (j) => j.on('v.creative_id', 'c.id').andOn('v.version', 'c.current_version'))
-        .whereIn('c.id', ids)
-        .andWhere('c.advertiser_id', p.advertiserId)
-        .select('c.id', 'c.name', 'c.format', 'c.channel', 'v.asset_name', 'v.asset_fingerprint', 'v.version', 'v.metadata_digest')
+  // One statement text for any number of ids, prepared: read at every approval and launch, and planned in more time than it runs.
+  const rows = ids.length
+    ? await rowsPrepared<Record<string, unknown>>(
+        db,
+        db('creatives as c')
+          .join('creative_versions as v', (j) => j.on('v.creative_id', 'c.id').andOn('v.version', 'c.current_version'))
+          .whereRaw('c.id = any(?::uuid[])', [ids])
+          .andWhere('c.advertiser_id', p.advertiserId)
+          .select('c.id', 'c.name', 'c.format', 'c.channel', 'v.asset_name', 'v.asset_fingerprint', 'v.version', 'v.metadata_digest'),
+      )
     : [];
   // Out-of-product creatives are as invisible as another tenant's.
   const found = new Map(rows.filter((r) => (p.channels as string[]).includes(r.channel as string)).map((r) => [r.id as string, r]));

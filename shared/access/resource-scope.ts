@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { firstPrepared } from '../db/knex';
 import { notFound } from '../errors';
 import { isUuid } from '../ids';
 import type { Principal } from '../auth/principal';
@@ -40,9 +41,13 @@ type Resolver = (db: Knex, advertiserId: string, id: string) => Promise<Channels
 
 const union = (...sets: Array<readonly string[] | null | undefined>) => [...new Set(sets.flatMap((s) => s ?? []))];
 
+// Prepared: every scoped request about a campaign, or a resource of one, asks it first.
 async function campaignChannels(db: Knex, advertiserId: string, id: string): Promise<Channels> {
-  const row = await db('campaigns').where({ id, advertiser_id: advertiserId }).first('channels');
-  return row ? (row.channels as string[]) : null;
+  const row = await firstPrepared<{ channels: string[] }>(
+    db,
+    db('campaigns').where({ id, advertiser_id: advertiserId }).select('channels'),
+  );
+  return row ? row.channels : null;
 }
 
 /** Channels an agent action's parameters name, directly or through the resources they name. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Actor } from '../auth/actor';
-import { prepared } from '../db/knex';
+import { rawPrepared } from '../db/knex';
 import { conflict } from '../errors';
 import { outboxInsert } from '../outbox/outbox';
 import { lineOperationMessage, type JobMessage } from '../queues/jobs';
@@ -80,19 +80,17 @@ export async function requestControls(
   const messages = input.map((i) => i.message);
   const jobs = outboxInsert(trx, messages).toSQL();
   const sql = CONTROL_SQL.replace('__OUTBOX__', jobs.sql);
-  const { rows } = await trx
-    .raw<{ rows: Array<{ moved: number; status: BookingStatus; was: BookingStatus; counted: boolean }> }>(sql, [
-      JSON.stringify(input.map(({ message: _m, ...row }) => row)),
-      control,
-      bookingId,
-      control,
-      note ?? null,
-      actor.actorId,
-      ...jobs.bindings,
-      `line.${control}-requested`,
-      ...stepTailValues(actor),
-    ])
-    .options(prepared(trx, sql));
+  const rows = await rawPrepared<{ moved: number; status: BookingStatus; was: BookingStatus; counted: boolean }>(trx, sql, [
+    JSON.stringify(input.map(({ message: _m, ...row }) => row)),
+    control,
+    bookingId,
+    control,
+    note ?? null,
+    actor.actorId,
+    ...jobs.bindings,
+    `line.${control}-requested`,
+    ...stepTailValues(actor),
+  ]);
   const row = rows[0];
   if (!row || row.moved !== lines.length) {
     // Under the caller's locks this cannot happen; if it does, the caller's transaction keeps nothing of it.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { SYSTEM } from '../auth/actor';
 import { Batcher, eachAlone, perPool, unlessDatabaseDown, type ItemFailure } from '../db/batcher';
-import { prepared } from '../db/knex';
+import { rawPrepared } from '../db/knex';
 import type { AttemptClose } from '../suppliers/attempts';
 import { BOOK_LINE } from '../queues/jobs';
 import type { LineRow } from './booking-store';
@@ -118,7 +118,7 @@ ${CLOSED_WITH_LINES}`;
 
 /** Runs a batched step statement over its input rows (the `input` CTE's JSON): the changed lines by id. */
 export async function runStepBatch(db: Knex, sql: string, input: unknown[]): Promise<Map<string, StepRow>> {
-  const { rows } = await db.raw<{ rows: StepRow[] }>(sql, [JSON.stringify(input), ...stepTailValues(SYSTEM)]).options(prepared(db, sql));
+  const rows = await rawPrepared<StepRow>(db, sql, [JSON.stringify(input), ...stepTailValues(SYSTEM)]);
   return new Map(rows.map((r) => [r.id, r]));
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { conflict, notFound } from '../errors';
 import type { Actor } from '../auth/actor';
-import { prepared, type SqlPart } from '../db/knex';
+import { rawPrepared, type SqlPart } from '../db/knex';
 import type { BookingStatus } from './booking-status';
 import type { LineRow } from './booking-store';
 import { assertMove, type LineStatus } from './line-state';
@@ -175,18 +175,16 @@ async function runStep(q: Knex, s: LineStep): Promise<StepRow | null> {
             ${s.also ? `, (${s.also.sql}) as also_value` : ''}
             ${alongsideCount ? `, assert_line_step((select count(*) from alongside) = 1, 'the write made with the line did not happen') as checked` : ''}
        from updated join bumped on bumped.id = updated.booking_id`;
-  const { rows } = await q
-    .raw<{ rows: StepRow[] }>(sql, [
-      ...lineUpdate.bindings,
-      ...(s.alongside?.bindings ?? []),
-      ...(s.writes ?? []).flatMap((w) => w.bindings),
-      s.from,
-      s.action,
-      JSON.stringify(detail),
-      ...stepTailValues(s.actor),
-      ...(s.also?.bindings ?? []),
-    ])
-    .options(prepared(q, sql));
+  const rows = await rawPrepared<StepRow>(q, sql, [
+    ...lineUpdate.bindings,
+    ...(s.alongside?.bindings ?? []),
+    ...(s.writes ?? []).flatMap((w) => w.bindings),
+    s.from,
+    s.action,
+    JSON.stringify(detail),
+    ...stepTailValues(s.actor),
+    ...(s.also?.bindings ?? []),
+  ]);
   return rows[0] ?? null;
 }
 

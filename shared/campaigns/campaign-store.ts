@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { toMinor } from '../db/knex';
+import { firstPrepared, toMinor } from '../db/knex';
 import type { Principal } from '../auth/principal';
 import { withinScope } from '../auth/scope';
 import type { Channel } from '../auth/products';
@@ -74,9 +74,10 @@ export async function createCampaign(db: Knex, p: Principal, input: CreateCampai
 
 /** The caller's campaign, or null when it does not exist, is another tenant's, or is outside the caller's channels. */
 export async function findCampaign(db: Knex, p: Principal, id: string, opts: { forUpdate?: boolean } = {}): Promise<Campaign | null> {
-  const q = db<CampaignRow>('campaigns').where({ id, advertiser_id: p.advertiserId }).first();
+  const q = db<CampaignRow>('campaigns').where({ id, advertiser_id: p.advertiserId }).select('*');
   if (opts.forUpdate) q.forUpdate();
-  const row = (await q) as CampaignRow | undefined;
+  // Prepared: read by nearly every request about a campaign.
+  const row = await firstPrepared<CampaignRow>(db, q);
   if (!row) return null;
   const campaign = toCampaign(row);
   return inScope(p, campaign) ? campaign : null;

@@ -1,4 +1,5 @@
 import { Problem, badRequest, unavailable } from '../errors';
+import { isStalePreparedStatement } from './knex';
 
 /**
  * The one place that decides what a database failure means to a client. An outage, a full
@@ -41,6 +42,8 @@ export function databaseOutageOf(err: unknown): DatabaseOutage | null {
   if (code && (code.startsWith('08') || NETWORK_CODES.has(code))) return 'unreachable';
   // knex: no pool connection became free within the acquire timeout.
   if ((err as Error).name === 'KnexTimeoutError') return 'busy';
+  // A prepared statement whose columns a migration changed: prepared again on the next try.
+  if (isStalePreparedStatement(err)) return 'busy';
   if (err instanceof AggregateError) return err.errors.some((e) => databaseOutageOf(e) === 'unreachable') ? 'unreachable' : null;
   // Only for errors without a code: a server error's message may quote what a client sent.
   if (err instanceof Error && !code && PG_CONNECTION_MESSAGE.test(err.message)) return 'unreachable';

@@ -72,7 +72,8 @@ const statementNames = new Map<string, string>();
  * Query options that make a hot statement a named prepared statement, so each connection has
  * PostgreSQL parse and plan it once rather than on every call. None behind a transaction-mode
  * pooler, whose server connections do not stay with the client. For statements whose text
- * takes only a few shapes: each shape is named once.
+ * takes only a few shapes: each shape is named once. Run them through `rawPrepared`, which
+ * survives a migration changing their columns.
  */
 export function prepared(q: Knex, sql: string): { name?: string } {
   if (behindPooler.has(q.client.config)) return {};
@@ -85,13 +86,47 @@ export function prepared(q: Knex, sql: string): { name?: string } {
 }
 
 /**
- * The rows of a built query, sent as a named prepared statement (see `prepared`): for a hot read
- * whose plan costs PostgreSQL more than running it.
+ * PostgreSQL refuses to run a prepared statement whose result columns changed since a connection
+ * prepared it (a migration added a column to a table it reads with `*`). Message as the server
+ * words it (knex puts the statement in front), under SQLSTATE 0A000.
+ */
+export const isStalePreparedStatement = (err: unknown): boolean =>
+  (err as { code?: unknown } | null)?.code === '0A000' &&
+  /(?:^|- )cached plan must not change result type$/.test((err as Error).message ?? '');
+
+/** The statement's next name: every connection prepares it afresh, with the columns as they are now. */
+function renamePrepared(sql: string): void {
+  const name = statementNames.get(sql);
+  if (!name) return;
+  const generation = Number(/_g(\d+)$/.exec(name)?.[1] ?? 0) + 1;
+  statementNames.set(sql, `${name.replace(/_g\d+$/, '')}_g${generation}`);
+}
+
+/**
+ * Runs `sql` as a named prepared statement (see `prepared`) and returns its rows. When a migration
+ * changed its columns under a running process, the statement is renamed so that every connection
+ * prepares it again, and it is run again at once; inside a transaction, which PostgreSQL has then
+ * aborted, the error stands (a transient 503: the same request succeeds when retried).
+ */
+export async function rawPrepared<T>(q: Knex, sql: string, bindings: readonly Knex.Value[]): Promise<T[]> {
+  const run = async () => (await q.raw<{ rows: T[] }>(sql, bindings).options(prepared(q, sql))).rows;
+  try {
+    return await run();
+  } catch (err) {
+    if (!isStalePreparedStatement(err)) throw err;
+    renamePrepared(sql);
+    if ((q as Knex.Transaction).isTransaction) throw err;
+    return run();
+  }
+}
+
+/**
+ * The rows of a built query, sent as a named prepared statement (see `rawPrepared`): for a hot
+ * read whose plan costs PostgreSQL more than running it.
  */
 export async function rowsPrepared<T>(q: Knex, query: Knex.QueryBuilder): Promise<T[]> {
   const { sql, bindings } = query.toSQL();
-  const { rows } = await q.raw<{ rows: T[] }>(sql, bindings as readonly Knex.Value[]).options(prepared(q, sql));
-  return rows;
+  return rawPrepared<T>(q, sql, bindings as readonly Knex.Value[]);
 }
 
 /** The first row of a built query, as a named prepared statement (see `rowsPrepared`). */

@@ -4,7 +4,8 @@ import { SYSTEM } from '../../shared/auth/actor';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { isStepAborted, stepLine } from '../../shared/bookings/line-transitions';
 import { attemptInsert, openAttemptQuery } from '../../shared/suppliers/attempts';
-import { createDb, prepared } from '../../shared/db/knex';
+import { createDb, isStalePreparedStatement, prepared, rowsPrepared } from '../../shared/db/knex';
+import { databaseProblem } from '../../shared/db/db-errors';
 
 /**
  * The worker's usual steps run as one statement each, without taking the line's lock first:
@@ -185,6 +186,37 @@ describe('hot statements prepared once per connection', () => {
     } finally {
       await direct.destroy();
       await pooled.destroy();
+    }
+  });
+});
+
+describe('prepared statements when a migration changes their columns under a running process', () => {
+  test('a read is prepared again and answers with the new columns; in a transaction it fails once, as a transient 503, and then succeeds', async () => {
+    const db = createDb(env.database.url, { max: 1 });
+    try {
+      await db.raw('create table migrated_under_us (id int primary key, a text)');
+      await db('migrated_under_us').insert({ id: 1, a: 'x' });
+      const read = () => rowsPrepared<Record<string, unknown>>(db, db('migrated_under_us').where({ id: 1 }).select('*'));
+      expect(await read()).toEqual([{ id: 1, a: 'x' }]);
+
+      // Another process's migration, on another connection: the one connection here still holds the old statement.
+      await env.db.raw(`alter table migrated_under_us add column b text not null default 'new'`);
+      expect(await read()).toEqual([{ id: 1, a: 'x', b: 'new' }]);
+      expect(await read()).toEqual([{ id: 1, a: 'x', b: 'new' }]);
+
+      await env.db.raw(`alter table migrated_under_us add column c int not null default 7`);
+      const inTransaction = db.transaction((trx) => rowsPrepared(trx, trx('migrated_under_us').where({ id: 1 }).select('*')));
+      const err = await inTransaction.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isStalePreparedStatement(err)).toBe(true);
+      expect(databaseProblem(err)).toMatchObject({ status: 503 });
+      expect(await db.transaction((trx) => rowsPrepared(trx, trx('migrated_under_us').where({ id: 1 }).select('*')))).toEqual([
+        { id: 1, a: 'x', b: 'new', c: 7 },
+      ]);
+    } finally {
+      await db.destroy();
     }
   });
 });

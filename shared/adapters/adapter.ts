@@ -158,6 +158,17 @@ export interface DeliveryReporter {
 }
 
 /** What a worker sends a supplier for creative review: the exact bytes and the metadata being approved. */
+/** The words of the creative version under review, as approved with it (its metadata digest covers them). */
+export interface CreativeCopy {
+  copyText: string;
+  headline?: string;
+  subline?: string;
+  cta?: string;
+  mandatories?: string[];
+  /** An audio spot's delivery words. */
+  audio?: { tagline: string; callToAction: string };
+}
+
 export interface ReviewRequest {
   attemptId: string;
   reviewId: string;
@@ -172,6 +183,7 @@ export interface ReviewRequest {
   contentType: string;
   assetFingerprint: string;
   metadataDigest: string;
+  copy: CreativeCopy;
 }
 
 export type ReviewOutcome =

@@ -9,6 +9,7 @@ import { ASSET_NAME } from '../assets/asset-store';
 import { findCampaign } from '../campaigns/campaign-store';
 import { digestOf } from '../digest';
 import type { CreateCreative, CreativeRef, DeliveryMetadata, ReviseCreative } from './creative-schemas';
+import type { CreativeCopy } from '../adapters/adapter';
 
 /** Which stored media suits which channel. */
 const SUITABLE: Record<string, RegExp> = {
@@ -20,6 +21,17 @@ const SUITABLE: Record<string, RegExp> = {
   social: /^(image|video)\//,
   search: /^image\//,
 };
+
+/** A stored version's words, as a supplier's review receives them. */
+export function creativeCopyOf(v: { copy_text: string; audio_delivery: unknown; delivery: unknown }): CreativeCopy {
+  const delivery = (v.delivery ?? {}) as DeliveryMetadata;
+  const audio = v.audio_delivery as { tagline: string; callToAction: string } | null;
+  return {
+    copyText: v.copy_text,
+    ...delivery,
+    ...(audio ? { audio: { tagline: audio.tagline, callToAction: audio.callToAction } } : {}),
+  };
+}
 
 /** The delivery metadata a review approves: copy, audio delivery and the revisable fields. */
 export const metadataDigestOf = (v: { copyText: string; audioDelivery: unknown; delivery: DeliveryMetadata }) =>

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { recordEvent } from '../events/record';
 import type { AdapterContext, CreativeReviewer, ReviewOutcome } from '../adapters/adapter';
 import type { Logger } from '../logger';
+import { creativeCopyOf } from './creative-store';
 import { creativeReviewJobId } from '../queues/jobs';
 import { creativeReviewQueueName } from '../queues/names';
 import {
@@ -41,7 +42,7 @@ interface ReviewStart {
   attemptId: string;
   review: ReviewRow;
   creative: { name: string; channel: string; format: string };
-  version: { asset_name: string; content_type: string };
+  version: { asset_name: string; content_type: string; copy_text: string; audio_delivery: unknown; delivery: unknown };
 }
 
 export const lockReview = async (trx: Knex, id: string) =>
@@ -107,6 +108,7 @@ function reviewFlow(
           contentType: version.content_type,
           assetFingerprint: review.asset_fingerprint,
           metadataDigest: review.metadata_digest,
+          copy: creativeCopyOf(version),
         },
         opts.context,
       );

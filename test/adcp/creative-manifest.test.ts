@@ -1,6 +1,7 @@
 import { probeMedia } from '../../shared/assets/media-probe';
 import { creativeManifest, type StoredMedia } from '../../shared/adapters/adcp/creative-manifest';
 import type { SellerFormat } from '../../shared/adapters/adcp/connection';
+import type { CreativeCopy } from '../../shared/adapters/adapter';
 import { mp4Sample, wavSample, webmSample } from '../support/media-samples';
 
 /** A 2×3 PNG, as an image editor writes it. */
@@ -17,6 +18,7 @@ const stored = async (bytes: Buffer, contentType: string): Promise<StoredMedia> 
 });
 
 const format = (assets: SellerFormat['assets']): SellerFormat => ({ format_id: { id: 'f' }, assets });
+const COPY: CreativeCopy = { copyText: 'Spring fares to Lisbon, from £49.' };
 
 describe('reading media facts from the bytes', () => {
   test("an MP4's first video track gives the size, the movie its length", async () => {
@@ -77,12 +79,13 @@ describe("filling the seller's format", () => {
         { item_type: 'individual', asset_id: 'main_video', asset_type: 'video', required: true },
       ]),
       await stored(mp4Sample(), 'video/mp4'),
+      COPY,
     );
     expect(Object.keys('assets' in manifest ? manifest.assets : {})).toEqual(['main_video']);
   });
 
   test('an image carries its size and format; audio needs no size', async () => {
-    expect(creativeManifest('f', null, await stored(PNG_2x3, 'image/png'))).toEqual({
+    expect(creativeManifest('f', null, await stored(PNG_2x3, 'image/png'), COPY)).toEqual({
       assets: { image: { asset_type: 'image', url: 'https://flightdeck.example/files/assets/x', width: 2, height: 3, format: 'png' } },
     });
     const mp3 = Buffer.concat([Buffer.from('ID3'), Buffer.alloc(32)]);
@@ -91,6 +94,7 @@ describe("filling the seller's format", () => {
         'f',
         format([{ item_type: 'individual', asset_id: 'spot', asset_type: 'audio', required: true }]),
         await stored(mp3, 'audio/mpeg'),
+        COPY,
       ),
     ).toEqual({
       assets: {
@@ -104,7 +108,64 @@ describe("filling the seller's format", () => {
     });
   });
 
+  describe("text slots take the creative's words", () => {
+    const native = format([
+      { item_type: 'individual', asset_id: 'main_image', asset_type: 'image', required: true },
+      { item_type: 'individual', asset_id: 'headline', asset_type: 'text', required: true, requirements: { max_length: 40 } },
+      { item_type: 'individual', asset_id: 'sub_headline', asset_type: 'text', required: false },
+      { item_type: 'individual', asset_id: 'body_text', asset_type: 'text', required: false, requirements: { max_length: 90 } },
+      { item_type: 'individual', asset_id: 'cta_text', asset_type: 'text', required: false },
+      { item_type: 'individual', asset_id: 'sponsor_name', asset_type: 'text', required: false },
+    ]);
+    const words: CreativeCopy = { ...COPY, headline: 'Lisbon for spring', subline: 'Three nights, one fare', cta: 'Book now' };
+
+    test('each slot by its name: headline, subline, body and call to action; a slot named for none of them is left to the seller', async () => {
+      expect(creativeManifest('native', native, await stored(PNG_2x3, 'image/png'), words)).toEqual({
+        assets: {
+          main_image: expect.objectContaining({ asset_type: 'image', width: 2, height: 3 }),
+          headline: { asset_type: 'text', content: 'Lisbon for spring' },
+          sub_headline: { asset_type: 'text', content: 'Three nights, one fare' },
+          body_text: { asset_type: 'text', content: 'Spring fares to Lisbon, from £49.' },
+          cta_text: { asset_type: 'text', content: 'Book now' },
+        },
+      });
+    });
+
+    test('a required slot the creative has no words for refuses it before anything is sent', async () => {
+      const manifest = creativeManifest('native', native, await stored(PNG_2x3, 'image/png'), COPY);
+      expect(manifest).toEqual({ refusal: expect.stringContaining('requires text "headline"') });
+    });
+
+    test('words longer than a required slot refuse the creative; longer than an optional one, the slot is left out', async () => {
+      const long = 'x'.repeat(41);
+      expect(creativeManifest('native', native, await stored(PNG_2x3, 'image/png'), { ...words, headline: long })).toEqual({
+        refusal: expect.stringContaining('"headline" is 41 characters; the seller\'s format native takes 1 to 40'),
+      });
+      const manifest = creativeManifest('native', native, await stored(PNG_2x3, 'image/png'), { ...words, copyText: 'y'.repeat(91) });
+      expect('assets' in manifest && Object.keys(manifest.assets)).toEqual(['main_image', 'headline', 'sub_headline', 'cta_text']);
+    });
+
+    test("an audio spot's tagline and call to action fill the slots named for them", async () => {
+      const spot = format([
+        { item_type: 'individual', asset_id: 'audio_file', asset_type: 'audio', required: true },
+        { item_type: 'individual', asset_id: 'companion_tagline', asset_type: 'text', required: true },
+        { item_type: 'individual', asset_id: 'call_to_action', asset_type: 'text', required: true },
+      ]);
+      const manifest = creativeManifest('spot', spot, await stored(wavSample(15_000), 'audio/wav'), {
+        ...COPY,
+        audio: { tagline: 'Fly for less', callToAction: 'Visit the site' },
+      });
+      expect(manifest).toEqual({
+        assets: {
+          audio_file: expect.objectContaining({ asset_type: 'audio', duration_ms: 15_000, container_format: 'wav' }),
+          companion_tagline: { asset_type: 'text', content: 'Fly for less' },
+          call_to_action: { asset_type: 'text', content: 'Visit the site' },
+        },
+      });
+    });
+  });
+
   test('a document is no creative asset', async () => {
-    expect(creativeManifest('f', null, await stored(Buffer.from('%PDF-1.7'), 'application/pdf'))).toHaveProperty('refusal');
+    expect(creativeManifest('f', null, await stored(Buffer.from('%PDF-1.7'), 'application/pdf'), COPY)).toHaveProperty('refusal');
   });
 });

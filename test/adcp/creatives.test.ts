@@ -7,7 +7,16 @@ import { creativeBody } from '../support/creative-samples';
 import { mp4Sample, webmSample } from '../support/media-samples';
 import { until } from '../support/wait';
 import { grantSellerAccess } from '../support/adcp-buy';
-import { DISPLAY_FORMAT, MIN_VIDEO_WIDTH, VIDEO_FORMAT, VIDEO_SLOT, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
+import {
+  DISPLAY_FORMAT,
+  HEADLINE_MAX,
+  MIN_VIDEO_WIDTH,
+  TITLED_VIDEO_FORMAT,
+  VIDEO_FORMAT,
+  VIDEO_SLOT,
+  startTestSeller,
+  type TestSeller,
+} from '../support/adcp-test-seller';
 import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
 import { adcpReviewer } from '../../workers/adapters/adcp/review';
 import type { RunningWorkers } from '../../workers/main';
@@ -143,6 +152,39 @@ test("a video too narrow for the seller's format is rejected with the seller's r
   expect(await env.db('creative_approvals').where({ creative_id: creative.id })).toHaveLength(0);
 }, 60_000);
 
+describe("a format with text slots: the creative's words fill them", () => {
+  test('a headline and call to action set by revision go in the slots the format names, and the seller approves', async () => {
+    const token = await buyer('org-crt-titled');
+    const bytes = mp4Sample({ width: 1280, height: 720 });
+    const { creative } = await videoCreative(token, bytes, TITLED_VIDEO_FORMAT);
+    const revised = await post(api, token, `/api/v1/creatives/${creative.id}/revise`, { headline: 'Lisbon for spring', cta: 'Book now' });
+    expect(revised.status).toBe(200);
+
+    expect(await reviewed(token, creative.id)).toMatchObject({ status: 'approved' });
+    const synced = seller.creatives.find((c) => c.creative.creative_id === `${creative.id}-v2`)!;
+    expect(Object.keys(synced.creative.assets).sort()).toEqual(['cta_text', 'headline', VIDEO_SLOT]);
+    expect(synced.creative.assets.headline).toEqual({ asset_type: 'text', content: 'Lisbon for spring' });
+    expect(synced.creative.assets.cta_text).toEqual({ asset_type: 'text', content: 'Book now' });
+  }, 60_000);
+
+  test('without a headline, or with one longer than the slot, nothing is sent and the review says why', async () => {
+    const token = await buyer('org-crt-untitled');
+    const { creative } = await videoCreative(token, mp4Sample({ width: 1280, height: 720 }), TITLED_VIDEO_FORMAT);
+    const before = seller.creatives.length;
+    const bare = await reviewed(token, creative.id);
+    expect(bare.status).toBe('rejected');
+    expect(bare.reasons!.join(' ')).toContain('requires text "headline"');
+
+    expect((await post(api, token, `/api/v1/creatives/${creative.id}/revise`, { headline: 'x'.repeat(HEADLINE_MAX + 1) })).status).toBe(
+      200,
+    );
+    const long = await reviewed(token, creative.id);
+    expect(long.status).toBe('rejected');
+    expect(long.reasons!.join(' ')).toContain(`is ${HEADLINE_MAX + 1} characters`);
+    expect(seller.creatives.length).toBe(before);
+  }, 60_000);
+});
+
 /** The reviewer itself, over a stored creative, so what it sends (or not) is seen at the seller. */
 async function reviewDirect(opts: { bytes: Buffer; format: string; publicBaseUrl?: string | null; via?: AdcpSellerConnection }) {
   const org = `org-crt-${randomUUID().slice(0, 8)}`;
@@ -165,6 +207,7 @@ async function reviewDirect(opts: { bytes: Buffer; format: string; publicBaseUrl
       contentType: 'video/mp4',
       assetFingerprint: creative.assetFingerprint,
       metadataDigest: 'd',
+      copy: { copyText: 'Spring fares' },
     },
     { db: env.db, sandboxSlowMs: 0 },
   );

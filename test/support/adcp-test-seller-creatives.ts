@@ -12,6 +12,9 @@ export const VIDEO_SLOT = 'video_file';
 export const MIN_VIDEO_WIDTH = 640;
 /** A display format, whose only slot is an image. */
 export const DISPLAY_FORMAT = 'display_300x250';
+/** A video with a title card: the video slot, a required headline of at most 40 characters, an optional call to action. */
+export const TITLED_VIDEO_FORMAT = 'video_15s_titled';
+export const HEADLINE_MAX = 40;
 
 export interface SyncedAsset {
   asset_type?: string;
@@ -53,6 +56,15 @@ export function creativeTools(desk: CreativeDesk, origin: string) {
         ],
       },
       {
+        format_id: { agent_url: origin, id: TITLED_VIDEO_FORMAT },
+        name: 'Video, 15 seconds, with a title card',
+        assets: [
+          { item_type: 'individual', asset_id: VIDEO_SLOT, asset_type: 'video', required: true },
+          { item_type: 'individual', asset_id: 'headline', asset_type: 'text', required: true, requirements: { max_length: HEADLINE_MAX } },
+          { item_type: 'individual', asset_id: 'cta_text', asset_type: 'text', required: false },
+        ],
+      },
+      {
         format_id: { agent_url: origin, id: DISPLAY_FORMAT },
         name: 'Display, 300×250',
         assets: [{ item_type: 'individual', asset_id: 'banner_image', asset_type: 'image', required: true }],
@@ -80,6 +92,11 @@ export function creativeTools(desk: CreativeDesk, origin: string) {
           });
           const received: CreativeDesk['creatives'][number] = { creative: c, fetched: null };
           desk.creatives.push(received);
+          if (c.format_id.id === TITLED_VIDEO_FORMAT) {
+            const headline = c.assets.headline?.content;
+            if (typeof headline !== 'string' || headline.length > HEADLINE_MAX) return failed('INVALID_REQUEST', 'headline is required');
+            return { creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const };
+          }
           if (c.format_id.id !== VIDEO_FORMAT)
             return { creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const };
           const video = c.assets[VIDEO_SLOT];

@@ -22,7 +22,7 @@ import type {
 import { HARNESS_TOKEN } from './adcp-env';
 import { creativeTools, type CreativeDesk } from './adcp-test-seller-creatives';
 
-export { DISPLAY_FORMAT, MIN_VIDEO_WIDTH, VIDEO_FORMAT, VIDEO_SLOT } from './adcp-test-seller-creatives';
+export { DISPLAY_FORMAT, HEADLINE_MAX, MIN_VIDEO_WIDTH, TITLED_VIDEO_FORMAT, VIDEO_FORMAT, VIDEO_SLOT } from './adcp-test-seller-creatives';
 import { freePort } from './ports';
 
 /**

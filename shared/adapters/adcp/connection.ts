@@ -21,7 +21,14 @@ export interface AdcpCapabilities {
 export interface SellerFormat {
   format_id: { agent_url?: string; id: string };
   name?: string;
-  assets?: Array<{ item_type?: string; asset_id?: string; asset_type?: string; required?: boolean }>;
+  assets?: Array<{
+    item_type?: string;
+    asset_id?: string;
+    asset_type?: string;
+    asset_role?: string;
+    required?: boolean;
+    requirements?: { min_length?: number; max_length?: number };
+  }>;
 }
 
 /** The seller could not be reached at all: no request reached it, so nothing was done. */

@@ -1,4 +1,5 @@
 import type { MediaFacts } from '../../assets/media-probe';
+import type { CreativeCopy } from '../adapter';
 import type { SellerFormat } from './connection';
 
 /** Where the seller fetches the bytes (our immutable, content-addressed asset URL) and what they are. */
@@ -19,13 +20,68 @@ const CONTAINERS: Record<string, string> = {
   'audio/ogg': 'ogg',
 };
 
+type FormatAsset = NonNullable<SellerFormat['assets']>[number];
+
+/**
+ * Which of the creative's words a text slot takes, by the slot's id or role as sellers name them
+ * (AdCP leaves the names to each format). Checked in order: a "sub headline" is a subline, not a
+ * headline. A slot named for none of them is left to the seller.
+ */
+const TEXT_SLOTS: Array<[RegExp, (c: CreativeCopy) => string | undefined]> = [
+  [/sub_?(head|line|title)|tagline/, (c) => c.subline ?? c.audio?.tagline],
+  [/headline|title/, (c) => c.headline],
+  [/cta|call_?to_?action|button/, (c) => c.cta ?? c.audio?.callToAction],
+  [/disclaimer|legal|mandator/, (c) => (c.mandatories?.length ? c.mandatories.join(' ') : undefined)],
+  [/body|description|copy|primary_text|^text$|message/, (c) => c.copyText],
+];
+
+const wordsFor = (slot: FormatAsset, copy: CreativeCopy): string | undefined => {
+  const name = `${slot.asset_id ?? ''} ${slot.asset_role ?? ''}`.toLowerCase();
+  return TEXT_SLOTS.find(([pattern]) => pattern.test(name))?.[1](copy);
+};
+
+/**
+ * The format's text slots filled from the creative's words: a required one the creative has no
+ * words for, or words outside a slot's length, refuse the creative before anything is sent (the
+ * seller would refuse it, with less to go on); an optional one is filled only when they fit.
+ */
+function textAssets(formatId: string, format: SellerFormat, copy: CreativeCopy): Manifest {
+  const assets: Record<string, Record<string, unknown>> = {};
+  for (const slot of format.assets ?? []) {
+    if (slot.item_type === 'repeatable_group' || slot.asset_type !== 'text' || !slot.asset_id) continue;
+    const words = wordsFor(slot, copy);
+    const { min_length: min = 1, max_length: max = Infinity } = slot.requirements ?? {};
+    const fits = words !== undefined && words.length >= min && words.length <= max;
+    if (fits) assets[slot.asset_id] = { asset_type: 'text', content: words };
+    else if (slot.required) {
+      return {
+        refusal:
+          words === undefined
+            ? `The seller's format ${formatId} requires text "${slot.asset_id}", which the creative does not carry (a headline, subline or call to action is set by revising the creative); nothing was sent.`
+            : `The creative's text for "${slot.asset_id}" is ${words.length} characters; the seller's format ${formatId} takes ${max === Infinity ? `at least ${min}` : `${min} to ${max}`}. Nothing was sent.`,
+      };
+    }
+  }
+  return { assets };
+}
+
 /**
  * The creative's assets keyed as the seller's format names its slots. The media fills the
- * format's slot of its kind (a required one first). A format the seller does not list leaves the
- * slots unknown: the media goes under the name of its kind and the seller's review judges it.
- * Pictures carry the width and height read from the bytes; without them nothing is sent.
+ * format's slot of its kind (a required one first), and its text slots take the creative's words
+ * (`textAssets`). A format the seller does not list leaves the slots unknown: the media goes under
+ * the name of its kind and the seller's review judges it. Pictures carry the width and height
+ * read from the bytes; without them nothing is sent.
  */
-export function creativeManifest(formatId: string, format: SellerFormat | null, media: StoredMedia): Manifest {
+export function creativeManifest(formatId: string, format: SellerFormat | null, media: StoredMedia, copy: CreativeCopy): Manifest {
+  const mediaAssets = mediaManifest(formatId, format, media);
+  if ('refusal' in mediaAssets || !format) return mediaAssets;
+  const text = textAssets(formatId, format, copy);
+  if ('refusal' in text) return text;
+  return { assets: { ...mediaAssets.assets, ...text.assets } };
+}
+
+/** The media in its slot. */
+function mediaManifest(formatId: string, format: SellerFormat | null, media: StoredMedia): Manifest {
   const { kind } = media.facts;
   if (kind === 'document') return { refusal: `A ${media.contentType} file is not a creative asset a seller can run.` };
   let slot: string = kind;

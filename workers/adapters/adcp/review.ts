@@ -37,12 +37,17 @@ export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps 
         return refused('Flightdeck has no public address (PUBLIC_BASE_URL) the seller could fetch the asset from; nothing was sent.');
       }
       const format = (await connection.creativeFormats()).find((f) => f.format_id.id === request.format) ?? null;
-      const manifest = creativeManifest(request.format, format, {
-        url: `${deps.publicBaseUrl.replace(/\/$/, '')}/files/assets/${request.assetName}`,
-        contentType: request.contentType,
-        sizeBytes: request.bytes.length,
-        facts: await probeMedia(request.bytes, request.contentType),
-      });
+      const manifest = creativeManifest(
+        request.format,
+        format,
+        {
+          url: `${deps.publicBaseUrl.replace(/\/$/, '')}/files/assets/${request.assetName}`,
+          contentType: request.contentType,
+          sizeBytes: request.bytes.length,
+          facts: await probeMedia(request.bytes, request.contentType),
+        },
+        request.copy,
+      );
       if ('refusal' in manifest) return refused(manifest.refusal);
       const sellerCreativeId = `${request.creativeId}-v${request.version}`;
       const result = await connection.call((c) =>

@@ -165,8 +165,8 @@ export interface CreativeCopy {
   subline?: string;
   cta?: string;
   mandatories?: string[];
-  /** An audio spot's delivery words. */
-  audio?: { tagline: string; callToAction: string };
+  /** An audio spot's delivery words, and where its listeners are sent. */
+  audio?: { tagline: string; callToAction: string; destinationUrl: string };
 }
 
 export interface ReviewRequest {

@@ -25,11 +25,11 @@ const SUITABLE: Record<string, RegExp> = {
 /** A stored version's words, as a supplier's review receives them. */
 export function creativeCopyOf(v: { copy_text: string; audio_delivery: unknown; delivery: unknown }): CreativeCopy {
   const delivery = (v.delivery ?? {}) as DeliveryMetadata;
-  const audio = v.audio_delivery as { tagline: string; callToAction: string } | null;
+  const audio = v.audio_delivery as { tagline: string; callToAction: string; destinationUrl: string } | null;
   return {
     copyText: v.copy_text,
     ...delivery,
-    ...(audio ? { audio: { tagline: audio.tagline, callToAction: audio.callToAction } } : {}),
+    ...(audio ? { audio: { tagline: audio.tagline, callToAction: audio.callToAction, destinationUrl: audio.destinationUrl } } : {}),
   };
 }
 

@@ -145,21 +145,28 @@ describe("filling the seller's format", () => {
       expect('assets' in manifest && Object.keys(manifest.assets)).toEqual(['main_image', 'headline', 'sub_headline', 'cta_text']);
     });
 
-    test("an audio spot's tagline and call to action fill the slots named for them", async () => {
+    test("an audio spot's tagline, call to action and destination fill the slots named for them; trackers are left alone", async () => {
       const spot = format([
         { item_type: 'individual', asset_id: 'audio_file', asset_type: 'audio', required: true },
         { item_type: 'individual', asset_id: 'companion_tagline', asset_type: 'text', required: true },
         { item_type: 'individual', asset_id: 'call_to_action', asset_type: 'text', required: true },
+        { item_type: 'individual', asset_id: 'companion_link', asset_type: 'url', required: false, requirements: { role: 'clickthrough' } },
+        {
+          item_type: 'individual',
+          asset_id: 'impression_pixel',
+          asset_type: 'url',
+          required: false,
+          requirements: { role: 'impression_tracker' },
+        },
       ]);
-      const manifest = creativeManifest('spot', spot, await stored(wavSample(15_000), 'audio/wav'), {
-        ...COPY,
-        audio: { tagline: 'Fly for less', callToAction: 'Visit the site' },
-      });
+      const audio = { tagline: 'Fly for less', callToAction: 'Visit the site', destinationUrl: 'https://fly.example/spring' };
+      const manifest = creativeManifest('spot', spot, await stored(wavSample(15_000), 'audio/wav'), { ...COPY, audio });
       expect(manifest).toEqual({
         assets: {
           audio_file: expect.objectContaining({ asset_type: 'audio', duration_ms: 15_000, container_format: 'wav' }),
           companion_tagline: { asset_type: 'text', content: 'Fly for less' },
           call_to_action: { asset_type: 'text', content: 'Visit the site' },
+          companion_link: { asset_type: 'url', url: 'https://fly.example/spring', url_type: 'clickthrough' },
         },
       });
     });

@@ -27,7 +27,7 @@ export interface SellerFormat {
     asset_type?: string;
     asset_role?: string;
     required?: boolean;
-    requirements?: { min_length?: number; max_length?: number };
+    requirements?: { min_length?: number; max_length?: number; role?: string };
   }>;
 }
 

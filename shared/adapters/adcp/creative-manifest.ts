@@ -41,14 +41,22 @@ const wordsFor = (slot: FormatAsset, copy: CreativeCopy): string | undefined => 
 };
 
 /**
- * The format's text slots filled from the creative's words: a required one the creative has no
- * words for, or words outside a slot's length, refuse the creative before anything is sent (the
- * seller would refuse it, with less to go on); an optional one is filled only when they fit.
+ * The format's text slots filled from the creative's words, and a clickthrough slot from an audio
+ * spot's destination. A required text slot the creative has no words for, or words outside a
+ * slot's length, refuse the creative before anything is sent (the seller would refuse it, with
+ * less to go on); an optional one is filled only when they fit.
  */
 function textAssets(formatId: string, format: SellerFormat, copy: CreativeCopy): Manifest {
   const assets: Record<string, Record<string, unknown>> = {};
   for (const slot of format.assets ?? []) {
-    if (slot.item_type === 'repeatable_group' || slot.asset_type !== 'text' || !slot.asset_id) continue;
+    if (slot.item_type === 'repeatable_group' || !slot.asset_id) continue;
+    // A clickthrough or landing page slot takes an audio spot's destination; other URL slots (trackers) are the seller's.
+    const clickthrough = slot.requirements?.role ?? `${slot.asset_id} ${slot.asset_role ?? ''}`;
+    if (slot.asset_type === 'url' && copy.audio && /click_?through|landing|destination/.test(clickthrough.toLowerCase())) {
+      assets[slot.asset_id] = { asset_type: 'url', url: copy.audio.destinationUrl, url_type: 'clickthrough' };
+      continue;
+    }
+    if (slot.asset_type !== 'text') continue;
     const words = wordsFor(slot, copy);
     const { min_length: min = 1, max_length: max = Infinity } = slot.requirements ?? {};
     const fits = words !== undefined && words.length >= min && words.length <= max;

@@ -1,12 +1,14 @@
 import type { Knex } from 'knex';
 import { recordEvent } from '../events/record';
-import { runningLinePacing } from './delivery-figures';
+import { runningLinePacing, type LinePacing } from './delivery-figures';
 
 /**
  * After new delivery figures for these lines: each running line whose pacing status (on-track,
  * under, over) moved is recorded on the line, and subscribers are told in the same transaction
  * (`delivery.pacing_changed`, the line's pacing version as the subject version). A line first
- * seen on track is recorded without an event: nothing moved. Returns how many moved.
+ * seen on track is recorded without an event: nothing moved. A line whose delivered spend first
+ * went past its budget is marked, and subscribers are told once (`delivery.over_budget`).
+ * Returns how many lines moved or went over.
  */
 export async function notePacingChanges(trx: Knex, lineIds: readonly string[], tolerance: number, real = new Date()): Promise<number> {
   if (!lineIds.length) return 0;
@@ -26,6 +28,7 @@ export async function notePacingChanges(trx: Knex, lineIds: readonly string[], t
         .whereRaw('pacing_status is distinct from ?', [line.pacing.status])
         .update({ pacing_status: line.pacing.status, pacing_version: trx.raw('pacing_version + 1') })
         .returning(['pacing_version'])) as Array<{ pacing_version: number }>;
+      if (line.deliveredSpendMinor > line.budgetMinor && (await markOverBudget(trx, workspaceId, line))) moved++;
       if (!row || (row.pacing_version === 1 && line.pacing.status === 'on-track')) continue;
       moved++;
       await recordEvent(trx, {
@@ -46,4 +49,25 @@ export async function notePacingChanges(trx: Knex, lineIds: readonly string[], t
     }
   }
   return moved;
+}
+
+/** Marks the line over its budget and tells subscribers, the first time only; false when it was already. */
+async function markOverBudget(trx: Knex, workspaceId: string, line: LinePacing): Promise<boolean> {
+  const marked = await trx('booking_lines').where({ id: line.lineId }).whereNull('over_budget_at').update({ over_budget_at: trx.fn.now() });
+  if (!marked) return false;
+  await recordEvent(trx, {
+    workspaceId,
+    type: 'delivery.over_budget',
+    subjectId: line.lineId,
+    subjectVersion: 1,
+    body: {
+      campaignId: line.campaignId,
+      bookingId: line.bookingId,
+      lineId: line.lineId,
+      budgetMinor: line.budgetMinor,
+      deliveredSpendMinor: line.deliveredSpendMinor,
+      overDeliveredMinor: line.deliveredSpendMinor - line.budgetMinor,
+    },
+  });
+  return true;
 }

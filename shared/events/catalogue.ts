@@ -20,6 +20,12 @@ export const EVENT_TYPES = [
     description:
       "A line's delivery pacing moved (on-track, under, over) with new delivery figures; the subject is the line, its version the line's pacing version.",
   },
+  {
+    type: 'delivery.over_budget',
+    subject: 'line_budget',
+    description:
+      "A line's delivered spend went past its budget (the supplier over-delivered); told once per line. The excess is recorded, never billed.",
+  },
   { type: 'agent.approval.pending', subject: 'agent_approval', description: 'A prepared agent action waits for a person to approve it.' },
   { type: 'agent.approval.decided', subject: 'agent_approval', description: 'A person approved or abandoned a prepared agent action.' },
   {

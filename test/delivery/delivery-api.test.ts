@@ -100,6 +100,53 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     expect(await events()).toHaveLength(2);
   });
 
+  test('a line whose delivered spend goes past its budget tells subscribers once (delivery.over_budget); lines within budget tell no one', async () => {
+    const org = 'org-d10';
+    const owner = await env.issuer.token({ org, user: `${org}-owner` });
+    expect(
+      (await post(api, owner, '/api/v1/webhooks/subscriptions', { url: 'http://127.0.0.1:9/budget', eventTypes: ['delivery.over_budget'] }))
+        .status,
+    ).toBe(201);
+    const { token, keys, booking, campaignId } = await twoWeeks(org);
+    const over = booking.lines.find((l) => l.adapterKey === 'sandbox-dooh')!;
+    const events = async () =>
+      (await env.db('webhook_events').where({ workspace_id: org, type: 'delivery.over_budget' }).orderBy('seq')) as Array<{
+        subject_type: string;
+        subject_id: string;
+        subject_version: number;
+        body: Record<string, unknown>;
+      }>;
+
+    // Eleven days at 125% of pace is still within the budget: nothing to tell. (A poll reads back
+    // DELIVERY_RESTATEMENT_DAYS, so the clock moves in two steps.)
+    for (const days of [6, 5]) {
+      expect((await advance(token, days)).status).toBe(200);
+      for (const key of keys) await poll(key, { advertiserId: org });
+    }
+    expect(await events()).toEqual([]);
+
+    // The twelfth day takes it past: one event, with the figures the delivery answer shows.
+    expect((await advance(token, 1)).status).toBe(200);
+    for (const key of keys) await poll(key, { advertiserId: org });
+    const told = await events();
+    const shown = (await delivery(token, campaignId)).lines.find((l) => l.lineId === over.id)!;
+    expect(shown.overDeliveredMinor).toBeGreaterThan(0);
+    expect(told.map((e) => [e.subject_type, e.subject_id, e.subject_version])).toEqual([['line_budget', over.id, 1]]);
+    expect(told[0]!.body).toEqual({
+      campaignId,
+      bookingId: booking.id,
+      lineId: over.id,
+      budgetMinor: shown.budgetMinor,
+      deliveredSpendMinor: shown.deliveredSpendMinor,
+      overDeliveredMinor: shown.overDeliveredMinor,
+    });
+
+    // Further over, and asked again: still told once.
+    expect((await advance(token, 1)).status).toBe(200);
+    for (const key of keys) await poll(key, { advertiserId: org });
+    expect(await events()).toHaveLength(1);
+  });
+
   test('moving the clock delivers the days passed; pacing says who is on pace, under and over; the CSV has a row per line and day', async () => {
     const { campaignId, token, keys, booking } = await twoWeeks('org-d1');
     // Nothing is over yet on day one.

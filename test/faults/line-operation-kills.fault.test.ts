@@ -2,14 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { approve, bookingStatusOf, draftCampaign, launchPlan, post, sameCounts, SEVEN_CHANNELS } from '../support/bookings';
 import { approvedCreative } from '../support/creatives';
-import { TEST_REDIS_URL } from '../support/env';
-import { cleanEnv } from '../support/processes';
 import { seeded } from '../support/random';
 import { until } from '../support/wait';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { SANDBOX_OPERATION_TRIGGERS } from '../../workers/adapters/sandbox';
-import { mapLimit, runHousekeepingNow, WorkerFleet } from './support/fleet';
+import { killableFleet, mapLimit, runHousekeepingNow } from './support/fleet';
 import { figure } from './support/input-report';
 
 /**
@@ -36,21 +34,7 @@ const WAITING: LineStatus[] = ['queued', 'in-progress', 'stop-requested', 'stopp
 
 test('workers killed while lines are paused, resumed, amended and stopped send nothing twice, strand nothing, and keep every wallet whole', async () => {
   const random = seeded(SEED);
-  const fleet = new WorkerFleet(
-    cleanEnv({
-      DATABASE_URL: env.database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: env.prefix,
-      DATA_DIR: env.dataDir,
-      SANDBOX_SLOW_MS: '300',
-      WORKER_LOCK_DURATION_MS: '2000',
-      WORKER_STALLED_INTERVAL_MS: '1000',
-      SUPPLIER_TIMEOUT_MS: '2000',
-      ATTEMPT_STUCK_GRACE_MS: '1000',
-      OUTBOX_RELAY_INTERVAL_MS: '200',
-    }),
-    2,
-  );
+  const fleet = killableFleet(env);
   const started = Date.now();
   fleet.start();
   try {

@@ -1,13 +1,11 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, SEVEN_CHANNELS, type PlanLineInput } from '../support/bookings';
-import { TEST_REDIS_URL } from '../support/env';
-import { cleanEnv } from '../support/processes';
 import { until } from '../support/wait';
 import { bookingStatusOf, sameCounts } from '../support/bookings';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { SANDBOX_TRIGGERS } from '../../workers/adapters/sandbox';
 import { seeded } from '../support/random';
-import { mapLimit, runHousekeepingNow, WorkerFleet } from './support/fleet';
+import { killableFleet, mapLimit, runHousekeepingNow } from './support/fleet';
 import { figure } from './support/input-report';
 
 /**
@@ -38,22 +36,7 @@ function linesFor(random: () => number): PlanLineInput[] {
 
 test('workers killed at random lose no line, send nothing twice and leave every booking consistent', async () => {
   const random = seeded(SEED);
-  const fleet = new WorkerFleet(
-    cleanEnv({
-      DATABASE_URL: env.database.url,
-      REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: env.prefix,
-      DATA_DIR: env.dataDir,
-      SANDBOX_SLOW_MS: '300',
-      // A killed worker's job is noticed within about two seconds.
-      WORKER_LOCK_DURATION_MS: '2000',
-      WORKER_STALLED_INTERVAL_MS: '1000',
-      SUPPLIER_TIMEOUT_MS: '2000',
-      ATTEMPT_STUCK_GRACE_MS: '1000',
-      OUTBOX_RELAY_INTERVAL_MS: '200',
-    }),
-    2,
-  );
+  const fleet = killableFleet(env);
   const started = Date.now();
   fleet.start();
   fleet.startChaos(random, 1000, 3000, 3000);

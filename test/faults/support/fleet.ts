@@ -1,7 +1,9 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { MAINTENANCE_QUEUE, queuePrefix } from '../../../shared/queues/names';
-import { startScript, type Started } from '../../support/processes';
+import type { TestEnv } from '../../support/api';
+import { TEST_REDIS_URL } from '../../support/env';
+import { cleanEnv, startScript, type Started } from '../../support/processes';
 import { until } from '../../support/wait';
 
 /** Runs `fn` over `items` with at most `limit` calls in flight. */
@@ -114,3 +116,25 @@ export async function startApiProcess(env: NodeJS.ProcessEnv): Promise<{ process
   const [, url] = await started.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
   return { process: started, url: url! };
 }
+
+/**
+ * Worker processes on the test file's database, Redis prefix and data folder, tuned for being
+ * killed: a killed worker's job is noticed within about two seconds, a supplier call or a stuck
+ * attempt given up on within one or two, and the outbox relayed every 200 ms.
+ */
+export const killableFleet = (env: TestEnv, processes = 2) =>
+  new WorkerFleet(
+    cleanEnv({
+      DATABASE_URL: env.database.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: env.prefix,
+      DATA_DIR: env.dataDir,
+      SANDBOX_SLOW_MS: '300',
+      WORKER_LOCK_DURATION_MS: '2000',
+      WORKER_STALLED_INTERVAL_MS: '1000',
+      SUPPLIER_TIMEOUT_MS: '2000',
+      ATTEMPT_STUCK_GRACE_MS: '1000',
+      OUTBOX_RELAY_INTERVAL_MS: '200',
+    }),
+    processes,
+  );

@@ -1,6 +1,6 @@
 import net from 'node:net';
-import { AgentClient, closeMCPConnections, type AgentConfig } from '@adcp/sdk';
-import type { TaskResult } from '@adcp/sdk';
+import type { AgentClient, AgentConfig, TaskResult } from '@adcp/sdk';
+import { adcpSdk, adcpSdkIfLoaded } from './sdk';
 import type { AdcpSeller } from '../../config/adcp-sellers';
 import { adcpAdapterKey } from '../../config/adcp-sellers';
 
@@ -81,7 +81,8 @@ export class AdcpSellerConnection {
   }
 
   /** The SDK client. The credential is read where the configuration says it is, at each call. */
-  client(): AgentClient {
+  async client(): Promise<AgentClient> {
+    const { AgentClient } = await adcpSdk();
     const secrets = this.opts.secrets ?? process.env;
     const token = this.seller.credentialEnv ? secrets[this.seller.credentialEnv] : undefined;
     const agent: AgentConfig = {
@@ -102,7 +103,7 @@ export class AdcpSellerConnection {
   async call<T>(run: (client: AgentClient) => Promise<TaskResult<T>>): Promise<TaskResult<T>> {
     if (!this.reached) await this.probe();
     try {
-      const result = await run(this.client());
+      const result = await run(await this.client());
       this.reached = true;
       return result;
     } catch (err) {
@@ -195,5 +196,6 @@ export function adcpConnections(sellers: readonly AdcpSeller[], opts: { capabili
 
 /** Closes the SDK's pooled connections to sellers, when the process stops. */
 export async function closeSellerConnections(): Promise<void> {
-  await closeMCPConnections().catch(() => undefined);
+  const sdk = adcpSdkIfLoaded();
+  if (sdk) await (await sdk).closeMCPConnections().catch(() => undefined);
 }

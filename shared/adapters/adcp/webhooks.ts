@@ -1,12 +1,6 @@
 import type { Knex } from 'knex';
-import {
-  HttpsJwksResolver,
-  WebhookSignatureError,
-  createWebhookVerifier,
-  type ReplayInsertResult,
-  type ReplayStore,
-  type RequestLike,
-} from '@adcp/sdk/signing/server';
+import type { ReplayInsertResult, ReplayStore, RequestLike } from '@adcp/sdk/signing/server';
+import { adcpSigning } from './sdk';
 import type { TaskOutcome } from '../adapter';
 import type { AdcpSellerConnection } from './connection';
 import { taskVerdict } from './outcomes';
@@ -82,9 +76,10 @@ export class AdcpWebhookReceiver {
     private readonly opts: { allowPrivateJwks: boolean },
   ) {}
 
-  private verifierFor(connection: AdcpSellerConnection) {
+  private async verifierFor(connection: AdcpSellerConnection) {
     let verify = this.verifiers.get(connection.adapterKey);
     if (!verify) {
+      const { HttpsJwksResolver, createWebhookVerifier } = await adcpSigning();
       const jwks = new HttpsJwksResolver(connection.seller.webhookJwksUrl!, { allowPrivateIp: this.opts.allowPrivateJwks });
       verify = createWebhookVerifier({ jwks, replayStore: pgReplayStore(this.db) });
       this.verifiers.set(connection.adapterKey, verify);
@@ -94,8 +89,11 @@ export class AdcpWebhookReceiver {
 
   /** Verifies and reads. Throws WebhookRefused, having changed nothing but the nonce, when it must be refused. */
   async receive(connection: AdcpSellerConnection, request: RequestLike): Promise<VerifiedWebhook> {
+    const { WebhookSignatureError } = await adcpSigning();
     try {
-      await this.verifierFor(connection)(request);
+      await (
+        await this.verifierFor(connection)
+      )(request);
     } catch (err) {
       if (err instanceof WebhookSignatureError)
         throw new WebhookRefused(401, err.code, `The webhook's signature was refused: ${err.message}`);

@@ -1,5 +1,5 @@
-import { TaskExecutor } from '@adcp/sdk';
 import type { TaskResult } from '@adcp/sdk';
+import { adcpSdk } from '../../../shared/adapters/adcp/sdk';
 import type { AdapterContext, BookingOutcome, BookingRequest, PendingTask, TaskOutcome } from '../../../shared/adapters/adapter';
 import { UnknownOutcome } from '../../../shared/adapters/adapter';
 import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/credentials';
@@ -135,7 +135,8 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
 /** Asks the seller about a booking it is still working on (AdCP tasks/get). */
 export function adcpTaskPoll(connection: AdcpSellerConnection) {
   return async (task: PendingTask): Promise<TaskOutcome> => {
-    const client = connection.client();
+    const client = await connection.client();
+    const { TaskExecutor } = await adcpSdk();
     const executor = new TaskExecutor({ agentId: connection.adapterKey });
     let info;
     try {

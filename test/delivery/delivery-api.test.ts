@@ -41,6 +41,15 @@ const delivery = async (token: string, campaignId: string, query = '') => {
   return (await json<{ delivery: CampaignDelivery }>(res)).delivery;
 };
 
+/** The workspace's stored webhook events of one type, in the order written. */
+const storedEvents = async (org: string, type: string) =>
+  (await env.db('webhook_events').where({ workspace_id: org, type }).orderBy('seq')) as Array<{
+    subject_type: string;
+    subject_id: string;
+    subject_version: number;
+    body: Record<string, unknown>;
+  }>;
+
 /** A sandbox campaign of two weeks from today: a line on pace, one under, one over, one restating. */
 async function twoWeeks(org: string) {
   const lines = [
@@ -65,13 +74,7 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     expect(subscribed.status).toBe(201);
     const { token, keys, booking } = await twoWeeks(org);
     const lineOf = (key: string) => booking.lines.find((l) => l.adapterKey === key)!.id;
-    const events = async () =>
-      (await env.db('webhook_events').where({ workspace_id: org, type: 'delivery.pacing_changed' }).orderBy('seq')) as Array<{
-        subject_type: string;
-        subject_id: string;
-        subject_version: number;
-        body: Record<string, unknown>;
-      }>;
+    const events = () => storedEvents(org, 'delivery.pacing_changed');
     expect(await events()).toEqual([]);
 
     expect((await advance(token, 7)).status).toBe(200);
@@ -109,13 +112,7 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     ).toBe(201);
     const { token, keys, booking, campaignId } = await twoWeeks(org);
     const over = booking.lines.find((l) => l.adapterKey === 'sandbox-dooh')!;
-    const events = async () =>
-      (await env.db('webhook_events').where({ workspace_id: org, type: 'delivery.over_budget' }).orderBy('seq')) as Array<{
-        subject_type: string;
-        subject_id: string;
-        subject_version: number;
-        body: Record<string, unknown>;
-      }>;
+    const events = () => storedEvents(org, 'delivery.over_budget');
 
     // Eleven days at 125% of pace is still within the budget: nothing to tell. (A poll reads back
     // DELIVERY_RESTATEMENT_DAYS, so the clock moves in two steps.)

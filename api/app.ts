@@ -1,10 +1,12 @@
 import { adapterRoutes } from './routes/adapters';
+import type { RequestListener } from 'node:http';
 import express, { type Express } from 'express';
 import { RateLimiter } from '../shared/ratelimit/rate-limiter';
 import { staffVersionKey } from '../shared/staff/staff-version';
 import type { ApiDeps } from './deps';
 import type { RouteDef } from './http/route';
-import { mountRoutes } from './http/mount';
+import { mountRoutes, type MountOptions } from './http/mount';
+import { leanRouter, type LeanRouter, type LeanRouterOptions } from './http/lean-router';
 import { authenticator } from './middleware/authenticate';
 import { errorHandler, unknownRoute } from './middleware/errors';
 import { rateLimit, rateLimitRules } from './middleware/rate-limit';
@@ -69,7 +71,50 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
   return routes;
 }
 
-export function buildApp(deps: ApiDeps): Express {
+/** What express and the lean router in front of it share: one route list, one rate limiter, one authentication. */
+export interface ApiParts {
+  routes: RouteDef[];
+  limiter: RateLimiter;
+  runtime: MountOptions;
+}
+
+export const apiParts = (deps: ApiDeps): ApiParts => ({
+  routes: apiRoutes(deps),
+  limiter: new RateLimiter(deps.redis, deps.redisPrefix, staffVersionKey(deps.redisPrefix)),
+  runtime: {
+    db: deps.db,
+    authenticate: authenticator(deps.verifier, deps.workspaces),
+    defaultBodyLimitBytes: deps.config.BODY_LIMIT_BYTES,
+    logger: deps.logger,
+  },
+});
+
+/** The lean router over the routes marked `lean`, with express's own settings for addresses and ETags. */
+export function leanRoutes(deps: ApiDeps, parts: ApiParts, app: Express): LeanRouter {
+  return leanRouter(parts.routes, parts.runtime, {
+    limiter: parts.limiter,
+    rules: rateLimitRules(deps.config),
+    staff: deps.staff,
+    logger: deps.logger,
+    trust: app.get('trust proxy fn') as LeanRouterOptions['trust'],
+    etag: app.get('etag fn') as LeanRouterOptions['etag'],
+  });
+}
+
+/**
+ * The API's request listener: plain requests to the routes marked `lean` go straight to them
+ * (`http/lean-router.ts`), everything else through express.
+ */
+export function apiListener(deps: ApiDeps): RequestListener {
+  const parts = apiParts(deps);
+  const app = buildApp(deps, parts);
+  const lean = leanRoutes(deps, parts, app);
+  return (req, res) => {
+    if (!lean(req, res)) app(req, res);
+  };
+}
+
+export function buildApp(deps: ApiDeps, { routes, limiter, runtime }: ApiParts = apiParts(deps)): Express {
   const { config, logger } = deps;
   const app = express();
   app.disable('x-powered-by');
@@ -81,7 +126,6 @@ export function buildApp(deps: ApiDeps): Express {
 
   app.use(requestLogging(logger));
 
-  const limiter = new RateLimiter(deps.redis, deps.redisPrefix, staffVersionKey(deps.redisPrefix));
   const limits = rateLimitRules(config);
   app.use(rateLimit(limiter, limits, deps.staff, logger));
 
@@ -94,16 +138,10 @@ export function buildApp(deps: ApiDeps): Express {
     res.status(204).end();
   });
 
-  const routes = apiRoutes(deps);
   // Before the REST routes: its authorization server parses its own bodies.
   if (deps.agentEndpoint) mountAgentEndpoint(app, deps, deps.agentEndpoint, routes, { limiter, rules: limits });
 
-  mountRoutes(app, routes, {
-    db: deps.db,
-    authenticate: authenticator(deps.verifier, deps.workspaces),
-    defaultBodyLimitBytes: config.BODY_LIMIT_BYTES,
-    logger,
-  });
+  mountRoutes(app, routes, runtime);
 
   mountQueueDashboard(app, deps);
   mountConsole(app, deps, routes);

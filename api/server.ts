@@ -16,7 +16,7 @@ import { PERSONA_EXTRACT_QUEUE } from '../shared/queues/names';
 import type { ResolvedAuth } from '../shared/auth/resolve-auth';
 import type { ApiDeps } from './deps';
 import { createPayments, recordBillingTerms } from '../shared/billing/payments';
-import { buildApp } from './app';
+import { apiListener } from './app';
 import { answerClientErrors } from './http/client-errors';
 import { createAgentEndpoint } from './mcp/setup';
 
@@ -101,7 +101,7 @@ async function stopServing(server: http.Server, graceMs: number): Promise<void> 
 }
 
 export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = deps.config.HOST): Promise<RunningApi> {
-  const server = http.createServer(buildApp(deps));
+  const server = http.createServer(apiListener(deps));
   answerClientErrors(server);
   // Behind a load balancer, keep idle sockets open longer than it does.
   server.keepAliveTimeout = 65_000;

@@ -1,4 +1,5 @@
 import { isUuid } from '../../shared/ids';
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import type { Knex } from 'knex';
 import { Problem, badRequest } from '../../shared/errors';
@@ -80,7 +81,7 @@ export async function runIdempotent(
   route: string,
   principal: Principal,
   request: { params: unknown; query: unknown; body: unknown },
-  req: Request,
+  req: IncomingMessage,
   requestId: string,
   invoke: () => Promise<HandlerResult | void>,
 ): Promise<HandlerResult> {

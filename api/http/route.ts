@@ -99,6 +99,11 @@ export interface RouteDef<
   responses: Record<number, ResponseDoc>;
   /** Defaults to `modeled`: every success body has a schema that describes all of it. */
   completeness?: Completeness;
+  /**
+   * Served by the lean router (`lean-router.ts`) when the request is plain: for the routes that
+   * carry the volume. Its handler must use nothing of express's request or response.
+   */
+  lean?: true;
   /** Returns a result to send as JSON, or nothing when it wrote the response itself. */
   handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>, A>): Promise<HandlerResult | void>;
 }

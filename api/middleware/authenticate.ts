@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { unauthenticated } from '../../shared/errors';
 import type { Principal } from '../../shared/auth/principal';
 import type { TokenVerifier } from '../../shared/auth/verifier';
@@ -12,7 +12,7 @@ export const bearerTokenOf = (header: string | undefined): string | undefined =>
 
 /** Verifies the bearer token, provisions the caller's workspace on its first request, and says the caller came through the REST API. */
 export function authenticator(verify: TokenVerifier, workspaces: WorkspaceCache) {
-  return async (req: Request): Promise<Principal> => {
+  return async (req: IncomingMessage): Promise<Principal> => {
     const header = req.headers.authorization;
     if (!header) throw unauthenticated('Send Authorization: Bearer <access token>.');
     const token = bearerTokenOf(header);

@@ -65,21 +65,24 @@ export function unknownRoute(_req: Request, _res: Response, next: NextFunction):
 }
 
 /**
- * The one place errors become responses. Only 5xx are logged: a transient one (a dependency
- * away, answered with retry-after) at warn, since an outage would otherwise bury real faults
- * under one error line per request; the rest at error.
+ * Only 5xx are logged: a transient one (a dependency away, answered with retry-after) at warn,
+ * since an outage would otherwise bury real faults under one error line per request; the rest
+ * at error.
  */
+export function logProblem(log: Logger, err: unknown, problem: Problem, requestId: unknown): void {
+  if (problem.status < 500) return;
+  const fields = { err: err instanceof Problem ? undefined : err, code: problem.code, requestId };
+  if (problem.recovery === 'transient') log.warn(fields, problem.detail);
+  else log.error(fields, problem.detail);
+}
+
+/** The one place errors of express's routes become responses. */
 export function errorHandler(logger: Logger) {
   // express recognises an error handler by its four parameters.
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     void _next;
     const problem = problemOf(err);
-    const log = requestLog(req, logger);
-    if (problem.status >= 500) {
-      const fields = { err: err instanceof Problem ? undefined : err, code: problem.code, requestId: res.locals.requestId };
-      if (problem.recovery === 'transient') log.warn(fields, problem.detail);
-      else log.error(fields, problem.detail);
-    }
+    logProblem(requestLog(req, logger), err, problem, res.locals.requestId);
     if (res.headersSent) {
       res.destroy();
       return;

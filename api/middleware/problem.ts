@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Response } from 'express';
 import type { Problem } from '../../shared/errors';
 
@@ -18,10 +19,16 @@ export function problemBody(p: Problem, requestId: string, extensions: Record<st
   };
 }
 
-export function sendProblem(res: Response, p: Problem, extensions: Record<string, unknown> = {}): void {
+/** Answers with a problem: its status, its headers (retry-after, www-authenticate) and its body. */
+export function writeProblem(res: ServerResponse, p: Problem, requestId: string, extensions: Record<string, unknown> = {}): void {
   for (const [k, v] of Object.entries(p.headers ?? {})) res.setHeader(k, v);
-  res
-    .status(p.status)
-    .type(PROBLEM_CONTENT_TYPE)
-    .send(JSON.stringify(problemBody(p, String(res.locals.requestId ?? ''), extensions)));
+  const body = JSON.stringify(problemBody(p, requestId, extensions));
+  res.statusCode = p.status;
+  res.setHeader('content-type', `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);
+  res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+export function sendProblem(res: Response, p: Problem, extensions: Record<string, unknown> = {}): void {
+  writeProblem(res, p, String(res.locals.requestId ?? ''), extensions);
 }

@@ -22,6 +22,8 @@ export function authRoutes({ staff, workspaces }: ApiDeps) {
       method: 'get',
       path: '/api/v1/auth/context',
       operationId: 'getAuthContext',
+      // Read by agents and pages on every start.
+      lean: true,
       summary: 'Who the caller is: user, advertiser, product, channels, permissions, agent or human, staff or not.',
       tags: ['auth'],
       access: 'bearer',

@@ -16,6 +16,8 @@ export function bookingRoutes(deps: ApiDeps) {
       method: 'get',
       path: '/api/v1/bookings/:id',
       operationId: 'getBooking',
+      // Polled by agents until every line is definite.
+      lean: true,
       summary: 'A booking with every line and event. Inspect each line: a booking is not live until its lines say so.',
       tags: ['bookings'],
       access: 'bearer',

@@ -17,6 +17,8 @@ export function pixelRoutes({ redis, redisPrefix, workspaces }: ApiDeps) {
       method: 'post',
       path: '/api/v1/t/:pixelKey',
       operationId: 'trackPageview',
+      // Every pageview of every advertiser site.
+      lean: true,
       summary: 'Record an anonymous pageview. Cannot assert conversions, revenue or identity.',
       tags: ['tracking'],
       access: 'public',

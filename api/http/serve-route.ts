@@ -1,0 +1,82 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Knex } from 'knex';
+import { badRequest } from '../../shared/errors';
+import type { Principal } from '../../shared/auth/principal';
+import type { Logger } from '../../shared/logger';
+import { requestLog } from '../middleware/request-log';
+import { requireRouteScope } from './route-scope';
+import type { HandlerResult, RouteDef } from './route';
+import { runGoverned, runIdempotent } from './execution-policies';
+import { MAX_JSON_DEPTH, nestsDeeperThan, parsePart } from './validate';
+
+export interface RouteRuntime {
+  db: Knex;
+  authenticate(req: IncomingMessage): Promise<Principal>;
+  defaultBodyLimitBytes: number;
+  logger: Logger;
+}
+
+/** One request to a route, as the server in front read it (express, or a lean route). */
+export interface RouteCall {
+  req: IncomingMessage;
+  res: ServerResponse;
+  requestId: string;
+  /** The path's parameters, decoded, before validation. */
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  /** Whether the request says it has a body (a length other than 0, or chunks). */
+  hasBody: boolean;
+  /** Reads the body: the parsed JSON (bytes for a raw route), undefined when it is not of a type the route takes. */
+  readBody(): Promise<unknown>;
+}
+
+/**
+ * Every route's steps, whichever server runs it: authenticate → authorize → params → product
+ * scope of the resource the path names → read the body (after auth, so strangers cannot make us
+ * parse; after scope, so an out-of-scope resource is not found whatever the body says) → strict
+ * zod parse of query and body → the handler, under its execution policy. Returns the handler's
+ * result for the server to send, or nothing when the handler answered itself.
+ */
+export async function runRoute(route: RouteDef, rt: RouteRuntime, call: RouteCall): Promise<HandlerResult | void> {
+  const { req, requestId } = call;
+  const principal = route.access === 'bearer' ? await rt.authenticate(req) : null;
+  if (route.authorize) await route.authorize(principal as never);
+  const params = route.params ? parsePart(route.params, call.params, 'params') : {};
+  await requireRouteScope(rt.db, route, principal, params);
+  let raw: unknown;
+  if (route.body) {
+    raw = await call.readBody();
+    if (!route.rawBody && call.hasBody && raw === undefined) {
+      throw badRequest('Send the body as JSON (content-type application/json).', undefined, 'unsupported_media_type');
+    }
+    if (!route.rawBody && nestsDeeperThan(raw, MAX_JSON_DEPTH)) {
+      throw badRequest(`The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, undefined, 'body_too_deep');
+    }
+  } else if (call.hasBody) {
+    throw badRequest('This operation takes no request body.', undefined, 'unexpected_body');
+  }
+  const query = route.query ? parsePart(route.query, call.query, 'query') : {};
+  if (!route.query && Object.keys(call.query).length > 0) throw badRequest('This operation takes no query parameters.');
+  const body = route.body ? parsePart(route.body, raw ?? {}, 'body') : undefined;
+  const run = () =>
+    route.handler({
+      params,
+      query,
+      body,
+      principal,
+      headers: req.headers,
+      requestId,
+      get log() {
+        return requestLog(req, rt.logger);
+      },
+      req,
+      res: call.res,
+    } as never);
+  const routeKey = `${route.method.toUpperCase()} ${route.path}`;
+  const governed = route.governedAction && principal?.agentClientId;
+  const invoke = () =>
+    governed ? runGoverned(rt, route.governedAction!, principal, { params, body }, req.headers, requestId, run) : run();
+  return route.idempotency === 'required' && principal
+    ? runIdempotent(rt, routeKey, principal, { params, query, body }, req, requestId, invoke)
+    : invoke();
+}

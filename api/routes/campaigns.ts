@@ -67,6 +67,8 @@ export function campaignRoutes(deps: ApiDeps) {
       method: 'get',
       path: '/api/v1/campaigns/:id',
       operationId: 'getCampaign',
+      // Polled by agents for the campaign's state.
+      lean: true,
       summary: 'A campaign and its plan.',
       tags: ['campaigns'],
       access: 'bearer',
@@ -167,6 +169,8 @@ export function campaignRoutes(deps: ApiDeps) {
       method: 'get',
       path: '/api/v1/campaigns/:id/bookings',
       operationId: 'listCampaignBookings',
+      // Polled by agents and the console for every line of a campaign.
+      lean: true,
       summary: "A campaign's bookings with their lines and events, newest first.",
       tags: ['bookings'],
       access: 'bearer',

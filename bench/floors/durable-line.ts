@@ -13,6 +13,7 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Client, Pool } from 'pg';
 import { machineCpu, type CpuShare } from '../machine-cpu';
+import { profileArgs } from '../support';
 
 export interface FloorRun {
   opsPerSecond: number;
@@ -148,7 +149,7 @@ export function durableLineFloor(opts: {
   concurrency: number;
 }): Promise<FloorRun> {
   const child = fork(__filename, [], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...profileArgs()],
     env: {
       PATH: process.env.PATH,
       FLOOR_CHILD: '1',

@@ -22,6 +22,7 @@ let express: http.Server;
 let token: string;
 let pixelKey: string;
 let bookingId: string;
+let campaignId: string;
 
 const DECLINED = 599;
 
@@ -117,6 +118,7 @@ beforeAll(async () => {
   const launched = await launchPlan(env, api, sevenSandboxLines(), 'org-lean');
   token = launched.token;
   bookingId = launched.booking.id;
+  campaignId = launched.campaignId;
   const ctx = await json<{ workspace: { pixelKey: string } }>(await api.fetch('/api/v1/auth/context', { token }));
   pixelKey = ctx.workspace.pixelKey;
   // The pixel writer stores what either server accepted.
@@ -153,6 +155,27 @@ describe('the lean router answers as express does', () => {
     expect((await sameAsExpress({ path: `/api/v1/bookings/${bookingId}`, headers: bearer(stranger) })).status).toBe(404);
     expect((await sameAsExpress({ path: `/api/v1/bookings/${randomUUID()}`, headers: bearer(token) })).status).toBe(404);
     expect((await sameAsExpress({ path: '/api/v1/bookings/not-a-uuid', headers: bearer(token) })).status).toBe(404);
+  });
+
+  test('a campaign and its bookings: its own advertiser reads them; another does not find them', async () => {
+    const campaign = await sameAsExpress({ path: `/api/v1/campaigns/${campaignId}`, headers: bearer(token) });
+    expect([campaign.status, (JSON.parse(campaign.body) as { campaign: { id: string } }).campaign.id]).toEqual([200, campaignId]);
+    const bookings = await sameAsExpress({ path: `/api/v1/campaigns/${campaignId}/bookings`, headers: bearer(token) });
+    expect((JSON.parse(bookings.body) as { bookings: Array<{ id: string }> }).bookings.map((b) => b.id)).toEqual([bookingId]);
+    const stranger = await env.issuer.token({ org: 'org-lean-stranger' });
+    for (const path of [`/api/v1/campaigns/${campaignId}`, `/api/v1/campaigns/${campaignId}/bookings`]) {
+      expect((await sameAsExpress({ path, headers: bearer(stranger) })).status).toBe(404);
+    }
+  });
+
+  test('the lean routes are the ones compared here', () => {
+    // A route newly marked lean belongs in the tests above first.
+    expect(
+      apiParts(api.deps)
+        .routes.filter((r) => r.lean)
+        .map((r) => r.operationId)
+        .sort(),
+    ).toEqual(['getAuthContext', 'getBooking', 'getCampaign', 'listCampaignBookings', 'trackPageview']);
   });
 
   test('pageviews: accepted, and refused for the same reasons with the same problems', async () => {

@@ -124,6 +124,8 @@ export function buildApp(deps: ApiDeps, { routes, limiter, runtime }: ApiParts =
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
 
+  // The lean router (apiListener) does what the two layers below do for the requests it takes:
+  // a layer added in front of the routes must be added there too, or only for non-lean paths.
   app.use(requestLogging(logger));
 
   const limits = rateLimitRules(config);

@@ -89,18 +89,29 @@ export function leanRouter(routes: RouteDef[], rt: RouteRuntime, opts: LeanRoute
   }
   const table = routes.map(compile);
 
+  // Express's body parser looks at the type, charset and encoding of any request that states a
+  // length, 0 included: only the cases where that ends as a plain JSON read are taken here.
   const bodyOk = (req: IncomingMessage, route: RouteDef): boolean => {
     const h = req.headers;
-    if (h['transfer-encoding'] !== undefined) return false;
-    const length = h['content-length'] === undefined ? 0 : Number(h['content-length']);
-    if (length === 0) return true;
-    if (!route.body || !(length <= (route.bodyLimitBytes ?? rt.defaultBodyLimitBytes))) return false;
-    if (h['content-encoding'] !== undefined && h['content-encoding'] !== 'identity') return false;
+    if (h['transfer-encoding'] !== undefined || h['content-encoding'] !== undefined) return false;
+    const length = h['content-length'];
+    if (length === undefined) return true;
+    if (!route.body) return length === '0';
+    if (!/^\d+$/.test(length) || Number(length) > (route.bodyLimitBytes ?? rt.defaultBodyLimitBytes)) return false;
+    if (length === '0' && h['content-type'] === undefined) return true;
     const type = CONTENT_TYPE.exec(h['content-type'] ?? '')?.[1]?.toLowerCase();
     return type === 'application/json' || (type !== undefined && (route.extraBodyTypes ?? []).includes(type));
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse, route: RouteDef, params: Record<string, string>, requestId: string) => {
+  /** Serves a request; `routed` is called once it reaches its route (as express names the route only then, in its log line). */
+  const serve = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: RouteDef,
+    params: Record<string, string>,
+    requestId: string,
+    routed: () => void,
+  ) => {
     try {
       const refused = await chargeRequest(
         opts.limiter,
@@ -113,6 +124,7 @@ export function leanRouter(routes: RouteDef[], rt: RouteRuntime, opts: LeanRoute
         if (refused.cause !== undefined) opts.logger.error({ err: refused.cause, requestId }, 'rate limiter unavailable');
         throw refused.problem;
       }
+      routed();
       const result = await runRoute(route, rt, {
         req,
         res,
@@ -141,27 +153,31 @@ export function leanRouter(routes: RouteDef[], rt: RouteRuntime, opts: LeanRoute
     const match = firstMatch(table, method, parts);
     if (!match || !match.compiled.route.lean || !bodyOk(req, match.compiled.route)) return false;
     const { route } = match.compiled;
-    const routeKey = `${match.compiled.method} ${route.path}`;
+    let routeKey: string | undefined;
     const requestId = beginRequestLog(req, res, opts.logger, () => routeKey);
-    void serve(req, res, route, match.params, requestId);
+    void serve(req, res, route, match.params, requestId, () => (routeKey = `${match.compiled.method} ${route.path}`));
     return true;
   };
 }
 
 /** The body as express's JSON parser reads it: empty is `{}`, a UTF-8 byte order mark is dropped. */
-async function readJson(req: IncomingMessage): Promise<unknown> {
+export async function readJson(req: IncomingMessage): Promise<unknown> {
   if (req.headers['content-length'] === undefined) return undefined;
   const chunks: Buffer[] = [];
+  const incomplete = () => badRequest('The request body was incomplete.', undefined, 'incomplete_body');
+  // The client may have gone while the rate limit was asked: a destroyed request never ends.
+  if (req.destroyed && !req.readableEnded) throw incomplete();
   await new Promise<void>((resolve, reject) => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.once('end', resolve);
-    req.once('error', reject);
-    req.once('aborted', () => reject(badRequest('The request body was incomplete.', undefined, 'incomplete_body')));
+    req.once('error', () => reject(incomplete()));
+    req.once('close', () => (req.readableEnded ? resolve() : reject(incomplete())));
   });
-  const text = Buffer.concat(chunks).toString('utf8');
+  let text = Buffer.concat(chunks).toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.length === 0) return {};
   try {
-    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    return JSON.parse(text);
   } catch {
     throw badRequest('The request body is not valid JSON.', undefined, 'malformed_json');
   }

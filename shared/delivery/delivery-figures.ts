@@ -70,12 +70,21 @@ export async function runningLinePacing(
   real = new Date(),
 ): Promise<LinePacing[]> {
   const offset = await readOffsetDays(db, advertiserId);
+  // The last whole day delivered, on each mode's clock (a sandbox workspace may have moved its own).
+  const through = {
+    sandbox: addDays(dateOnly(clockedNow('sandbox', offset, real)), -1),
+    live: addDays(dateOnly(clockedNow('live', offset, real)), -1),
+  };
+  const inFlight = (q: Knex.QueryBuilder, mode: 'sandbox' | 'live') =>
+    q.where('l.execution_mode', mode).where('c.start_date', '<=', through[mode]).where('c.end_date', '>=', through[mode]);
+  // Only lines in their flight are read: a workspace's past and future lines cost nothing here.
   const rows = await db('booking_lines as l')
     .join('bookings as b', 'b.id', 'l.booking_id')
     .join('campaigns as c', 'c.id', 'b.campaign_id')
     .where('l.advertiser_id', advertiserId)
     .where('l.status', 'confirmed')
     .whereNull('b.closed_out_at')
+    .where((w) => w.where((q) => inFlight(q, 'sandbox')).orWhere((q) => inFlight(q, 'live')))
     .modify(scope)
     .select(
       'l.id',
@@ -91,12 +100,17 @@ export async function runningLinePacing(
     );
   const lines: LinePacing[] = [];
   for (const r of rows) {
-    const through = addDays(dateOnly(clockedNow(r.execution_mode, offset, real)), -1);
-    if (through < r.start_date || through > r.end_date) continue;
     const budgetMinor = toMinor(r.budget_minor);
     const deliveredSpendMinor = toMinor(r.delivered);
     const pacing = pacingOf(
-      { budgetMinor, startDate: r.start_date, endDate: r.end_date, deliveredMinor: deliveredSpendMinor, through, idle: false },
+      {
+        budgetMinor,
+        startDate: r.start_date,
+        endDate: r.end_date,
+        deliveredMinor: deliveredSpendMinor,
+        through: through[r.execution_mode as 'sandbox' | 'live'],
+        idle: false,
+      },
       tolerance,
     );
     lines.push({

@@ -256,6 +256,9 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     await advance(token, 5);
     const ended = await readBooking(api, token, booking.id);
     expect(ended).toMatchObject({ flightEnded: true, closeoutPending: true });
+    // Ended, its lines are no longer running: however they paced, none is off pace now.
+    const afterFlight = await api.fetch('/api/v1/workspace/overview', { token });
+    expect((await json<{ overview: { linesOffPace: { total: number } } }>(afterFlight)).overview.linesOffPace.total).toBe(0);
     await advance(token, 8);
     for (const key of keys) await poll(key);
     const closed = await readBooking(api, token, booking.id);

@@ -1,10 +1,11 @@
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { apiParts, buildApp, leanRoutes } from '../../api/app';
 import type { ApiDeps } from '../../api/deps';
-import { leanRouter } from '../../api/http/lean-router';
+import { leanRouter, readJson } from '../../api/http/lean-router';
 import { defineRoute, type RouteDef } from '../../api/http/route';
 import { rateLimitRules } from '../../api/middleware/rate-limit';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
@@ -187,6 +188,8 @@ describe('the lean router answers as express does', () => {
       pageview(JSON.stringify({ event: 'beacon' }), { 'content-type': 'text/plain;charset=UTF-8' }),
       pageview(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"event":"bom"}')])),
       pageview(JSON.stringify({ event: 'unknown fields are dropped', extra: { a: 1 } })),
+      pageview(Buffer.from([0xef, 0xbb, 0xbf])),
+      { method: 'POST', path: `/api/v1/t/${pixelKey}`, headers: { 'content-length': '0' } },
     ];
     for (const call of accepted) expect((await sameAsExpress(call)).status).toBe(202);
 
@@ -271,6 +274,13 @@ describe('what the lean router leaves to express', () => {
     ['an encoded body', () => pageview('{}', { 'content-encoding': 'gzip' })],
     ['a chunked body', () => pageview('{}', { 'transfer-encoding': 'chunked' })],
     ['a body over the limit', () => pageview(JSON.stringify({ event: 'x', pad: 'p'.repeat(17 * 1024) }))],
+    // Express's body parser still looks at the type, charset and encoding of a body stated empty.
+    [
+      'an empty body of no type, its length written 00',
+      () => ({ method: 'POST', path: `/api/v1/t/${pixelKey}`, headers: { 'content-length': '00' } }),
+    ],
+    ['an empty body in another charset', () => pageview('', { 'content-type': 'application/json; charset=latin1' })],
+    ['an empty encoded body', () => pageview('', { 'content-encoding': 'gzip' })],
     ['a trailing slash', () => ({ path: '/api/v1/auth/context/', headers: bearer(token) })],
   ];
   test.each(declined)('%s', async (_name, call) => {
@@ -319,6 +329,31 @@ describe('what the lean router leaves to express', () => {
     } finally {
       await new Promise((r) => server.close(r));
     }
+  });
+});
+
+describe('reading a body', () => {
+  test('a client gone before its body was read leaves no read waiting', async () => {
+    // The request is read only after its socket closed, as when the rate limit's answer comes late.
+    const outcome = new Promise<unknown>((resolve) => {
+      const server = http.createServer((req) => {
+        req.socket.once('close', () =>
+          setTimeout(() => {
+            void readJson(req).then(resolve, resolve);
+            server.close();
+          }, 20),
+        );
+      });
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        const socket = net.connect(port, '127.0.0.1', () => {
+          socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{"a"');
+          setTimeout(() => socket.destroy(), 50);
+        });
+      });
+    });
+    const settled = await Promise.race([outcome, new Promise((r) => setTimeout(() => r('still waiting'), 2000))]);
+    expect(settled).toMatchObject({ status: 400, code: 'incomplete_body' });
   });
 });
 

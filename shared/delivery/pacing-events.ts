@@ -1,13 +1,15 @@
 import type { Knex } from 'knex';
 import { recordEvent } from '../events/record';
-import { runningLinePacing, type LinePacing } from './delivery-figures';
+import { toMinor } from '../db/knex';
+import { runningLinePacing } from './delivery-figures';
 
 /**
  * After new delivery figures for these lines: each running line whose pacing status (on-track,
  * under, over) moved is recorded on the line, and subscribers are told in the same transaction
  * (`delivery.pacing_changed`, the line's pacing version as the subject version). A line first
- * seen on track is recorded without an event: nothing moved. A line whose delivered spend first
- * went past its budget is marked, and subscribers are told once (`delivery.over_budget`).
+ * seen on track is recorded without an event: nothing moved. Any of the lines whose delivered
+ * spend first went past its budget, running or not (a restatement after the flight, a staff
+ * entry), is marked, and subscribers are told once (`delivery.over_budget`).
  * Returns how many lines moved or went over.
  */
 export async function notePacingChanges(trx: Knex, lineIds: readonly string[], tolerance: number, real = new Date()): Promise<number> {
@@ -28,7 +30,6 @@ export async function notePacingChanges(trx: Knex, lineIds: readonly string[], t
         .whereRaw('pacing_status is distinct from ?', [line.pacing.status])
         .update({ pacing_status: line.pacing.status, pacing_version: trx.raw('pacing_version + 1') })
         .returning(['pacing_version'])) as Array<{ pacing_version: number }>;
-      if (line.deliveredSpendMinor > line.budgetMinor && (await markOverBudget(trx, workspaceId, line))) moved++;
       if (!row || (row.pacing_version === 1 && line.pacing.status === 'on-track')) continue;
       moved++;
       await recordEvent(trx, {
@@ -48,26 +49,40 @@ export async function notePacingChanges(trx: Knex, lineIds: readonly string[], t
       });
     }
   }
-  return moved;
+  return moved + (await markOverBudget(trx, [...new Set(lineIds)]));
 }
 
-/** Marks the line over its budget and tells subscribers, the first time only; false when it was already. */
-async function markOverBudget(trx: Knex, workspaceId: string, line: LinePacing): Promise<boolean> {
-  const marked = await trx('booking_lines').where({ id: line.lineId }).whereNull('over_budget_at').update({ over_budget_at: trx.fn.now() });
-  if (!marked) return false;
-  await recordEvent(trx, {
-    workspaceId,
-    type: 'delivery.over_budget',
-    subjectId: line.lineId,
-    subjectVersion: 1,
-    body: {
-      campaignId: line.campaignId,
-      bookingId: line.bookingId,
-      lineId: line.lineId,
-      budgetMinor: line.budgetMinor,
-      deliveredSpendMinor: line.deliveredSpendMinor,
-      overDeliveredMinor: line.deliveredSpendMinor - line.budgetMinor,
-    },
-  });
-  return true;
+// The lines whose delivered spend is past their budget and that were not yet marked, marked now.
+const MARK_OVER_BUDGET = `
+with spent as (
+  select d.line_id, sum(d.spend_minor) as delivered from delivery_days d where d.line_id = any(?::uuid[]) group by d.line_id)
+update booking_lines l set over_budget_at = now()
+  from spent s, bookings b
+ where l.id = s.line_id and b.id = l.booking_id and l.over_budget_at is null and s.delivered > l.budget_minor
+returning l.id, l.advertiser_id, l.booking_id, b.campaign_id, l.budget_minor, s.delivered`;
+
+/** Marks the lines over their budget and tells subscribers, the first time only; how many were marked. */
+async function markOverBudget(trx: Knex, lineIds: string[]): Promise<number> {
+  const { rows } = await trx.raw<{
+    rows: Array<{ id: string; advertiser_id: string; booking_id: string; campaign_id: string; budget_minor: string; delivered: string }>;
+  }>(MARK_OVER_BUDGET, [lineIds]);
+  for (const r of rows) {
+    const budgetMinor = toMinor(r.budget_minor);
+    const deliveredSpendMinor = toMinor(r.delivered);
+    await recordEvent(trx, {
+      workspaceId: r.advertiser_id,
+      type: 'delivery.over_budget',
+      subjectId: r.id,
+      subjectVersion: 1,
+      body: {
+        campaignId: r.campaign_id,
+        bookingId: r.booking_id,
+        lineId: r.id,
+        budgetMinor,
+        deliveredSpendMinor,
+        overDeliveredMinor: deliveredSpendMinor - budgetMinor,
+      },
+    });
+  }
+  return rows.length;
 }

@@ -81,4 +81,31 @@ describe('staff enter a workflow line’s delivery', () => {
     expect((await post(api, customer, path, { csv: CSV(['2099-03-01,1,1,0,5']) })).status).toBe(404);
     expect((await footprint(lineId)).revisions).toBe(0);
   });
+
+  test('an entry that takes a line past its budget tells subscribers once, though its flight is not under way', async () => {
+    const org = 'org-s4';
+    const owner = await env.issuer.token({ org, user: `${org}-owner` });
+    const subscribed = await post(api, owner, '/api/v1/webhooks/subscriptions', {
+      url: 'http://127.0.0.1:9/budget',
+      eventTypes: ['delivery.over_budget'],
+    });
+    expect(subscribed.status).toBe(201);
+    // Its flight is in 2099: the line is not running, so no pacing is told; its budget is 30,000.
+    const { lineId, path, bookingId } = await workflowLine(org);
+    const told = () => env.db('webhook_events').where({ workspace_id: org, type: 'delivery.over_budget' }).select('subject_id', 'body');
+    expect((await post(api, staff, path, { csv: CSV(['2099-03-01,1000,10,0,30000']) })).status).toBe(200);
+    expect(await told()).toEqual([]);
+    expect((await post(api, staff, path, { csv: CSV(['2099-03-02,1000,10,0,1500']) })).status).toBe(200);
+    const campaignId = (await env.db('bookings').where({ id: bookingId }).first('campaign_id')).campaign_id as string;
+    expect(await told()).toEqual([
+      {
+        subject_id: lineId,
+        body: { campaignId, bookingId, lineId, budgetMinor: 30_000, deliveredSpendMinor: 31_500, overDeliveredMinor: 1_500 },
+      },
+    ]);
+    // Restated further past the budget: already told.
+    expect((await post(api, staff, path, { csv: CSV(['2099-03-02,1000,10,0,2500']) })).status).toBe(200);
+    expect(await told()).toHaveLength(1);
+    expect(await env.db('booking_lines').where({ id: lineId }).first('over_budget_at')).toMatchObject({ over_budget_at: expect.any(Date) });
+  });
 });

@@ -9,7 +9,7 @@ import { writeProblem } from '../middleware/problem';
 import { chargeRequest, ruleFor, type RateLimitRules } from '../middleware/rate-limit';
 import { beginRequestLog, requestLog } from '../middleware/request-log';
 import type { HandlerResult, RouteDef } from './route';
-import { runRoute, type RouteRuntime } from './serve-route';
+import { hasBody, runRoute, type RouteRuntime } from './serve-route';
 
 export interface LeanRouterOptions {
   limiter: RateLimiter;
@@ -131,7 +131,7 @@ export function leanRouter(routes: RouteDef[], rt: RouteRuntime, opts: LeanRoute
         requestId,
         params,
         query: {},
-        hasBody: req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0',
+        hasBody: hasBody(req),
         readBody: () => readJson(req),
       });
       if (result) send(res, result, opts.etag);

@@ -1,18 +1,15 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { RouteDef } from './route';
 import { requireGovernedRoutes } from './governed-routes';
-import { runRoute, type RouteRuntime } from './serve-route';
+import { hasBody, runRoute, type RouteRuntime } from './serve-route';
 
 export type MountOptions = RouteRuntime;
 
 /** The JSON types a route's body may come as. */
-export const jsonTypesOf = (route: RouteDef): string[] => ['application/json', 'application/*+json', ...(route.extraBodyTypes ?? [])];
-
-export const hasBody = (req: Request) =>
-  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
+const jsonTypesOf = (route: RouteDef): string[] => ['application/json', 'application/*+json', ...(route.extraBodyTypes ?? [])];
 
 /** Refuses to start with a route whose declarations leave a hole. */
-export function checkRoutes(routes: RouteDef[]): void {
+function checkRoutes(routes: RouteDef[]): void {
   requireGovernedRoutes(routes);
   for (const route of routes) {
     // A private route that says nothing about product scope would be a hole: refuse to start.

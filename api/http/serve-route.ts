@@ -16,6 +16,10 @@ export interface RouteRuntime {
   logger: Logger;
 }
 
+/** Whether a request says it has a body: a length other than 0, or chunks. */
+export const hasBody = (req: IncomingMessage): boolean =>
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0') || req.headers['transfer-encoding'] !== undefined;
+
 /** One request to a route, as the server in front read it (express, or a lean route). */
 export interface RouteCall {
   req: IncomingMessage;

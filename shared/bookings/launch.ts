@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { rowsPrepared } from '../db/knex';
+import { rawPrepared, rowsPrepared } from '../db/knex';
 import { conflict, notFound, unprocessable } from '../errors';
 import type { Principal } from '../auth/principal';
 import type { Actor } from '../auth/actor';
@@ -87,24 +87,28 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
 
     const bookingId = randomUUID();
     const submittedAt = new Date();
-    const [bookingRow] = (await trx('bookings')
-      .insert({
-        id: bookingId,
-        advertiser_id: p.advertiserId,
-        campaign_id: campaign.id,
-        plan_id: stored.plan.id,
-        status: 'queued',
-        line_counts: JSON.stringify({ queued: stored.plan.lines.length }),
-        execution_mode: mode,
-        snapshot_digest: digest,
-        approved_snapshot: JSON.stringify(stored.approvedSnapshot),
-        media_budget_minor: campaign.budgetMinor,
-        maximum_commitment_minor: campaign.maximumCommitmentMinor,
-        submitted_at: submittedAt,
-        confirmation_due_at: new Date(submittedAt.getTime() + opts.confirmationSlaHours * 3600_000),
-        launched_by: actor.actorId,
-      })
-      .returning('*')) as BookingRow[];
+    // Prepared, as the lines' statement below: a launch's statements have one text for a given number of lines.
+    const [bookingRow] = await rowsPrepared<BookingRow>(
+      trx,
+      trx('bookings')
+        .insert({
+          id: bookingId,
+          advertiser_id: p.advertiserId,
+          campaign_id: campaign.id,
+          plan_id: stored.plan.id,
+          status: 'queued',
+          line_counts: JSON.stringify({ queued: stored.plan.lines.length }),
+          execution_mode: mode,
+          snapshot_digest: digest,
+          approved_snapshot: JSON.stringify(stored.approvedSnapshot),
+          media_budget_minor: campaign.budgetMinor,
+          maximum_commitment_minor: campaign.maximumCommitmentMinor,
+          submitted_at: submittedAt,
+          confirmation_due_at: new Date(submittedAt.getTime() + opts.confirmationSlaHours * 3600_000),
+          launched_by: actor.actorId,
+        })
+        .returning('*'),
+    );
     // Sandbox execution is funded by nobody; live execution reserves the whole commitment first.
     if (mode === 'live') await reserveCommitment(trx, p.advertiserId, bookingId, campaign.maximumCommitmentMinor, actor.actorId);
 
@@ -155,7 +159,8 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       outboxInsert(trx, queued).toSQL(),
       campaignStatusUpdate(trx, campaign.id, 'booked').toSQL(),
     ];
-    const { rows } = await trx.raw<{ rows: Array<LineRow & { launched_at: Date }> }>(
+    const rows = await rawPrepared<LineRow & { launched_at: Date }>(
+      trx,
       `with inserted as (${lineInsert.sql}), ${alongside.map((w, i) => `alongside_${i} as (${w.sql})`).join(', ')}
        select inserted.*, now() as launched_at from inserted`,
       [...lineInsert.bindings, ...alongside.flatMap((w) => w.bindings)],

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../logger';
 import { Batcher, perPool, unlessDatabaseDown } from '../db/batcher';
+import { rawPrepared } from '../db/knex';
 import type { QueueProducers } from '../queues/producers';
 import type { JobMessage } from '../queues/jobs';
 
@@ -95,12 +96,15 @@ async function addJobs(addAll: AddJobs, messages: readonly JobMessage[]): Promis
   );
 }
 
+// One statement text whatever the batch's size, so it is prepared once per connection.
+const MARK_RELAYED = `update outbox set relayed_at = now() where job_id = any(?::text[]) and relayed_at is null`;
+
 // Concurrent requests mark their relayed rows together, one UPDATE for a batch of them.
 const relayedMarks = perPool(
   (db) =>
     new Batcher(
       async (batches: ReadonlyArray<readonly string[]>) => {
-        await db('outbox').whereIn('job_id', batches.flat()).whereNull('relayed_at').update({ relayed_at: db.fn.now() });
+        await rawPrepared(db, MARK_RELAYED, [batches.flat()]);
         return batches.map(() => undefined);
       },
       { concurrency: 2, maxSize: 50, retryAlone: unlessDatabaseDown },

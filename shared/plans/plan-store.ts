@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { firstPrepared } from '../db/knex';
 import { badRequest, conflict, forbidden, notFound, unprocessable } from '../errors';
 import { isHuman, type Principal } from '../auth/principal';
 import { findAdapter } from '../adapters/catalogue';
@@ -94,9 +95,10 @@ export interface StoredPlan {
 }
 
 async function loadPlanRow(db: Knex, where: Record<string, string>, forUpdate = false): Promise<PlanRow | undefined> {
-  const q = db<PlanRow>('plans').where(where).first();
+  const q = db<PlanRow>('plans').where(where).select('*');
   if (forUpdate) q.forUpdate();
-  return (await q) as PlanRow | undefined;
+  // Prepared: read by every launch and every read of a campaign's plan.
+  return firstPrepared<PlanRow>(db, q);
 }
 
 /** Reads a plan by id within the caller's tenant and channel scope. */

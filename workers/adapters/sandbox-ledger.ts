@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { Batcher, perPool, unlessDatabaseDown } from '../../shared/db/batcher';
+import { rawPrepared } from '../../shared/db/knex';
 
 export interface Receipt {
   adapterKey: string;
@@ -23,12 +24,21 @@ const rowOf = (r: Receipt) => ({
   provider_reference: r.providerReference,
 });
 
+// One statement text whatever the batch's size, so it is prepared once per connection.
+const INSERT_RECEIPTS = `
+  insert into sandbox_ledger (adapter_key, operation, idempotency_key, line_id, request, outcome, provider_reference)
+  select adapter_key, operation, idempotency_key, line_id, request, outcome, provider_reference
+    from jsonb_to_recordset(?::jsonb) as r(adapter_key text, operation text, idempotency_key text, line_id uuid,
+      request jsonb, outcome text, provider_reference text)`;
+
 // The receipts of concurrent calls go into the ledger together, a batch per insert.
 const receipts = perPool(
   (db) =>
     new Batcher(
       async (rs: readonly Receipt[]) => {
-        await db('sandbox_ledger').insert(rs.map(rowOf));
+        // `request` goes in as JSON, not as a string of JSON.
+        const rows = rs.map((r) => ({ ...rowOf(r), request: r.request }));
+        await rawPrepared(db, INSERT_RECEIPTS, [JSON.stringify(rows)]);
         return rs.map(() => undefined);
       },
       { concurrency: 2, maxSize: 100, retryAlone: unlessDatabaseDown },

@@ -33,7 +33,8 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
 
   /**
    * Asks the supplier about each claimed row: its answer (or `unknown`, when it cannot say what
-   * happened) is settled; a supplier that could not be asked is asked again an interval later.
+   * happened) is settled; a supplier that could not be asked, or an answer that could not be
+   * recorded, is asked again an interval later.
    * Returns how many rows left the waiting state.
    */
   async function askEach<Row, Outcome>(
@@ -62,7 +63,18 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
         }
         outcome = { kind: 'unknown', cause: err.message };
       }
-      const result = await step.settle(row, outcome);
+      let result: string;
+      try {
+        result = await step.settle(row, outcome);
+      } catch (err) {
+        // Its claim keeps it from being asked again before an interval has gone by; the rest of
+        // the round is not held up by one row the database would not take.
+        opts.logger.warn(
+          { ...context, err: { message: (err as Error).message } },
+          `${what}'s answer could not be recorded; asking again later`,
+        );
+        continue;
+      }
       if (result !== step.waiting) settled++;
       opts.logger.info({ ...context, result }, `${what} asked about`);
     }
@@ -91,9 +103,15 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
     });
   }
 
+  // A round ends when every supplier's part of it has: one that could not claim its rows (the
+  // database down) fails the round only once the others are done, so rounds never overlap.
   const pollNow = () => {
-    running ??= Promise.all([...polled.map(pollAdapter), ...checked.map(checkReviews)])
-      .then((n) => n.reduce((a, b) => a + b, 0))
+    running ??= Promise.allSettled([...polled.map(pollAdapter), ...checked.map(checkReviews)])
+      .then((parts) => {
+        const failed = parts.find((p): p is PromiseRejectedResult => p.status === 'rejected');
+        if (failed) throw failed.reason;
+        return parts.reduce((n, p) => n + (p as PromiseFulfilledResult<number>).value, 0);
+      })
       .finally(() => (running = null));
     return running;
   };

@@ -124,4 +124,28 @@ describe("a seller's outcomes", () => {
     const line = await settled(token, bookingId, lineId, 'confirmed');
     expect(line.providerReference).toMatch(/^mb_\w+\/pkg_\w+$/);
   }, 60_000);
+
+  test("the database refusing one task's answer: the round goes on to the others, and that one settles at a later poll", async () => {
+    const refused = await submitted('org-o6', 'ctv_async');
+    const other = await submitted('org-o7', 'ctv_async');
+    seller.finish(refused.taskId);
+    seller.finish(other.taskId);
+    // A real error from PostgreSQL on the one line's update, whatever order the round takes them in.
+    await env.db.raw(`create function refuse_for_test() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`);
+    await env.db.raw(
+      `create trigger refuse_one_line before update on booking_lines for each row when (old.id = '${refused.lineId}'::uuid)
+       execute function refuse_for_test()`,
+    );
+    try {
+      await env.db('supplier_tasks').whereIn('line_id', [refused.lineId, other.lineId]).update({ next_poll_at: env.db.fn.now() });
+      await workers.pollSupplierTasksNow();
+      expect((await lineOf(other.token, other.bookingId))!.status).toBe('confirmed');
+      expect((await lineOf(refused.token, refused.bookingId))!.status).toBe('in-progress');
+      expect(await env.db('supplier_tasks').where({ line_id: refused.lineId }).first()).toMatchObject({ status: 'pending' });
+    } finally {
+      await env.db.raw('drop trigger refuse_one_line on booking_lines');
+      await env.db.raw('drop function refuse_for_test()');
+    }
+    await settled(refused.token, refused.bookingId, refused.lineId, 'confirmed');
+  }, 60_000);
 });

@@ -87,30 +87,28 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
 
     const bookingId = randomUUID();
     const submittedAt = new Date();
-    // Prepared, as the lines' statement below: a launch's statements have one text for a given number of lines.
-    const [bookingRow] = await rowsPrepared<BookingRow>(
-      trx,
-      trx('bookings')
-        .insert({
-          id: bookingId,
-          advertiser_id: p.advertiserId,
-          campaign_id: campaign.id,
-          plan_id: stored.plan.id,
-          status: 'queued',
-          line_counts: JSON.stringify({ queued: stored.plan.lines.length }),
-          execution_mode: mode,
-          snapshot_digest: digest,
-          approved_snapshot: JSON.stringify(stored.approvedSnapshot),
-          media_budget_minor: campaign.budgetMinor,
-          maximum_commitment_minor: campaign.maximumCommitmentMinor,
-          submitted_at: submittedAt,
-          confirmation_due_at: new Date(submittedAt.getTime() + opts.confirmationSlaHours * 3600_000),
-          launched_by: actor.actorId,
-        })
-        .returning('*'),
-    );
-    // Sandbox execution is funded by nobody; live execution reserves the whole commitment first.
-    if (mode === 'live') await reserveCommitment(trx, p.advertiserId, bookingId, campaign.maximumCommitmentMinor, actor.actorId);
+    const booking = {
+      id: bookingId,
+      advertiser_id: p.advertiserId,
+      campaign_id: campaign.id,
+      plan_id: stored.plan.id,
+      status: 'queued' as const,
+      execution_mode: mode,
+      snapshot_digest: digest,
+      media_budget_minor: String(campaign.budgetMinor),
+      maximum_commitment_minor: String(campaign.maximumCommitmentMinor),
+      submitted_at: submittedAt,
+      confirmation_due_at: new Date(submittedAt.getTime() + opts.confirmationSlaHours * 3600_000),
+    };
+    const bookingInsert = trx('bookings')
+      .insert({
+        ...booking,
+        line_counts: JSON.stringify({ queued: stored.plan.lines.length }),
+        approved_snapshot: JSON.stringify(stored.approvedSnapshot),
+        launched_by: actor.actorId,
+      })
+      .returning(['version', 'closed_out_at'])
+      .toSQL();
 
     const lines = stored.plan.lines.map((l, position) => ({
       id: randomUUID(),
@@ -151,25 +149,34 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     ];
     const eventRows = eventInputs.map(eventRow);
     const queued = lines.map((l) => bookLineMessage(l.adapter_key, { bookingId, lineId: l.id }));
-    // The lines, their events, their supplier operations in the outbox and the campaign's new
-    // status, in one statement.
+    // The booking, its lines, their events, their supplier operations in the outbox and the
+    // campaign's new status, in one statement: prepared, as its text is the same for every
+    // launch of as many lines. The lines' foreign keys are checked at its end, booking written.
     const lineInsert = trx('booking_lines').insert(lines).returning('*').toSQL();
     const alongside = [
       trx('booking_events').insert(eventRows).toSQL(),
       outboxInsert(trx, queued).toSQL(),
       campaignStatusUpdate(trx, campaign.id, 'booked').toSQL(),
     ];
-    const rows = await rawPrepared<LineRow & { launched_at: Date }>(
+    const rows = await rawPrepared<LineRow & { launched_at: Date; booking_version: number; booking_closed_out_at: Date | null }>(
       trx,
-      `with inserted as (${lineInsert.sql}), ${alongside.map((w, i) => `alongside_${i} as (${w.sql})`).join(', ')}
-       select inserted.*, now() as launched_at from inserted`,
-      [...lineInsert.bindings, ...alongside.flatMap((w) => w.bindings)],
+      `with booked as (${bookingInsert.sql}), inserted as (${lineInsert.sql}),
+         ${alongside.map((w, i) => `alongside_${i} as (${w.sql})`).join(', ')}
+       select inserted.*, now() as launched_at, booked.version as booking_version, booked.closed_out_at as booking_closed_out_at
+         from inserted cross join booked`,
+      [...bookingInsert.bindings, ...lineInsert.bindings, ...alongside.flatMap((w) => w.bindings)],
     );
-    const lineRows: LineRow[] = rows.map(({ launched_at: _at, ...line }) => line);
+    // Sandbox execution is funded by nobody; live execution reserves the whole commitment.
+    if (mode === 'live') await reserveCommitment(trx, p.advertiserId, bookingId, campaign.maximumCommitmentMinor, actor.actorId);
+    const lineRows: LineRow[] = rows.map(({ launched_at: _at, booking_version: _v, booking_closed_out_at: _c, ...line }) => line);
     // The events as stored: stamped, as every row of the transaction, with its start (now()).
     const events = eventRows.map((r, seq) => ({ ...r, detail: eventInputs[seq]!.detail, created_at: rows[0]!.launched_at, seq }));
-    const joined = {
-      ...bookingRow!,
+    // The booking as stored: what was written, with the columns the database filled in.
+    const joined: BookingRow = {
+      ...booking,
+      approved_snapshot: stored.approvedSnapshot,
+      version: rows[0]!.booking_version,
+      closed_out_at: rows[0]!.booking_closed_out_at,
       campaign_name: campaign.name,
       client_name: campaign.clientName,
       campaign_status: 'booked',

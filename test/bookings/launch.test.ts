@@ -215,10 +215,14 @@ describe('live launches', () => {
       .insert({ adapter_key: 'live-ctv', advertiser_id: null, secret_ref: 'vault:live-ctv', approved_at: new Date() });
     const { token, campaignId } = await approved('org-live-poor', await approvedLiveLines('org-live-poor'), live);
     await fundWallet(env, 'org-live-poor', 59_999);
+    // The reservation is asked for after the booking's rows are written: they must go with it.
+    const outboxBefore = await env.db('outbox').count({ n: '*' });
     const res = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
     expect(res.status).toBe(409);
     expect(await json(res)).toMatchObject({ code: 'unfunded' });
     expect(await count('bookings', { campaign_id: campaignId })).toBe(0);
+    expect(await env.db('outbox').count({ n: '*' })).toEqual(outboxBefore);
+    expect((await env.db('campaigns').where({ id: campaignId }).first()).status).not.toBe('booked');
     expect((await env.db('wallets').where({ advertiser_id: 'org-live-poor' }).first()).reserved_minor).toBe('0');
   });
 

@@ -215,29 +215,48 @@ export async function loadCreativeForUpdate(trx: Knex, p: Principal, id: string)
   return loadCreative(trx, p, id, true);
 }
 
+/** One creative at its current version, as plan lines reference it. */
+export type CurrentCreativeRow = Record<string, unknown>;
+
+/** The current versions of the workspace's creatives (the caller narrows it to the ids wanted). */
+const currentCreatives = (db: Knex, advertiser: string | Knex.Raw) =>
+  db('creatives as c')
+    .join('creative_versions as v', (j) => j.on('v.creative_id', 'c.id').andOn('v.version', 'c.current_version'))
+    .where('c.advertiser_id', advertiser)
+    .select('c.id', 'c.name', 'c.format', 'c.channel', 'v.asset_name', 'v.asset_fingerprint', 'v.version', 'v.metadata_digest');
+
+/**
+ * The same read inside a plan's read, for the plan row's own lines (`lines`, a jsonb array of
+ * plan lines, and `advertiser` are SQL of the outer statement): a JSON array of the rows, so the
+ * plan and its creatives come back in one round trip. Ids that are not uuids name nothing, as in
+ * `planCreativeRefs`.
+ */
+export function currentCreativesOfLines(db: Knex, lines: string, advertiser: string): { sql: string; bindings: readonly Knex.Value[] } {
+  const ids = `array(select x::uuid from jsonb_array_elements(${lines}) l, jsonb_array_elements_text(l->'creativeIds') x
+                      where x ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')`;
+  const q = currentCreatives(db, db.raw(advertiser)).whereRaw(`c.id = any(${ids})`).toSQL();
+  return { sql: `(select coalesce(json_agg(r), '[]'::json) from (${q.sql}) r)`, bindings: q.bindings };
+}
+
 /**
  * The current versions of each line's creatives, as plan lines reference them, read in one query
- * for all lines; any id not the caller's (or out of its product scope) is a 404, and a creative
- * made for another channel than its line's a 400. Lines and ids are checked in order, so the
- * first bad one is the one reported.
+ * for all lines (or given, read with the plan: `currentCreativesOfLines`); any id not the
+ * caller's (or out of its product scope) is a 404, and a creative made for another channel than
+ * its line's a 400. Lines and ids are checked in order, so the first bad one is the one reported.
  */
 export async function planCreativeRefs(
   db: Knex,
   p: Principal,
   lines: ReadonlyArray<{ creativeIds: readonly string[]; channel: string }>,
+  read?: readonly CurrentCreativeRow[],
 ): Promise<CreativeRef[][]> {
   const ids = [...new Set(lines.flatMap((l) => l.creativeIds).filter(isUuid))];
   // One statement text for any number of ids, prepared: read at every approval and launch, and planned in more time than it runs.
-  const rows = ids.length
-    ? await rowsPrepared<Record<string, unknown>>(
-        db,
-        db('creatives as c')
-          .join('creative_versions as v', (j) => j.on('v.creative_id', 'c.id').andOn('v.version', 'c.current_version'))
-          .whereRaw('c.id = any(?::uuid[])', [ids])
-          .andWhere('c.advertiser_id', p.advertiserId)
-          .select('c.id', 'c.name', 'c.format', 'c.channel', 'v.asset_name', 'v.asset_fingerprint', 'v.version', 'v.metadata_digest'),
-      )
-    : [];
+  const rows =
+    read ??
+    (ids.length
+      ? await rowsPrepared<CurrentCreativeRow>(db, currentCreatives(db, p.advertiserId).whereRaw('c.id = any(?::uuid[])', [ids]))
+      : []);
   // Out-of-product creatives are as invisible as another tenant's.
   const found = new Map(rows.filter((r) => (p.channels as string[]).includes(r.channel as string)).map((r) => [r.id as string, r]));
   return lines.map(({ creativeIds, channel }) =>

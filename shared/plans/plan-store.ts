@@ -8,7 +8,7 @@ import { digestOf } from '../digest';
 import { refuseIfBooked } from '../campaigns/open-booking';
 import type { Campaign, Plan, PlanLine, ReplacePlan } from '../campaigns/campaign-schemas';
 import type { CreativeRef } from '../creatives/creative-schemas';
-import { planCreativeRefs } from '../creatives/creative-store';
+import { currentCreativesOfLines, planCreativeRefs, type CurrentCreativeRow } from '../creatives/creative-store';
 import { findCampaign, setCampaignStatus } from '../campaigns/campaign-store';
 
 interface PlanRow {
@@ -24,6 +24,8 @@ interface PlanRow {
   approved_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** Read with an approved plan: its lines' creatives at their current versions (`currentCreativesOfLines`). */
+  current_creatives?: CurrentCreativeRow[] | null;
 }
 
 /**
@@ -57,9 +59,9 @@ export async function currentSnapshot(
   db: Knex,
   p: Principal,
   campaign: Campaign,
-  plan: { id: string; version: number; lines: PlanLine[] },
+  plan: { id: string; version: number; lines: PlanLine[]; current_creatives?: CurrentCreativeRow[] | null },
 ): Promise<PlanSnapshot> {
-  const refs = await planCreativeRefs(db, p, plan.lines);
+  const refs = await planCreativeRefs(db, p, plan.lines, plan.current_creatives ?? undefined);
   const lines = plan.lines.map((l, i) => ({ ...l, creatives: refs[i]! }));
   return planSnapshot(campaign, { id: plan.id, version: plan.version, lines });
 }
@@ -94,16 +96,29 @@ export interface StoredPlan {
   approvedSnapshot: PlanSnapshot | null;
 }
 
-async function loadPlanRow(db: Knex, where: Record<string, string>, forUpdate = false): Promise<PlanRow | undefined> {
-  const q = db<PlanRow>('plans').where(where).select('*');
-  if (forUpdate) q.forUpdate();
+/**
+ * A plan row. `reading`: the plan is read to be shown or launched, so an approved plan comes with
+ * its lines' creatives as they are now (`current_creatives`), which say whether its approval is
+ * current, in the same round trip. A plan read to be changed does not need them.
+ */
+async function loadPlanRow(
+  db: Knex,
+  where: Record<string, string>,
+  opts: { forUpdate?: boolean; reading?: boolean } = {},
+): Promise<PlanRow | undefined> {
+  const q = db<PlanRow>('plans as p').where(Object.fromEntries(Object.entries(where).map(([k, v]) => [`p.${k}`, v])));
+  if (opts.reading) {
+    const creatives = currentCreativesOfLines(db, 'p.lines', 'p.advertiser_id');
+    q.select('p.*', db.raw(`case when p.status = 'approved' then ${creatives.sql} end as current_creatives`, creatives.bindings));
+  } else q.select('p.*');
+  if (opts.forUpdate) q.forUpdate();
   // Prepared: read by every launch and every read of a campaign's plan.
   return firstPrepared<PlanRow>(db, q);
 }
 
 /** Reads a plan by id within the caller's tenant and channel scope. */
 export async function findPlan(db: Knex, p: Principal, planId: string): Promise<StoredPlan | null> {
-  const row = await loadPlanRow(db, { id: planId, advertiser_id: p.advertiserId });
+  const row = await loadPlanRow(db, { id: planId, advertiser_id: p.advertiserId }, { reading: true });
   if (!row) return null;
   const campaign = await findCampaign(db, p, row.campaign_id);
   if (!campaign) return null;
@@ -111,7 +126,7 @@ export async function findPlan(db: Knex, p: Principal, planId: string): Promise<
 }
 
 export async function findPlanForCampaign(db: Knex, p: Principal, campaign: Campaign, forUpdate = false): Promise<StoredPlan | null> {
-  const row = await loadPlanRow(db, { campaign_id: campaign.id, advertiser_id: p.advertiserId }, forUpdate);
+  const row = await loadPlanRow(db, { campaign_id: campaign.id, advertiser_id: p.advertiserId }, { forUpdate, reading: true });
   return row
     ? { plan: await toPlan(db, p, row, campaign), campaign, approvedSnapshot: row.approved_snapshot as PlanSnapshot | null }
     : null;
@@ -163,7 +178,7 @@ export async function replacePlan(db: Knex, p: Principal, campaignId: string, in
     if (!campaign) throw notFound();
     await checkLines(trx, p, campaign, input.lines);
     const lines: PlanLine[] = input.lines.map((l) => ({ id: randomUUID(), ...l }));
-    const existing = await loadPlanRow(trx, { campaign_id: campaign.id }, true);
+    const existing = await loadPlanRow(trx, { campaign_id: campaign.id }, { forUpdate: true });
     if (!existing) {
       if (input.expectedVersion !== undefined && input.expectedVersion !== 0) {
         throw conflict(`The campaign has no plan yet; expectedVersion must be 0 or omitted.`, 'version_conflict');
@@ -207,7 +222,7 @@ export async function approvePlan(db: Knex, p: Principal, campaignId: string, ex
   return db.transaction(async (trx) => {
     const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
     if (!campaign) throw notFound();
-    const existing = await loadPlanRow(trx, { campaign_id: campaign.id }, true);
+    const existing = await loadPlanRow(trx, { campaign_id: campaign.id }, { forUpdate: true });
     if (!existing) throw notFound();
     if (existing.version !== expectedVersion) {
       throw conflict(`The plan is at version ${existing.version}; review it and approve that version.`, 'version_conflict');

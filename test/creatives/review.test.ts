@@ -174,7 +174,12 @@ describe('creatives in plans and bookings', () => {
       { channel: 'ctv', adapterKey: 'manual', budgetMinor: 1_000, creativeIds: [d.id] },
     ]);
     await approve(api, token, campaignId, planVersion);
+    const planRead = async () =>
+      (await json<{ plan: { approvalCurrent: boolean } }>(await api.fetch(`/api/v1/campaigns/${campaignId}`, { token }))).plan;
+    expect((await planRead()).approvalCurrent).toBe(true);
     await post(api, token, `/api/v1/creatives/${d.id}/revise`, { headline: 'Changed after approval' });
+    // The plan's read sees the creative as it is now: its approval is no longer current.
+    expect((await planRead()).approvalCurrent).toBe(false);
     const res = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
     expect(res.status).toBe(409);
     expect(await json(res)).toMatchObject({ code: 'snapshot_changed' });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { rawPrepared, rowsPrepared } from '../db/knex';
+import { rawPrepared } from '../db/knex';
 import { conflict, notFound, unprocessable } from '../errors';
 import type { Principal } from '../auth/principal';
 import type { Actor } from '../auth/actor';
@@ -30,6 +30,13 @@ export interface LaunchResult {
   queued: JobMessage[];
 }
 
+/** Over the plan row `p`: its campaign's bookings of its approved snapshot, and any still open. */
+const HELD_BOOKINGS = {
+  sql: `select coalesce(json_agg(json_build_object('id', b.id, 'status', b.status, 'snapshot_digest', b.snapshot_digest)), '[]'::json)
+          from bookings b where b.campaign_id = p.campaign_id and (b.snapshot_digest = p.approved_digest or not ${BOOKING_CLOSED_SQL})`,
+  bindings: [],
+};
+
 /** Live lines need approved supplier access; sandbox lines need none. */
 async function checkSupplierAccess(trx: Knex, advertiserId: string, mode: 'sandbox' | 'live', adapterKeys: string[]): Promise<void> {
   for (const key of new Set(adapterKeys)) {
@@ -51,7 +58,9 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     // The campaign row lock serialises launches of one campaign.
     const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
     if (!campaign) throw notFound();
-    const stored = await findPlanForCampaign(trx, p, campaign);
+    // Read with the plan: the campaign's bookings that a launch of its approved snapshot would
+    // meet (that snapshot's own, and any other still open).
+    const stored = await findPlanForCampaign(trx, p, campaign, { alongside: HELD_BOOKINGS });
     if (!stored || stored.plan.status !== 'approved' || !stored.plan.approvedDigest || !stored.approvedSnapshot) {
       throw conflict('The campaign has no approved plan. Approve the plan before launching.', 'plan_not_approved');
     }
@@ -62,13 +71,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     }
 
     // A repeat launch of the same approved snapshot is the same booking; a different one cannot open a second.
-    const held = await rowsPrepared<{ id: string; status: string; snapshot_digest: string }>(
-      trx,
-      trx('bookings as b')
-        .where('b.campaign_id', campaign.id)
-        .andWhere((q) => q.where('b.snapshot_digest', digest).orWhereRaw(`not ${BOOKING_CLOSED_SQL}`))
-        .select('b.id', 'b.status', 'b.snapshot_digest'),
-    );
+    const held = stored.alongside as Array<{ id: string; status: string; snapshot_digest: string }>;
     const existing = held.find((b) => b.snapshot_digest === digest);
     if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false, queued: [] };
     if (held[0]) throw campaignBooked(held[0]);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { firstPrepared } from '../db/knex';
+import { firstPrepared, type SqlPart } from '../db/knex';
 import { badRequest, conflict, forbidden, notFound, unprocessable } from '../errors';
 import { isHuman, type Principal } from '../auth/principal';
 import { findAdapter } from '../adapters/catalogue';
@@ -99,18 +99,21 @@ export interface StoredPlan {
 /**
  * A plan row. `reading`: the plan is read to be shown or launched, so an approved plan comes with
  * its lines' creatives as they are now (`current_creatives`), which say whether its approval is
- * current, in the same round trip. A plan read to be changed does not need them.
+ * current, in the same round trip. A plan read to be changed does not need them. `alongside`:
+ * a caller's own scalar subquery over the plan row (`p`), answered as `alongside`.
  */
 async function loadPlanRow(
   db: Knex,
   where: Record<string, string>,
-  opts: { forUpdate?: boolean; reading?: boolean } = {},
-): Promise<PlanRow | undefined> {
+  opts: { forUpdate?: boolean; reading?: boolean; alongside?: SqlPart } = {},
+): Promise<(PlanRow & { alongside?: unknown }) | undefined> {
   const q = db<PlanRow>('plans as p').where(Object.fromEntries(Object.entries(where).map(([k, v]) => [`p.${k}`, v])));
+  q.select('p.*');
   if (opts.reading) {
     const creatives = currentCreativesOfLines(db, 'p.lines', 'p.advertiser_id');
-    q.select('p.*', db.raw(`case when p.status = 'approved' then ${creatives.sql} end as current_creatives`, creatives.bindings));
-  } else q.select('p.*');
+    q.select(db.raw(`case when p.status = 'approved' then ${creatives.sql} end as current_creatives`, creatives.bindings));
+  }
+  if (opts.alongside) q.select(db.raw(`(${opts.alongside.sql}) as alongside`, opts.alongside.bindings));
   if (opts.forUpdate) q.forUpdate();
   // Prepared: read by every launch and every read of a campaign's plan.
   return firstPrepared<PlanRow>(db, q);
@@ -125,10 +128,21 @@ export async function findPlan(db: Knex, p: Principal, planId: string): Promise<
   return { plan: await toPlan(db, p, row, campaign), campaign, approvedSnapshot: row.approved_snapshot as PlanSnapshot | null };
 }
 
-export async function findPlanForCampaign(db: Knex, p: Principal, campaign: Campaign, forUpdate = false): Promise<StoredPlan | null> {
-  const row = await loadPlanRow(db, { campaign_id: campaign.id, advertiser_id: p.advertiserId }, { forUpdate, reading: true });
+/** A campaign's plan, with what the caller's `alongside` subquery answered in the same read (see `loadPlanRow`). */
+export async function findPlanForCampaign(
+  db: Knex,
+  p: Principal,
+  campaign: Campaign,
+  opts: { alongside?: SqlPart } = {},
+): Promise<(StoredPlan & { alongside?: unknown }) | null> {
+  const row = await loadPlanRow(db, { campaign_id: campaign.id, advertiser_id: p.advertiserId }, { reading: true, ...opts });
   return row
-    ? { plan: await toPlan(db, p, row, campaign), campaign, approvedSnapshot: row.approved_snapshot as PlanSnapshot | null }
+    ? {
+        plan: await toPlan(db, p, row, campaign),
+        campaign,
+        approvedSnapshot: row.approved_snapshot as PlanSnapshot | null,
+        alongside: row.alongside,
+      }
     : null;
 }
 

@@ -2,7 +2,7 @@
  * `npm run bench`: measures the service against baselines taken in the same run on the
  * same machine. Shared machines are noisy, so read the ratios, not the absolute figures.
  *
- * Options: `--only personas,rss,persona-queue,http,launch,overview,delivery,scale-out,webhooks` runs a subset; `--runs N` repeats the
+ * Options: `--only personas,rss,persona-queue,http,launch,stages,overview,delivery,scale-out,webhooks` runs a subset; `--runs N` repeats the
  * whole set; `--json [file]` writes every figure with the date and machine.
  */
 import { writeFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { BENCH_CONNECTIONS, BENCH_SECONDS, BENCH_SLICES, LOAD_GENERATOR, figures
 import { startBenchService } from './service';
 import { benchHttp } from './http';
 import { benchLaunch } from './launch';
+import { benchLaunchStages } from './launch-stages';
 import { benchOverview } from './overview';
 import { benchDelivery } from './delivery';
 import { benchPersonas } from './personas';
@@ -28,7 +29,7 @@ const RATIO_TARGETS: Record<string, number> = {
   'POST /api/v1/t/{pixelKey}': 0.9,
 };
 
-const SECTIONS = ['personas', 'rss', 'persona-queue', 'http', 'launch', 'overview', 'delivery', 'scale-out', 'webhooks'] as const;
+const SECTIONS = ['personas', 'rss', 'persona-queue', 'http', 'launch', 'stages', 'overview', 'delivery', 'scale-out', 'webhooks'] as const;
 
 function parseArgs(argv: string[]): { only: Set<string>; runs: number; json?: string } {
   const only = new Set<string>(SECTIONS);
@@ -80,6 +81,7 @@ async function runOnce(only: Set<string>): Promise<void> {
   }
   // Launch runs `npm start` in a child process of its own, as the idle RSS does.
   if (only.has('launch')) await benchLaunch();
+  if (only.has('stages')) await benchLaunchStages();
   if (!['persona-queue', 'http', 'overview', 'delivery'].some((s) => only.has(s))) return;
   const service = await startBenchService();
   try {

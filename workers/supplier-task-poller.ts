@@ -8,6 +8,7 @@ import type { Unknown } from '../shared/suppliers/attempts';
 import type { AfterApproval } from '../shared/creatives/review-execution';
 import { claimReviewsAtSupplier, reviewAtSupplierOf, settleReviewAtSupplier } from '../shared/creatives/reviews-at-supplier';
 import { withTimeout } from '../shared/timeout';
+import { unlessDatabaseDown } from '../shared/db/batcher';
 
 export interface TaskPollerOptions {
   intervalMs: number;
@@ -67,6 +68,9 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
       try {
         result = await step.settle(row, outcome);
       } catch (err) {
+        // The database down or full: every other row would fail alike, after asking its supplier
+        // for nothing. The round ends here; the claims bring the rows back an interval later.
+        if (!unlessDatabaseDown(err)) throw err;
         // Its claim keeps it from being asked again before an interval has gone by; the rest of
         // the round is not held up by one row the database would not take.
         opts.logger.warn(
@@ -108,8 +112,11 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
   const pollNow = () => {
     running ??= Promise.allSettled([...polled.map(pollAdapter), ...checked.map(checkReviews)])
       .then((parts) => {
-        const failed = parts.find((p): p is PromiseRejectedResult => p.status === 'rejected');
-        if (failed) throw failed.reason;
+        const failed = parts.filter((p): p is PromiseRejectedResult => p.status === 'rejected');
+        // Every failed part is told; the round fails with the first.
+        for (const f of failed.slice(1))
+          opts.logger.warn({ err: { message: (f.reason as Error).message } }, 'supplier task poll failed; will retry');
+        if (failed[0]) throw failed[0].reason;
         return parts.reduce((n, p) => n + (p as PromiseFulfilledResult<number>).value, 0);
       })
       .finally(() => (running = null));

@@ -148,4 +148,27 @@ describe("a seller's outcomes", () => {
     }
     await settled(refused.token, refused.bookingId, refused.lineId, 'confirmed');
   }, 60_000);
+
+  test('the database down while an answer is recorded: the round ends and says so, and the task is asked again later', async () => {
+    const task = await submitted('org-o8', 'ctv_async');
+    seller.finish(task.taskId);
+    // PostgreSQL's own "cannot connect now": an outage, which every other row of the round would meet too.
+    await env.db.raw(
+      `create function down_for_test() returns trigger language plpgsql as $$ begin raise exception 'down' using errcode = '57P03'; end $$`,
+    );
+    await env.db.raw(
+      `create trigger down_for_line before update on booking_lines for each row when (old.id = '${task.lineId}'::uuid)
+       execute function down_for_test()`,
+    );
+    try {
+      await env.db('supplier_tasks').where({ line_id: task.lineId }).update({ next_poll_at: env.db.fn.now() });
+      await expect(workers.pollSupplierTasksNow()).rejects.toMatchObject({ code: '57P03' });
+      expect((await lineOf(task.token, task.bookingId))!.status).toBe('in-progress');
+      expect(await env.db('supplier_tasks').where({ line_id: task.lineId }).first()).toMatchObject({ status: 'pending' });
+    } finally {
+      await env.db.raw('drop trigger down_for_line on booking_lines');
+      await env.db.raw('drop function down_for_test()');
+    }
+    await settled(task.token, task.bookingId, task.lineId, 'confirmed');
+  }, 60_000);
 });

@@ -27,18 +27,17 @@ const rowOf = (r: Receipt) => ({
 // One statement text whatever the batch's size, so it is prepared once per connection.
 const INSERT_RECEIPTS = `
   insert into sandbox_ledger (adapter_key, operation, idempotency_key, line_id, request, outcome, provider_reference)
-  select adapter_key, operation, idempotency_key, line_id, request, outcome, provider_reference
+  select adapter_key, operation, idempotency_key, line_id, request::jsonb, outcome, provider_reference
     from jsonb_to_recordset(?::jsonb) as r(adapter_key text, operation text, idempotency_key text, line_id uuid,
-      request jsonb, outcome text, provider_reference text)`;
+      request text, outcome text, provider_reference text)`;
 
 // The receipts of concurrent calls go into the ledger together, a batch per insert.
 const receipts = perPool(
   (db) =>
     new Batcher(
       async (rs: readonly Receipt[]) => {
-        // `request` goes in as JSON, not as a string of JSON.
-        const rows = rs.map((r) => ({ ...rowOf(r), request: r.request }));
-        await rawPrepared(db, INSERT_RECEIPTS, [JSON.stringify(rows)]);
+        // Each row as a single receipt is written: `request` as its JSON text.
+        await rawPrepared(db, INSERT_RECEIPTS, [JSON.stringify(rs.map(rowOf))]);
         return rs.map(() => undefined);
       },
       { concurrency: 2, maxSize: 100, retryAlone: unlessDatabaseDown },

@@ -15,8 +15,8 @@ import { queuePrefix } from '../shared/queues/names';
 import { figures } from './support';
 import { formatPerOperation, machineCpu, perOperation, type CpuShare } from './machine-cpu';
 import { SEVEN, approvedSevenLineCampaign, callApi } from './campaigns';
-import { ADMIN_URL, RATE_LIMITS_LIFTED, REDIS_URL, startServiceProcess, type ServiceProcess } from './service-process';
-import { durableLineFloor } from './floors/durable-line';
+import { RATE_LIMITS_LIFTED, REDIS_URL, startServiceProcess, type ServiceProcess } from './service-process';
+import { durableLineFloorFor } from './floors/durable-line';
 
 const LAUNCHES = Number(process.env.BENCH_LAUNCHES ?? 100);
 const WARMUP_LAUNCHES = Number(process.env.BENCH_WARMUP_LAUNCHES ?? 20);
@@ -75,13 +75,7 @@ export async function benchLaunchStages(): Promise<void> {
     await db.destroy();
     await service.stop();
   }
-  const floor = await durableLineFloor({
-    adminUrl: ADMIN_URL,
-    redisUrl: REDIS_URL,
-    launches: LAUNCHES,
-    warmUpLaunches: WARMUP_LAUNCHES,
-    concurrency: Number(process.env.ADAPTER_CONCURRENCY ?? 5),
-  });
+  const floor = await durableLineFloorFor(LAUNCHES, WARMUP_LAUNCHES);
   if (!request || !lines || !floor.cpu) {
     console.log('  (no /proc: CPU by stage is not measured here)\n');
     return;

@@ -5,8 +5,8 @@ import { approvedSevenLineCampaign, callApi } from './campaigns';
 import { pauses, type PauseRun } from './pause';
 import { bookingWatcher } from './booking-watcher';
 import type { DbCounts } from './count-queries';
-import { ADMIN_URL, RATE_LIMITS_LIFTED, REDIS_URL, startServiceProcess, type ServiceProcess } from './service-process';
-import { durableLineFloor } from './floors/durable-line';
+import { RATE_LIMITS_LIFTED, startServiceProcess, type ServiceProcess } from './service-process';
+import { durableLineFloorFor } from './floors/durable-line';
 
 const LAUNCHES = Number(process.env.BENCH_LAUNCHES ?? 100);
 /**
@@ -166,13 +166,7 @@ export async function benchLaunch(): Promise<void> {
     await service.stop();
   }
   // The floor, measured once the service is gone so the two do not share the machine.
-  const floor = await durableLineFloor({
-    adminUrl: ADMIN_URL,
-    redisUrl: REDIS_URL,
-    launches: LAUNCHES,
-    warmUpLaunches: WARMUP_LAUNCHES,
-    concurrency: Number(process.env.ADAPTER_CONCURRENCY ?? 5),
-  });
+  const floor = await durableLineFloorFor(LAUNCHES, WARMUP_LAUNCHES);
   const { settled } = run;
   const lineOps = (LAUNCHES * 7) / run.totalSeconds;
   const opsRatio = lineOps / floor.opsPerSecond;

@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import { Client, Pool } from 'pg';
 import { machineCpu, type CpuShare } from '../machine-cpu';
 import { profileArgs } from '../support';
+import { ADMIN_URL, REDIS_URL } from '../service-process';
 
 export interface FloorRun {
   opsPerSecond: number;
@@ -139,6 +140,16 @@ async function run(): Promise<FloorRun> {
     await admin.end();
   }
 }
+
+/** The floor for a launch bench's run: its launches and warm-up, on the bench's PostgreSQL and Redis, at the supplier workers' concurrency. */
+export const durableLineFloorFor = (launches: number, warmUpLaunches: number): Promise<FloorRun> =>
+  durableLineFloor({
+    adminUrl: ADMIN_URL,
+    redisUrl: REDIS_URL,
+    launches,
+    warmUpLaunches,
+    concurrency: Number(process.env.ADAPTER_CONCURRENCY ?? 5),
+  });
 
 /** Runs the floor in a child process and returns what it measured. */
 export function durableLineFloor(opts: {

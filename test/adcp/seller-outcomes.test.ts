@@ -66,6 +66,27 @@ async function settled(token: string, bookingId: string, lineId: string, status:
   return (await lineOf(token, bookingId))!;
 }
 
+/**
+ * Runs `body` while PostgreSQL refuses every update of one line with a real error (`errcode`
+ * given, or a plain exception), whatever path makes it; the trigger is gone afterwards.
+ */
+async function whileLineRefused(lineId: string, errcode: string | null, body: () => Promise<void>) {
+  const using = errcode ? ` using errcode = '${errcode}'` : '';
+  await env.db.raw(
+    `create function refuse_for_test() returns trigger language plpgsql as $$ begin raise exception 'refused'${using}; end $$`,
+  );
+  await env.db.raw(
+    `create trigger refuse_one_line before update on booking_lines for each row when (old.id = '${lineId}'::uuid)
+     execute function refuse_for_test()`,
+  );
+  try {
+    await body();
+  } finally {
+    await env.db.raw('drop trigger refuse_one_line on booking_lines');
+    await env.db.raw('drop function refuse_for_test()');
+  }
+}
+
 describe("a seller's outcomes", () => {
   test("a task the seller fails: the line is rejected with the seller's reason, and its reservation released", async () => {
     const { token, bookingId, lineId, taskId, attemptId } = await submitted('org-o1', 'ctv_failed');
@@ -131,21 +152,13 @@ describe("a seller's outcomes", () => {
     seller.finish(refused.taskId);
     seller.finish(other.taskId);
     // A real error from PostgreSQL on the one line's update, whatever order the round takes them in.
-    await env.db.raw(`create function refuse_for_test() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`);
-    await env.db.raw(
-      `create trigger refuse_one_line before update on booking_lines for each row when (old.id = '${refused.lineId}'::uuid)
-       execute function refuse_for_test()`,
-    );
-    try {
+    await whileLineRefused(refused.lineId, null, async () => {
       await env.db('supplier_tasks').whereIn('line_id', [refused.lineId, other.lineId]).update({ next_poll_at: env.db.fn.now() });
       await workers.pollSupplierTasksNow();
       expect((await lineOf(other.token, other.bookingId))!.status).toBe('confirmed');
       expect((await lineOf(refused.token, refused.bookingId))!.status).toBe('in-progress');
       expect(await env.db('supplier_tasks').where({ line_id: refused.lineId }).first()).toMatchObject({ status: 'pending' });
-    } finally {
-      await env.db.raw('drop trigger refuse_one_line on booking_lines');
-      await env.db.raw('drop function refuse_for_test()');
-    }
+    });
     await settled(refused.token, refused.bookingId, refused.lineId, 'confirmed');
   }, 60_000);
 
@@ -153,22 +166,12 @@ describe("a seller's outcomes", () => {
     const task = await submitted('org-o8', 'ctv_async');
     seller.finish(task.taskId);
     // PostgreSQL's own "cannot connect now": an outage, which every other row of the round would meet too.
-    await env.db.raw(
-      `create function down_for_test() returns trigger language plpgsql as $$ begin raise exception 'down' using errcode = '57P03'; end $$`,
-    );
-    await env.db.raw(
-      `create trigger down_for_line before update on booking_lines for each row when (old.id = '${task.lineId}'::uuid)
-       execute function down_for_test()`,
-    );
-    try {
+    await whileLineRefused(task.lineId, '57P03', async () => {
       await env.db('supplier_tasks').where({ line_id: task.lineId }).update({ next_poll_at: env.db.fn.now() });
       await expect(workers.pollSupplierTasksNow()).rejects.toMatchObject({ code: '57P03' });
       expect((await lineOf(task.token, task.bookingId))!.status).toBe('in-progress');
       expect(await env.db('supplier_tasks').where({ line_id: task.lineId }).first()).toMatchObject({ status: 'pending' });
-    } finally {
-      await env.db.raw('drop trigger down_for_line on booking_lines');
-      await env.db.raw('drop function down_for_test()');
-    }
+    });
     await settled(task.token, task.bookingId, task.lineId, 'confirmed');
   }, 60_000);
 });

@@ -69,7 +69,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     ),
     payments: createPayments(db, config, logger, () => urls.base),
     urls,
-    sellers: adcpConnections(config.ADCP_SELLERS, { capabilitiesTtlMs: config.ADCP_CAPABILITIES_TTL_MS }),
+    sellers: adcpConnections(config.ADCP_SELLERS, { capabilitiesTtlMs: config.ADCP_CAPABILITIES_TTL_MS, logger }),
     agentEndpoint: await createAgentEndpoint({ config, logger, db, auth, workspaces, staff }),
     ...(auth.devIssuer ? { devIssuer: auth.devIssuer } : {}),
     runtime: { authMode: auth.mode, database: inputs.database },
@@ -118,7 +118,7 @@ export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = de
     async close() {
       await stopServing(server, deps.config.SHUTDOWN_GRACE_MS);
       await deps.extractions.close();
-      if (deps.sellers.size) await closeSellerConnections();
+      await closeSellerConnections(deps.sellers.values());
       await deps.producers.close().catch(() => undefined);
       deps.producers.connection.disconnect();
       deps.redis.disconnect();

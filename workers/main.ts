@@ -86,8 +86,9 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   let pixelWriter: PixelWriter | null = null;
   let pixelRedis: ReturnType<typeof createWorkerRedis> | null = null;
   let webhooks: WebhookWorker | null = null;
+  const sellers = adcpConnections(config.ADCP_SELLERS, { capabilitiesTtlMs: config.ADCP_CAPABILITIES_TTL_MS, logger });
   const implementations = adapterImplementations({
-    adcp: adcpConnections(config.ADCP_SELLERS, { capabilitiesTtlMs: config.ADCP_CAPABILITIES_TTL_MS }),
+    adcp: sellers,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
   });
   const booking: SupplierAdapter[] = [];
@@ -167,7 +168,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
         await relay.stop();
         await webhooks?.stopSweep();
         await taskPoller.stop();
-        if (config.ADCP_SELLERS.length) await closeSellerConnections();
+        await closeSellerConnections(sellers.values());
         await Promise.all([...workers.map((w) => w.close()), pixelWriter?.close()]);
         pixelRedis?.disconnect();
         await producers.close();

@@ -17,7 +17,7 @@ import {
   startTestSeller,
   type TestSeller,
 } from '../support/adcp-test-seller';
-import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
+import { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
 import { adcpReviewer } from '../../workers/adapters/adcp/review';
 import type { RunningWorkers } from '../../workers/main';
 import { subscribe } from '../support/webhooks';
@@ -54,7 +54,7 @@ afterAll(async () => {
   await workers?.close();
   await env?.close();
   await seller?.stop();
-  await closeSellerConnections();
+  await connection?.close();
 });
 
 type Review = { status: string; reasons: string[] | null; providerReference: string | null };
@@ -258,6 +258,7 @@ test('a seller that could not list its formats is asked again at the next review
   const second = await reviewDirect({ bytes: mp4Sample(), format: VIDEO_FORMAT, via: fresh });
   expect(second.outcome).toMatchObject({ kind: 'approved' });
   expect(Object.keys(second.sent[0]!.creative.assets)).toEqual([VIDEO_SLOT]);
+  await fresh.close();
 }, 60_000);
 
 describe('a review the seller holds to decide later (pending_review)', () => {

@@ -5,7 +5,7 @@ import { post, type BookingBody } from '../support/bookings';
 import { until } from '../support/wait';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
-import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
+import { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
 import { UnknownOutcome, type LineAtSupplier } from '../../shared/adapters/adapter';
 import type { TaskResult } from '@adcp/sdk';
 import { adcpOperations, adcpReporter, driftOf } from '../../workers/adapters/adcp/in-flight';
@@ -35,8 +35,8 @@ afterAll(async () => {
   await workers?.close();
   await env?.close();
   await seller?.stop();
-  // This test's own connection to the seller (the SDK pools them).
-  await closeSellerConnections();
+  // This test's own connection to the seller.
+  await connection?.close();
 });
 
 async function readBooking(token: string, id: string) {

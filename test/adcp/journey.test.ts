@@ -7,7 +7,7 @@ import { until } from '../support/wait';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 import { grantSellerAccess } from '../support/adcp-buy';
 import { VIDEO_FORMAT, VIDEO_SLOT, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
-import { AdcpSellerConnection, closeSellerConnections } from '../../shared/adapters/adcp/connection';
+import { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
 import { findAdapter } from '../../shared/adapters/catalogue';
 import { adcpAdapter } from '../../workers/adapters/adcp';
@@ -39,12 +39,13 @@ beforeAll(async () => {
     WORKER_QUEUES: 'supplier.adcp-ctl,creative-review.adcp-ctl',
   });
 }, 60_000);
+let connection: AdcpSellerConnection | undefined;
 afterAll(async () => {
   await workers?.close();
   await env?.close();
   await seller?.stop();
-  // This test's own connection to the seller (the SDK pools them).
-  await closeSellerConnections();
+  // This test's own connection to the seller.
+  await connection?.close();
 });
 
 const read = async (token: string, bookingId: string) =>
@@ -119,7 +120,7 @@ test('capabilities → products → plan → approve → fund → live launch �
   expect(seller.buys.get(mediaBuyId)!.packages[0]).toMatchObject({ product_id: 'ctv_async', budget: 1000 });
 
   // Delivery: the seller's daily figures, read by the delivery poll on a day in the flight.
-  const connection = new AdcpSellerConnection(
+  connection = new AdcpSellerConnection(
     { key: 'ctl', agentUrl: seller.agentUrl, credentialEnv: 'FLIGHTDECK_TEST_ADCP_TOKEN', channels: ['ctv'], sandbox: false },
     { capabilitiesTtlMs: 60_000 },
   );

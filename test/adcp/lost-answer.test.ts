@@ -10,19 +10,24 @@ import { resendAllowed, taskVerdict, verdictOf } from '../../shared/adapters/adc
 import type { RunningWorkers } from '../../workers/main';
 
 let seller: TestSeller;
-let proxy: http.Server;
+let forgetful: TestSeller;
+const proxies: http.Server[] = [];
 let env: TestEnv;
 let api: TestApi;
 let workers: RunningWorkers;
-/** What the seller answered to each create_media_buy the proxy passed on, and whether the buyer got it. */
-const creates: Array<{ answer: string; delivered: boolean }> = [];
+/** What a seller answered to each create_media_buy a proxy passed on, and whether the buyer got it. */
+type Seen = Array<{ request: string; answer: string; delivered: boolean }>;
+const creates: Seen = [];
+const forgetfulCreates: Seen = [];
+const allLostCreates: Seen = [];
 
 /**
- * Between Flightdeck and the seller: passes everything on, but the seller's answer to the first
- * create_media_buy never reaches Flightdeck (the connection is cut after the seller acted).
+ * Between Flightdeck and a seller: passes everything on, but the seller's answer to the first
+ * `lose` create_media_buy requests never reaches Flightdeck (the connection is cut after the
+ * seller acted). Every create it sees is recorded in `seen`.
  */
-function lossyProxy(target: string): http.Server {
-  return http.createServer((req, res) => {
+async function lossyProxy(target: string, seen: Seen, lose: number): Promise<string> {
+  const proxy = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -40,8 +45,8 @@ function lossyProxy(target: string): http.Server {
         const answer = Buffer.from(await upstream.arrayBuffer());
         const isCreate = body.toString().includes('"create_media_buy"');
         if (isCreate) {
-          const delivered = creates.length > 0;
-          creates.push({ answer: answer.toString(), delivered });
+          const delivered = seen.length >= lose;
+          seen.push({ request: body.toString(), answer: answer.toString(), delivered });
           if (!delivered) {
             req.socket.destroy();
             return;
@@ -56,45 +61,75 @@ function lossyProxy(target: string): http.Server {
       })().catch(() => req.socket.destroy());
     });
   });
+  proxies.push(proxy);
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(proxy.address() as { port: number }).port}/mcp`;
 }
 
 beforeAll(async () => {
   seller = await startTestSeller();
-  proxy = lossyProxy(new URL(seller.agentUrl).origin);
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  const port = (proxy.address() as { port: number }).port;
+  forgetful = await startTestSeller({ idempotent: false });
   env = await createTestEnv();
-  const sellers = sellersAt({ ctl: `http://127.0.0.1:${port}/mcp` });
+  const sellers = sellersAt({
+    ctl: await lossyProxy(new URL(seller.agentUrl).origin, creates, 1),
+    spot: await lossyProxy(new URL(forgetful.agentUrl).origin, forgetfulCreates, 1),
+    acme: await lossyProxy(new URL(seller.agentUrl).origin, allLostCreates, Infinity),
+  });
   api = await env.api({ ADCP_SELLERS: sellers });
-  workers = await env.workers({ ADCP_SELLERS: sellers, WORKER_QUEUES: 'supplier.adcp-ctl' });
+  workers = await env.workers({ ADCP_SELLERS: sellers, WORKER_QUEUES: 'supplier.adcp-ctl,supplier.adcp-spot,supplier.adcp-acme' });
 }, 60_000);
 afterAll(async () => {
   await workers?.close();
   await env?.close();
-  proxy?.closeAllConnections();
-  proxy?.close();
+  for (const proxy of proxies) {
+    proxy.closeAllConnections();
+    proxy.close();
+  }
   await seller?.stop();
+  await forgetful?.stop();
 });
+
+async function settledLine(token: string, bookingId: string, status: string) {
+  let done: BookingBody | null = null;
+  await until(`the line is ${status}`, async () => {
+    const r = await api.fetch(`/api/v1/bookings/${bookingId}`, { token });
+    done = r.status === 200 ? (await json<{ booking: BookingBody }>(r)).booking : null;
+    return done?.lines[0]?.status === status;
+  });
+  return done!.lines[0]!;
+}
 
 describe('a lost answer from an AdCP seller', () => {
   test('is asked again with the same key and body inside the replay window: the seller replays its first answer, and one buy is booked', async () => {
     const org = 'org-l1';
     const { token, booking } = await launchOnSeller(env, api, org, 'adcp-ctl', productRef('ctv_sync'));
-    let done: BookingBody | null = null;
-    await until('the line is confirmed', async () => {
-      const r = await api.fetch(`/api/v1/bookings/${booking.id}`, { token });
-      done = r.status === 200 ? (await json<{ booking: BookingBody }>(r)).booking : null;
-      return done?.lines[0]?.status === 'confirmed';
-    });
+    const line = await settledLine(token, booking.id, 'confirmed');
     expect(creates).toHaveLength(2);
     const first = /"media_buy_id\\?":\s*\\?"(mb_\w+?)\\?"/.exec(creates[0]!.answer)?.[1];
     expect(first).toBeDefined();
     // The second answer is the seller's replay of the first: the same buy, not a second one.
     expect(creates[1]!.answer).toContain(first!);
     expect(creates[1]!.answer).toMatch(/replayed/);
-    expect(done!.lines[0]!.providerReference!.startsWith(`${first}/`)).toBe(true);
+    expect(line.providerReference!.startsWith(`${first}/`)).toBe(true);
     // The seller's platform booked once: the resend was answered from its idempotency store.
-    expect(seller.creates.filter((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === done!.lines[0]!.id)).toHaveLength(1);
+    expect(seller.creates.filter((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === line.id)).toHaveLength(1);
+  }, 60_000);
+
+  test('to a seller that declares no idempotency is never sent again, by us or beneath us: one create reached it, and the line goes to a person', async () => {
+    const { token, booking } = await launchOnSeller(env, api, 'org-l2', 'adcp-spot', productRef('ctv_sync'));
+    const line = await settledLine(token, booking.id, 'reconciliation-required');
+    expect(forgetfulCreates).toHaveLength(1);
+    expect(forgetful.creates.filter((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === line.id)).toHaveLength(1);
+  }, 60_000);
+
+  test('every answer lost: the same request goes out at most three more times (the resend rule), never more', async () => {
+    const { token, booking } = await launchOnSeller(env, api, 'org-l3', 'adcp-acme', productRef('ctv_sync'));
+    await settledLine(token, booking.id, 'reconciliation-required');
+    expect(allLostCreates).toHaveLength(4);
+    // Each send carried the same key and the same body.
+    const sent = allLostCreates.map((c) => JSON.stringify((JSON.parse(c.request) as { params: { arguments: unknown } }).params.arguments));
+    expect(new Set(sent).size).toBe(1);
+    expect(sent[0]).toContain('"idempotency_key":"att_');
   }, 60_000);
 });
 

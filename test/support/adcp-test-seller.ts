@@ -133,7 +133,9 @@ export interface TestSeller extends CreativeDesk {
   stop(): Promise<void>;
 }
 
-export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<TestSeller> {
+export async function startTestSeller(
+  opts: { slowMs?: number; /** false: declares no idempotency support and replays nothing. */ idempotent?: boolean } = {},
+): Promise<TestSeller> {
   const port = await freePort();
   const jwksPort = await freePort();
   const origin = `http://127.0.0.1:${port}`;
@@ -362,7 +364,7 @@ export async function startTestSeller(opts: { slowMs?: number } = {}): Promise<T
     },
   };
 
-  const idempotency = createIdempotencyStore({ backend: memoryBackend(), ttlSeconds: 86_400 });
+  const idempotency = opts.idempotent === false ? 'disabled' : createIdempotencyStore({ backend: memoryBackend(), ttlSeconds: 86_400 });
   const agent = () =>
     createAdcpServerFromPlatform(
       platform as never,

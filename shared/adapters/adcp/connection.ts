@@ -1,6 +1,9 @@
-import net from 'node:net';
-import type { AgentClient, AgentConfig, TaskResult } from '@adcp/sdk';
-import { adcpSdk, adcpSdkIfLoaded } from './sdk';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { AgentClient, TaskResult } from '@adcp/sdk';
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Logger } from '../../logger';
+import { adcpSdk } from './sdk';
 import type { AdcpSeller } from '../../config/adcp-sellers';
 import { adcpAdapterKey } from '../../config/adcp-sellers';
 
@@ -58,19 +61,43 @@ export function capabilitiesOf(raw: RawCapabilities, now = new Date()): AdcpCapa
   };
 }
 
-/** The SDK says so when the transport never reached an MCP endpoint (refused, DNS, no such path). */
-const UNREACHABLE = /Failed to discover MCP endpoint|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH/;
+/** Node's fetch says so when the request never reached the seller (refused, DNS, no route). */
+const UNREACHABLE = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH/;
+const unreachableCode = (err: unknown) => {
+  const e = err as { code?: unknown; cause?: { code?: unknown; cause?: { code?: unknown } } } | null;
+  return [e?.code, e?.cause?.code, e?.cause?.cause?.code].map((c) => String(c ?? '')).find((c) => UNREACHABLE.test(c)) ?? null;
+};
+
+/** Tools that change something at the seller: each send is counted and logged, and never repeated beneath us. */
+const MUTATIONS = new Set(['create_media_buy', 'update_media_buy', 'sync_creatives', 'sync_accounts', 'sync_audiences']);
+
+/** What a call to the seller may be given. */
+export interface SellerCallOptions {
+  /** Aborts the request in flight (its HTTP exchange is cut) and refuses to start one. */
+  signal?: AbortSignal;
+}
 
 /**
- * One configured seller: its client, and its capabilities kept for `capabilitiesTtlMs`. A fresh
- * SDK client per call: the SDK's client keeps conversation state, which concurrent jobs must not share.
+ * One configured seller: one MCP connection of its own (a client of the MCP SDK over streamable
+ * HTTP, no SSE fallback), shared by this process's calls to the seller, and its capabilities kept
+ * for `capabilitiesTtlMs`. The AdCP SDK's client runs over that connection (`fromMCPClient`): its
+ * own connection pool would retry a failed tool call once on a fresh connection, with the same
+ * arguments, beneath the resend rule (a second booking at a seller without idempotency), and would
+ * fall back to SSE with a reconnecting timer for a seller that fails the handshake. Here a request
+ * goes out once, exactly when the caller says so; a failed connection is dropped and the next call
+ * opens a new one (a new handshake, never the tool call again).
  */
 export class AdcpSellerConnection {
   readonly adapterKey: string;
+  /** Tool calls sent to the seller, by tool: what left this process, whatever came back. */
+  readonly sent = new Map<string, number>();
+  private mcp: Promise<McpClient> | null = null;
+  private readonly callSignal = new AsyncLocalStorage<AbortSignal | undefined>();
+  private closed = false;
 
   constructor(
     readonly seller: AdcpSeller,
-    private readonly opts: { capabilitiesTtlMs: number; secrets?: NodeJS.ProcessEnv },
+    private readonly opts: { capabilitiesTtlMs: number; secrets?: NodeJS.ProcessEnv; logger?: Logger },
   ) {
     this.adapterKey = adcpAdapterKey(seller.key);
   }
@@ -80,61 +107,131 @@ export class AdcpSellerConnection {
     return this.seller.sandbox ? 'sandbox' : 'live';
   }
 
-  /** The SDK client. The credential is read where the configuration says it is, at each call. */
-  async client(): Promise<AgentClient> {
-    const { AgentClient } = await adcpSdk();
+  /** The credential is read where the configuration says it is, at each connection. */
+  private headers(): Record<string, string> {
     const secrets = this.opts.secrets ?? process.env;
     const token = this.seller.credentialEnv ? secrets[this.seller.credentialEnv] : undefined;
-    const agent: AgentConfig = {
-      id: this.adapterKey,
-      name: this.seller.display ?? this.seller.key,
-      agent_uri: this.seller.agentUrl,
-      protocol: 'mcp',
-      ...(token ? { auth_token: token } : {}),
+    return {
+      accept: 'application/json, text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}`, 'x-adcp-auth': token } : {}),
     };
-    return new AgentClient(agent, { validation: { requests: 'strict', responses: 'warn' } });
+  }
+
+  /** The MCP connection, opened on first use; concurrent callers share one handshake. */
+  private connection(): Promise<McpClient> {
+    if (this.closed) return Promise.reject(new Error(`${this.adapterKey}: the connection is closed`));
+    // Opened outside any call's context: one call's abort must not cut the connection the others share.
+    this.mcp ??= this.callSignal.run(undefined, async () => {
+      const transport = new StreamableHTTPClientTransport(new URL(this.seller.agentUrl), {
+        requestInit: { headers: this.headers() },
+        // Each HTTP exchange is cut when the call it carries is aborted.
+        fetch: (input, init) => {
+          const call = this.callSignal.getStore();
+          const signal = call && init?.signal ? AbortSignal.any([call, init.signal]) : (call ?? init?.signal);
+          this.sending(init?.body);
+          return fetch(input, { ...init, ...(signal ? { signal } : {}) });
+        },
+        // A response stream that breaks is not resumed: the answer is lost, and the resend rule decides.
+        reconnectionOptions: {
+          maxRetries: 0,
+          initialReconnectionDelay: 1_000,
+          maxReconnectionDelay: 1_000,
+          reconnectionDelayGrowFactor: 1,
+        },
+      });
+      const client = new McpClient({ name: 'flightdeck', version: '1.0.0' });
+      try {
+        await client.connect(transport);
+      } catch (err) {
+        await client.close().catch(() => undefined);
+        throw new SellerUnreachable(
+          `${this.adapterKey} could not be reached (${unreachableCode(err) ?? (err as Error).message}); nothing was sent.`,
+          {
+            cause: err,
+          },
+        );
+      }
+      return client;
+    });
+    const opening: Promise<McpClient> = this.mcp;
+    opening.catch(() => {
+      if (this.mcp === opening) this.mcp = null;
+    });
+    return opening;
+  }
+
+  /** Drops the connection after a failure: the next call opens a new one. */
+  private async drop(failed: Promise<McpClient>): Promise<void> {
+    if (this.mcp !== failed) return;
+    this.mcp = null;
+    await (await failed.catch(() => null))?.close().catch(() => undefined);
+  }
+
+  /** An AdCP SDK client over this seller's connection. A fresh one per call: it keeps conversation state, which concurrent jobs must not share. */
+  async client(): Promise<AgentClient> {
+    const { AgentClient } = await adcpSdk();
+    return AgentClient.fromMCPClient(await this.connection(), {
+      agentId: this.adapterKey,
+      agentName: this.seller.display ?? this.seller.key,
+      validation: { requests: 'strict', responses: 'warn' },
+    } as never);
   }
 
   /**
-   * Runs one SDK call; a transport that never reached the seller becomes SellerUnreachable.
-   * Until the seller has answered once, its port is tried first: the SDK's client, finding a
-   * seller it never reached down, falls back to an SSE connection whose retries never stop.
+   * Runs one SDK call, once. A seller that could not be reached (the connection could not be
+   * opened, or the request was refused before it reached the seller) is SellerUnreachable:
+   * nothing was sent. Anything else that fails after sending is the caller's to judge.
    */
-  async call<T>(run: (client: AgentClient) => Promise<TaskResult<T>>): Promise<TaskResult<T>> {
-    if (!this.reached) await this.probe();
+  async call<T>(run: (client: AgentClient) => Promise<TaskResult<T>>, options: SellerCallOptions = {}): Promise<TaskResult<T>> {
+    const { signal } = options;
+    if (signal?.aborted) throw new SellerUnreachable(`${this.adapterKey}: the call was given up before it was sent; nothing was sent.`);
+    const opening = this.connection();
+    const client = await this.client();
+    let result: TaskResult<T>;
     try {
-      const result = await run(await this.client());
-      this.reached = true;
-      return result;
+      result = await this.callSignal.run(signal, () => run(client));
     } catch (err) {
-      const message = (err as Error).message ?? '';
-      if (UNREACHABLE.test(message) || UNREACHABLE.test(String((err as { cause?: { code?: string } }).cause?.code ?? ''))) {
-        throw new SellerUnreachable(`${this.adapterKey} could not be reached; nothing was sent.`);
-      }
+      await this.drop(opening);
+      const code = unreachableCode(err);
+      if (code) throw new SellerUnreachable(`${this.adapterKey} could not be reached (${code}); nothing was sent.`, { cause: err });
       throw err;
     }
+    // The SDK turns a transport failure into a failed result without an AdCP error: the connection is suspect.
+    if (result.status === 'failed' && !result.adcpError) {
+      await this.drop(opening);
+      const code = unreachableCode((result as { error?: unknown }).error) ?? (UNREACHABLE.exec(String(result.error ?? ''))?.[0] || null);
+      if (code) throw new SellerUnreachable(`${this.adapterKey} could not be reached (${code}); nothing was sent.`);
+    }
+    return result;
   }
 
-  private reached = false;
+  /** Counts (and, for changes, logs) each tool call as it leaves for the seller. */
+  private sending(body: unknown): void {
+    if (typeof body !== 'string' || !body.includes('"tools/call"')) return;
+    let message: { method?: string; params?: { name?: unknown; arguments?: { idempotency_key?: unknown } } };
+    try {
+      message = JSON.parse(body) as typeof message;
+    } catch {
+      return;
+    }
+    const tool = message.method === 'tools/call' && typeof message.params?.name === 'string' ? message.params.name : null;
+    if (!tool) return;
+    const sends = (this.sent.get(tool) ?? 0) + 1;
+    this.sent.set(tool, sends);
+    if (!MUTATIONS.has(tool)) return;
+    const key = message.params?.arguments?.idempotency_key;
+    this.opts.logger?.info(
+      { adapterKey: this.adapterKey, tool, idempotencyKey: typeof key === 'string' ? key : null, sends },
+      'sending a change to the seller',
+    );
+  }
 
-  /** Whether anything listens where the seller should; SellerUnreachable (nothing sent) if not. */
-  private probe(timeoutMs = 5_000): Promise<void> {
-    const url = new URL(this.seller.agentUrl);
-    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    return new Promise((resolve, reject) => {
-      const socket = net.connect({ host, port, timeout: timeoutMs });
-      const fail = (why: string) => {
-        socket.destroy();
-        reject(new SellerUnreachable(`${this.adapterKey} could not be reached (${why}); nothing was sent.`));
-      };
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve();
-      });
-      socket.once('timeout', () => fail(`no connection within ${timeoutMs} ms`));
-      socket.once('error', (err: NodeJS.ErrnoException) => fail(err.code ?? err.message));
-    });
+  /** Closes this seller's connection (the process is stopping, or the seller is no longer wanted). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const open = this.mcp;
+    this.mcp = null;
+    await (await open?.catch(() => null))?.close().catch(() => undefined);
   }
 
   /** The seller's capabilities, fetched once per TTL (concurrent callers share one fetch). */
@@ -190,12 +287,14 @@ export class AdcpSellerConnection {
 }
 
 /** One connection per configured seller, by adapter key. */
-export function adcpConnections(sellers: readonly AdcpSeller[], opts: { capabilitiesTtlMs: number }): Map<string, AdcpSellerConnection> {
+export function adcpConnections(
+  sellers: readonly AdcpSeller[],
+  opts: { capabilitiesTtlMs: number; logger?: Logger },
+): Map<string, AdcpSellerConnection> {
   return new Map(sellers.map((s) => [adcpAdapterKey(s.key), new AdcpSellerConnection(s, opts)]));
 }
 
-/** Closes the SDK's pooled connections to sellers, when the process stops. */
-export async function closeSellerConnections(): Promise<void> {
-  const sdk = adcpSdkIfLoaded();
-  if (sdk) await (await sdk).closeMCPConnections().catch(() => undefined);
+/** Closes the sellers' connections, when the process stops. */
+export async function closeSellerConnections(connections: Iterable<AdcpSellerConnection>): Promise<void> {
+  await Promise.all([...connections].map((c) => c.close()));
 }

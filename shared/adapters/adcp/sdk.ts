@@ -11,6 +11,3 @@ export const adcpSdk = () => (client ??= import('@adcp/sdk'));
 
 /** The SDK's webhook verifier (RFC 9421). */
 export const adcpSigning = () => (signing ??= import('@adcp/sdk/signing/server'));
-
-/** The client side, if something has loaded it: closing connections must not load it. */
-export const adcpSdkIfLoaded = () => client;

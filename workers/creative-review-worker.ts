@@ -27,6 +27,7 @@ export function creativeReviewWorker(
       const result = await executeReview(db, reviewer, reviewId, {
         assetDir: assetDirOf(config),
         timeoutMs: config.SUPPLIER_TIMEOUT_MS,
+        lateAnswerMs: config.SUPPLIER_LATE_ANSWER_MS,
         context: { db, sandboxSlowMs: config.SANDBOX_SLOW_MS },
         logger: log,
         afterApproval: refreshStagedLines,

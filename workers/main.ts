@@ -136,7 +136,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   // The scheduler: keeps repeatable housekeeping registered and relays the outbox.
   await scheduleMaintenance(producers.get(MAINTENANCE_QUEUE));
   // Delivery: a job scheduler on each supplier queue this process consumes, so polling scales with WORKER_QUEUES.
-  await scheduleDeliveryPolls(queues, producers.get, config.DELIVERY_POLL_EVERY_MS);
+  await scheduleDeliveryPolls(queues, implementations, producers.get, config.DELIVERY_POLL_EVERY_MS);
   const relay = startRelay(db, producers, config.OUTBOX_RELAY_INTERVAL_MS, logger);
   // The processes that book with (or review creatives at) a supplier also follow up what it is still deciding.
   const taskPoller = startTaskPoller(db, booking, reviewing, {
@@ -145,6 +145,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
     logger,
     afterApproval: refreshStagedLines,
     reviewMaxWaitMs: config.ADCP_REVIEW_MAX_WAIT_HOURS * 3_600_000,
+    taskMaxWaitMs: config.ADCP_TASK_MAX_WAIT_HOURS * 3_600_000,
   });
 
   const beats = [

@@ -4,7 +4,7 @@ import { UnknownOutcome } from '../shared/adapters/adapter';
 import type { Logger } from '../shared/logger';
 import { settlePendingBooking } from '../shared/bookings/pending-bookings';
 import { claimDueTasks, type SupplierTaskRow } from '../shared/suppliers/supplier-tasks';
-import type { Unknown } from '../shared/suppliers/attempts';
+import { isUnknown, type Unknown } from '../shared/suppliers/attempts';
 import type { AfterApproval } from '../shared/creatives/review-execution';
 import { claimReviewsAtSupplier, reviewAtSupplierOf, settleReviewAtSupplier } from '../shared/creatives/reviews-at-supplier';
 import { withTimeout } from '../shared/timeout';
@@ -18,7 +18,11 @@ export interface TaskPollerOptions {
   afterApproval: AfterApproval;
   /** How long a supplier may hold a creative review undecided before a person takes it over. */
   reviewMaxWaitMs: number;
+  /** How long a supplier may keep a booking it accepted unfinished (or unanswerable) before a person takes it over. */
+  taskMaxWaitMs: number;
 }
+
+const hours = (ms: number) => Math.round(ms / 3_600_000);
 
 /**
  * Asks each supplier about what it is still deciding, every interval: the bookings it is working
@@ -46,6 +50,8 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
       ask(row: Row): Promise<Outcome>;
       settle(row: Row, outcome: Outcome | Unknown): Promise<string>;
       waiting: string;
+      /** How long the row has waited on the supplier, and how long it may. */
+      waited(row: Row): { ms: number; maxMs: number };
     },
   ): Promise<number> {
     let settled = 0;
@@ -55,14 +61,22 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
       try {
         outcome = await withTimeout(step.ask(row), opts.timeoutMs, () => new Error(`no answer within ${opts.timeoutMs} ms`));
       } catch (err) {
-        if (!(err instanceof UnknownOutcome)) {
+        const { ms, maxMs } = step.waited(row);
+        if (!(err instanceof UnknownOutcome) && ms <= maxMs) {
           opts.logger.warn(
             { ...context, err: { message: (err as Error).message } },
             `${what} could not be asked about; asking again later`,
           );
           continue;
         }
-        outcome = { kind: 'unknown', cause: err.message };
+        // A supplier that cannot be asked past the wait is not waited on for ever: a person takes it.
+        outcome = {
+          kind: 'unknown',
+          cause:
+            err instanceof UnknownOutcome
+              ? err.message
+              : `The supplier could not be asked about it for ${hours(ms)} hours: ${(err as Error).message}`,
+        };
       }
       let result: string;
       try {
@@ -91,8 +105,20 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
     return askEach(await claimDueTasks(db, adapterKey, opts.intervalMs), 'supplier task', {
       context: (task) => ({ adapterKey, taskId: task.task_id, lineId: task.line_id }),
       ask: (task) => adapter.tasks!.poll({ taskId: task.task_id, ...ids(task) }, { db, sandboxSlowMs: 0 }),
-      settle: (task, outcome) => settlePendingBooking(db, ids(task), outcome, 'poll'),
+      settle: (task, outcome) => {
+        const waited = Date.now() - task.created_at.getTime();
+        // Still working on it past the wait: the money stays reserved only until a person decides.
+        const overdue =
+          !isUnknown(outcome) && outcome.kind === 'pending' && waited > opts.taskMaxWaitMs
+            ? {
+                kind: 'unknown' as const,
+                cause: `The supplier has not finished task ${task.task_id} in ${hours(waited)} hours (it says ${outcome.supplierStatus}).`,
+              }
+            : outcome;
+        return settlePendingBooking(db, ids(task), overdue, 'poll');
+      },
       waiting: 'pending',
+      waited: (task) => ({ ms: Date.now() - task.created_at.getTime(), maxMs: opts.taskMaxWaitMs }),
     });
   }
 
@@ -104,6 +130,7 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
       settle: (review, outcome) =>
         settleReviewAtSupplier(db, review.id, outcome, { afterApproval: opts.afterApproval, maxWaitMs: opts.reviewMaxWaitMs }),
       waiting: 'at-supplier',
+      waited: (review) => ({ ms: Date.now() - (review.at_supplier_since ?? new Date()).getTime(), maxMs: opts.reviewMaxWaitMs }),
     });
   }
 

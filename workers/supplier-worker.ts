@@ -29,7 +29,12 @@ export function supplierWorker(
   return new Worker(
     supplierQueueName(adapter.descriptor.key),
     async (job) => {
-      const options = { timeoutMs: config.SUPPLIER_TIMEOUT_MS, context: { db, sandboxSlowMs: config.SANDBOX_SLOW_MS }, logger: log };
+      const options = {
+        timeoutMs: config.SUPPLIER_TIMEOUT_MS,
+        lateAnswerMs: config.SUPPLIER_LATE_ANSWER_MS,
+        context: { db, sandboxSlowMs: config.SANDBOX_SLOW_MS },
+        logger: log,
+      };
       if (job.name === BOOK_LINE) {
         const data = BookLineJobSchema.parse(job.data);
         const result = await executeBookingLine(db, adapter, data, options);

@@ -69,6 +69,10 @@ export interface AdapterContext {
   sandboxSlowMs: number;
   /** The supplier's "now": a sandbox booking's workspace test clock; real time when absent. */
   now?: Date;
+  /** Aborted when the call's time is up: send nothing more (no resend, no wait). */
+  signal?: AbortSignal;
+  /** Aborted when a late answer is no longer waited for: cut the request in flight. */
+  cut?: AbortSignal;
 }
 
 /** A booked line as its supplier knows it: what every operation after booking names. */

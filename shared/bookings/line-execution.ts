@@ -136,7 +136,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       return { kind: 'call', start: { attemptId, request: { ...requestOf(started.line, started.flight), attemptId } } };
     },
 
-    call: (start) => adapter.book(start.request, ctx),
+    call: (start, deadline) => adapter.book(start.request, { ...ctx, ...deadline }),
 
     async tryApply(db, start, outcome, close) {
       // The usual answer, confirmed or rejected, to the attempt the line still waits on.
@@ -323,6 +323,8 @@ function outcomeChange(q: Knex, attemptId: string | null, outcome: DefiniteOutco
 
 export interface ExecutionOptions {
   timeoutMs: number;
+  /** How long a timed-out call's answer is still waited for, and kept as late evidence. */
+  lateAnswerMs?: number;
   context: AdapterContext;
   logger: Logger;
 }
@@ -341,6 +343,7 @@ export function executeBookingLine(
 ): Promise<ExecutionResult> {
   return runSupplierCall(db, bookingFlow(adapter, job, opts.context), {
     timeoutMs: opts.timeoutMs,
+    lateAnswerMs: opts.lateAnswerMs,
     logger: opts.logger,
     context: { lineId: job.lineId },
   });

@@ -175,7 +175,7 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
       };
     },
 
-    call: (start) => callFor(adapter, start, ctx),
+    call: (start, deadline) => callFor(adapter, start, { ...ctx, ...deadline }),
 
     async tryApply(db, start, outcome) {
       // The usual answer, applied or refused, to the attempt the line still waits on, for a sandbox
@@ -316,6 +316,7 @@ export function executeLineOperation(
 ): Promise<ExecutionResult> {
   return runSupplierCall(db, operationFlow(adapter, job, opts.context), {
     timeoutMs: opts.timeoutMs,
+    lateAnswerMs: opts.lateAnswerMs,
     logger: opts.logger,
     context: { lineId: job.lineId, operationId: job.operationId },
   });

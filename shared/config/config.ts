@@ -175,6 +175,13 @@ const ConfigFields = z.object({
     .min(1)
     .max(24 * 90)
     .default(7 * 24),
+  /** How long a seller may keep a booking it accepted (submitted, working) unfinished, or unanswerable, before a person takes it over. */
+  ADCP_TASK_MAX_WAIT_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 90)
+    .default(72),
   /** How long a seller's capabilities (get_adcp_capabilities) are kept before they are asked again. */
   ADCP_CAPABILITIES_TTL_MS: z.coerce
     .number()
@@ -183,6 +190,11 @@ const ConfigFields = z.object({
     .default(10 * 60_000),
   /** How long a supplier call may take before its outcome counts as unknown. */
   SUPPLIER_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  /**
+   * After the timeout, how long a supplier's answer is still waited for (no resend meanwhile):
+   * what it answers is kept on the attempt as late evidence for whoever reconciles the line.
+   */
+  SUPPLIER_LATE_ANSWER_MS: z.coerce.number().int().min(0).default(60_000),
   /** An attempt still open this long after its call timed out, with no live job, goes to reconciliation. */
   ATTEMPT_STUCK_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
   /** BullMQ job lock and stalled-job check: how soon a crashed worker's job is noticed. */

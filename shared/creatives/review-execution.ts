@@ -92,7 +92,7 @@ function reviewFlow(
       return { kind: 'call', start: { attemptId, review, creative, version } };
     },
 
-    async call({ attemptId, review, creative, version }) {
+    async call({ attemptId, review, creative, version }, deadline) {
       const bytes = await fs.promises.readFile(path.join(opts.assetDir, version.asset_name));
       return reviewer.review(
         {
@@ -110,7 +110,7 @@ function reviewFlow(
           metadataDigest: review.metadata_digest,
           copy: creativeCopyOf(version),
         },
-        opts.context,
+        { ...opts.context, ...deadline },
       );
     },
 
@@ -212,9 +212,21 @@ export function executeReview(
   db: Knex,
   reviewer: CreativeReviewer,
   id: string,
-  opts: { assetDir: string; timeoutMs: number; context: AdapterContext; logger: Logger; afterApproval: AfterApproval },
+  opts: {
+    assetDir: string;
+    timeoutMs: number;
+    lateAnswerMs?: number;
+    context: AdapterContext;
+    logger: Logger;
+    afterApproval: AfterApproval;
+  },
 ): Promise<ReviewResult> {
-  return runSupplierCall(db, reviewFlow(reviewer, id, opts), { timeoutMs: opts.timeoutMs, logger: opts.logger, context: { reviewId: id } });
+  return runSupplierCall(db, reviewFlow(reviewer, id, opts), {
+    timeoutMs: opts.timeoutMs,
+    lateAnswerMs: opts.lateAnswerMs,
+    logger: opts.logger,
+    context: { reviewId: id },
+  });
 }
 
 /** How the stuck-attempt sweep takes over a review attempt. */

@@ -17,6 +17,7 @@ export interface ReviewAtSupplierRow {
   version: number;
   advertiser_id: string;
   provider_reference: string;
+  at_supplier_since: Date | null;
 }
 
 export const reviewAtSupplierOf = (r: ReviewAtSupplierRow): ReviewAtSupplier => ({
@@ -40,7 +41,7 @@ export const claimReviewsAtSupplier = (db: Knex, adapterKey: string, intervalMs:
   claimDue<ReviewAtSupplierRow>(
     db,
     REVIEWS_AT_SUPPLIER,
-    ['id', 'creative_id', 'version', 'advertiser_id', 'provider_reference'],
+    ['id', 'creative_id', 'version', 'advertiser_id', 'provider_reference', 'at_supplier_since'],
     adapterKey,
     intervalMs,
     limit,

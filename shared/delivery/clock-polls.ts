@@ -12,11 +12,15 @@ export async function sandboxPollMessages(db: Knex, advertiserId: string, at = n
     .where({ advertiser_id: advertiserId, execution_mode: 'sandbox' })
     .where((w) => w.whereNotNull('confirmed_at').orWhere('status', 'confirmed'))
     .distinct('adapter_key');
-  return rows
-    .map((r) => String(r.adapter_key))
-    .filter((key) => {
-      const kind = findAdapter(key)?.kind;
-      return kind === 'sandbox' || kind === 'native-staged';
-    })
-    .map((key) => deliveryPollMessage(key, advertiserId, at));
+  return (
+    rows
+      .map((r) => String(r.adapter_key))
+      // Suppliers that report delivery themselves; a sandbox AdCP seller's own clock is its business,
+      // but asking it now brings in whatever it has delivered by now.
+      .filter((key) => {
+        const kind = findAdapter(key)?.kind;
+        return kind === 'sandbox' || kind === 'native-staged' || kind === 'adcp';
+      })
+      .map((key) => deliveryPollMessage(key, advertiserId, at))
+  );
 }

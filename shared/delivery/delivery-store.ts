@@ -143,3 +143,28 @@ export async function markFetchFailed(db: Knex, lineIds: string[], error: string
     [error.slice(0, 500), lineIds],
   );
 }
+
+/** The sums of a line's held days from `from` to before `before`: what a seller's running totals are measured against. */
+export async function heldDelivery(
+  db: Knex,
+  lineId: string,
+  from: string,
+  before: string,
+): Promise<{ impressions: number; clicks: number; completions: number; spendMinor: number }> {
+  const row = (await db('delivery_days')
+    .where({ line_id: lineId })
+    .where('day', '>=', from)
+    .where('day', '<', before)
+    .first(
+      db.raw('coalesce(sum(impressions), 0)::bigint as impressions'),
+      db.raw('coalesce(sum(clicks), 0)::bigint as clicks'),
+      db.raw('coalesce(sum(completions), 0)::bigint as completions'),
+      db.raw('coalesce(sum(spend_minor), 0)::bigint as spend'),
+    )) as { impressions: string; clicks: string; completions: string; spend: string };
+  return {
+    impressions: Number(row.impressions),
+    clicks: Number(row.clicks),
+    completions: Number(row.completions),
+    spendMinor: Number(row.spend),
+  };
+}

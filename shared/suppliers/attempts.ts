@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { UnknownOutcome } from '../adapters/adapter';
 import type { Logger } from '../logger';
-import { withTimeout } from '../timeout';
+import { withDeadline, type CallDeadline } from '../timeout';
 import { databaseOutageOf } from '../db/db-errors';
 import type { SqlPart } from '../db/knex';
 
@@ -153,17 +153,29 @@ export async function recordLateOutcome(trx: Knex, id: string, outcome: unknown)
     .update({ late_outcome: JSON.stringify(outcome), late_outcome_at: trx.fn.now() });
 }
 
-/** Calls the supplier within the timeout; anything but an answer is an unknown outcome. */
+/**
+ * Calls the supplier within the timeout; anything but an answer is an unknown outcome. Past the
+ * timeout the call is told to send nothing more (no resend), and what it still answers within
+ * `lateAnswerMs` comes back as `late`, to be kept on the attempt; then its request is cut.
+ */
 export async function callSupplier<T>(
-  call: () => Promise<T>,
-  opts: { timeoutMs: number; logger: Logger; context: Record<string, unknown> },
-): Promise<T | Unknown> {
+  call: (deadline: CallDeadline) => Promise<T>,
+  opts: CallOptions,
+): Promise<{ outcome: T | Unknown; late: Promise<T | Unknown | null> | null }> {
+  // The call's own "unknown" (a lost answer, nothing sent before its time ran out) is an answer too:
+  // on time it is the outcome, late it is evidence.
+  const told = (deadline: CallDeadline) =>
+    call(deadline).catch((err: unknown): Unknown => {
+      if (err instanceof UnknownOutcome) return { kind: 'unknown', cause: err.message };
+      throw err;
+    });
   try {
-    return await withTimeout(call(), opts.timeoutMs, () => new UnknownOutcome(`no answer within ${opts.timeoutMs} ms`));
+    const result = await withDeadline(told, opts.timeoutMs, opts.lateAnswerMs ?? opts.timeoutMs);
+    if (result.kind === 'answered') return { outcome: result.value, late: null };
+    return { outcome: { kind: 'unknown', cause: `no answer within ${opts.timeoutMs} ms` }, late: result.late };
   } catch (err) {
-    if (err instanceof UnknownOutcome) return { kind: 'unknown', cause: err.message };
     opts.logger.error({ err, ...opts.context }, 'supplier call failed; outcome unknown');
-    return { kind: 'unknown', cause: 'The supplier call failed after it was sent.' };
+    return { outcome: { kind: 'unknown', cause: 'The supplier call failed after it was sent.' }, late: null };
   }
 }
 
@@ -186,8 +198,8 @@ export interface SupplierCallFlow<S extends Started, O extends { kind: string },
    * written and `begin` runs.
    */
   tryBegin?(db: Knex): Promise<Begun<S, R> | null>;
-  /** The supplier call itself (outside any transaction). */
-  call(start: S): Promise<O>;
+  /** The supplier call itself (outside any transaction), told when to stop by `deadline`. */
+  call(start: S, deadline: CallDeadline): Promise<O>;
   /**
    * Takes the subject's locks, in the global order, before the attempt is closed. A flow whose
    * attempts are only ever closed under these same locks may read the attempt's status with
@@ -217,6 +229,8 @@ export interface CallOptions {
   logger: Logger;
   /** Ids for the log line when the call fails. */
   context: Record<string, unknown>;
+  /** How long an answer is still waited for, and kept, after the timeout; the timeout again by default. */
+  lateAnswerMs?: number;
 }
 
 export async function runSupplierCall<S extends Started, O extends { kind: string }, R>(
@@ -227,12 +241,12 @@ export async function runSupplierCall<S extends Started, O extends { kind: strin
   const begun = (await flow.tryBegin?.(db)) ?? (await db.transaction((trx) => flow.begin(trx)));
   if (begun.kind === 'done') return begun.result;
   const { start } = begun;
-  const outcome = await callSupplier(() => flow.call(start), opts);
+  const { outcome, late } = await callSupplier((deadline) => flow.call(start, deadline), opts);
   const { attemptId } = start;
   const closeWith = flow.closeWith(outcome);
   const closeFrom = (source: string) =>
     closeUpdate(db, attemptId!, closeWith).whereRaw(`exists (select 1 from ${source})`).returning('id').toSQL();
-  return throughOutages(
+  const result = await throughOutages(
     async () =>
       (attemptId && flow.tryApply ? await flow.tryApply(db, start, outcome, closeFrom) : null) ??
       db.transaction(async (trx) => {
@@ -254,6 +268,28 @@ export async function runSupplierCall<S extends Started, O extends { kind: strin
       }),
     opts,
   );
+  // A timed-out call that answers after all: its answer is kept on the attempt, as late evidence
+  // for whoever reconciles the subject (a seller's media buy id, say), and moves nothing.
+  const answer = await late;
+
+  if (answer && attemptId) {
+    await throughOutages(
+      () =>
+        db.transaction(async (trx) => {
+          await flow.lock(trx, start);
+          await recordLateOutcome(trx, attemptId, answer);
+          await flow.late(trx, start, answer);
+        }),
+      opts,
+    ).catch((err: unknown) =>
+      opts.logger.warn({ ...opts.context, err: { message: (err as Error).message } }, 'a late supplier answer could not be kept'),
+    );
+    opts.logger.warn(
+      { ...opts.context, outcome: answer.kind },
+      'the supplier answered after its time was up; the answer is kept as late evidence',
+    );
+  }
+  return result;
 }
 
 /**

@@ -7,19 +7,16 @@ import { until } from '../support/wait';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 import { grantSellerAccess } from '../support/adcp-buy';
 import { VIDEO_FORMAT, VIDEO_SLOT, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
-import { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
-import { findAdapter } from '../../shared/adapters/catalogue';
-import { adcpAdapter } from '../../workers/adapters/adcp';
-import { pollDelivery } from '../../workers/delivery-poller';
-import { createLogger } from '../../shared/logger';
+import { addDays, dateOnly } from '../../shared/dates';
 import type { RunningWorkers } from '../../workers/main';
 
 /**
  * The whole journey with a live AdCP seller, through the API: the seller's capabilities, its
  * products for a brief, a plan on one of them, approval, funding, the creative reviewed by the
- * seller, live launch, the seller finishing the booking later (its signed webhook), delivery and a
- * restatement of it, pause, resume, a budget change and stop, each applied at the seller.
+ * seller, live launch, the seller finishing the booking later (its signed webhook), delivery (read
+ * by the workers' own scheduled poll) and a restatement of it, pause, resume, a budget change and
+ * stop, each applied at the seller. The flight runs now, so the scheduler's days are the flight's.
  */
 let seller: TestSeller;
 let env: TestEnv;
@@ -36,17 +33,17 @@ beforeAll(async () => {
     ADCP_SELLERS: sellers,
     PUBLIC_BASE_URL: api.deps.urls.base,
     ADCP_TASK_POLL_INTERVAL_MS: '3600000',
+    DELIVERY_POLL_EVERY_MS: '1000',
     WORKER_QUEUES: 'supplier.adcp-ctl,creative-review.adcp-ctl',
   });
 }, 60_000);
-let connection: AdcpSellerConnection | undefined;
 afterAll(async () => {
   await workers?.close();
   await env?.close();
   await seller?.stop();
-  // This test's own connection to the seller.
-  await connection?.close();
 });
+const today = dateOnly(new Date());
+const day = (n: number) => addDays(today, n);
 
 const read = async (token: string, bookingId: string) =>
   (await json<{ booking: BookingBody }>(await api.fetch(`/api/v1/bookings/${bookingId}`, { token }))).booking;
@@ -99,6 +96,8 @@ test('capabilities → products → plan → approve → fund → live launch �
   const { campaignId, planVersion } = await draftCampaign(api, token, [line] as never, {
     executionMode: 'live',
     maximumCommitmentMinor: 100_000,
+    startDate: day(-3),
+    endDate: day(27),
   });
   await approve(api, token, campaignId, planVersion);
   await fundWallet(env, ORG, 1_000_000);
@@ -119,47 +118,30 @@ test('capabilities → products → plan → approve → fund → live launch �
   const { mediaBuyId } = parseAdcpReference(booked.providerReference!);
   expect(seller.buys.get(mediaBuyId)!.packages[0]).toMatchObject({ product_id: 'ctv_async', budget: 1000 });
 
-  // Delivery: the seller's daily figures, read by the delivery poll on a day in the flight.
-  connection = new AdcpSellerConnection(
-    { key: 'ctl', agentUrl: seller.agentUrl, credentialEnv: 'FLIGHTDECK_TEST_ADCP_TOKEN', channels: ['ctv'], sandbox: false },
-    { capabilitiesTtlMs: 60_000 },
-  );
-  const adapter = adcpAdapter(findAdapter('adcp-ctl')!, connection);
-  const poll = () =>
-    pollDelivery(env.db, adapter, {
-      batchSize: 50,
-      restatementDays: 7,
-      callsPerSecond: 50,
-      timeoutMs: 10_000,
-      sandboxSlowMs: 0,
-      pacingTolerance: 0.15,
-      logger: createLogger('silent'),
-      advertiserId: ORG,
-      real: new Date('2099-03-04T12:00:00Z'),
-    });
+  // Delivery: the seller's daily figures, read by the workers' scheduled poll.
   seller.delivery.set(mediaBuyId, [
-    { date: '2099-03-01', impressions: 1000, spend: 12 },
-    { date: '2099-03-02', impressions: 2000, spend: 24 },
-    { date: '2099-03-03', impressions: 1500, spend: 18 },
+    { date: day(-3), impressions: 1000, spend: 12 },
+    { date: day(-2), impressions: 2000, spend: 24 },
+    { date: day(-1), impressions: 1500, spend: 18 },
   ]);
-  expect((await poll()).fetched).toBe(1);
   const delivery = async () =>
     (
       await json<{
         delivery: { lines: Array<{ impressions: number; spendMinor: number; days: Array<{ date: string; impressions: number }> }> };
-      }>(await api.fetch(`/api/v1/campaigns/${campaignId}/delivery?from=2099-03-01&to=2099-03-03`, { token }))
+      }>(await api.fetch(`/api/v1/campaigns/${campaignId}/delivery?from=${day(-3)}&to=${day(-1)}`, { token }))
     ).delivery.lines[0]!;
+  await until('the scheduled poll brings the figures', async () => (await delivery()).impressions === 4500);
   expect(await delivery()).toMatchObject({ impressions: 4500, spendMinor: 5400 });
   // The seller restates a past day: the next poll replaces it.
   seller.delivery.set(mediaBuyId, [
-    { date: '2099-03-01', impressions: 700, spend: 8.4 },
-    { date: '2099-03-02', impressions: 2000, spend: 24 },
-    { date: '2099-03-03', impressions: 1500, spend: 18 },
+    { date: day(-3), impressions: 700, spend: 8.4 },
+    { date: day(-2), impressions: 2000, spend: 24 },
+    { date: day(-1), impressions: 1500, spend: 18 },
   ]);
-  await poll();
+  await until('the restatement arrives', async () => (await delivery()).impressions === 4200);
   const restated = await delivery();
   expect(restated).toMatchObject({ impressions: 4200, spendMinor: 5040 });
-  expect(restated.days.find((d) => d.date === '2099-03-01')).toMatchObject({ impressions: 700 });
+  expect(restated.days.find((d) => d.date === day(-3))).toMatchObject({ impressions: 700 });
 
   // Pause and resume: the seller's own state follows.
   expect(

@@ -86,4 +86,45 @@ describe('a booking the seller is still working on', () => {
     );
     expect((await env.db('booking_lines').where({ id: lineId }).first()).status).toBe('reconciliation-required');
   }, 60_000);
+
+  /** The task as if accepted `hours` ago, and due to be asked now. */
+  const aged = (attemptId: string, hours: number) =>
+    env
+      .db('supplier_tasks')
+      .where({ attempt_id: attemptId })
+      .update({
+        created_at: env.db.raw(`now() - interval '${hours} hours'`),
+        next_poll_at: env.db.fn.now(),
+      });
+
+  test('a task the seller keeps working on is waited on for ADCP_TASK_MAX_WAIT_HOURS (72), then a person takes the line', async () => {
+    const { lineId, attemptId } = await pendingLine('org-q4');
+    await aged(attemptId, 71);
+    await workers.pollSupplierTasksNow();
+    expect((await env.db('booking_lines').where({ id: lineId }).first()).status).toBe('in-progress');
+    await aged(attemptId, 73);
+    await workers.pollSupplierTasksNow();
+    expect((await env.db('booking_lines').where({ id: lineId }).first()).status).toBe('reconciliation-required');
+    const attempt = await env.db('supplier_attempts').where({ id: attemptId }).first();
+    expect(attempt.status).toBe('unknown');
+    expect(JSON.stringify(attempt.detail)).toMatch(/has not finished task .* in 73 hours \(it says submitted\)/);
+    expect((await walletAndLedger(env, 'org-q4')).consistent).toBe(true);
+  }, 60_000);
+
+  test('a seller that cannot be asked about its task is asked again until the wait is over, then a person takes the line', async () => {
+    const { lineId, attemptId } = await pendingLine('org-q5');
+    await seller.down();
+    try {
+      await aged(attemptId, 10);
+      await workers.pollSupplierTasksNow();
+      expect((await env.db('booking_lines').where({ id: lineId }).first()).status).toBe('in-progress');
+      await aged(attemptId, 80);
+      await workers.pollSupplierTasksNow();
+      expect((await env.db('booking_lines').where({ id: lineId }).first()).status).toBe('reconciliation-required');
+      const attempt = await env.db('supplier_attempts').where({ id: attemptId }).first();
+      expect(JSON.stringify(attempt.detail)).toMatch(/could not be asked about it for 80 hours/);
+    } finally {
+      seller.up();
+    }
+  }, 60_000);
 });

@@ -28,6 +28,8 @@ export async function launchOnSeller(
   org: string,
   adapterKey: string,
   supplierProduct: { productId: string; pricingOptionId: string },
+  /** The campaign's mode and flight (default: live, the helper's far-future flight). */
+  campaign: { executionMode?: 'sandbox' | 'live'; startDate?: string; endDate?: string } = {},
 ): Promise<{ token: string; campaignId: string; booking: BookingBody }> {
   const token = await env.issuer.token({ org, user: `${org}-buyer` });
   if ((await api.fetch('/api/v1/auth/context', { token })).status !== 200) throw new Error(`${org} could not sign in`);
@@ -43,6 +45,7 @@ export async function launchOnSeller(
   const { campaignId, planVersion } = await draftCampaign(api, token, [line] as never, {
     executionMode: 'live',
     maximumCommitmentMinor: 100_000,
+    ...campaign,
   });
   await approve(api, token, campaignId, planVersion);
   const res = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);

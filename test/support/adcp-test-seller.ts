@@ -123,6 +123,13 @@ export interface TestSeller extends CreativeDesk {
   slowMs: number;
   /** Daily delivery per media buy, as the seller reports it now (the test may restate it). */
   delivery: Map<string, Array<{ date: string; impressions: number; spend: number }>>;
+  /**
+   * Reports delivery as some sellers do: the buy's totals to date only, whatever days were asked
+   * for, with no daily breakdown and its own reporting period (from the buy's first day of delivery).
+   */
+  totalsOnly: boolean;
+  /** Every get_media_buy_delivery that reached the seller. */
+  deliveryAsks: GetMediaBuyDeliveryRequest[];
   /** The tasks the seller holds, by product, in order. */
   tasks: Array<{ taskId: string; productId: string }>;
   /** Completes (or fails, per product) a task held open; all open ones without an id. */
@@ -187,6 +194,8 @@ export async function startTestSeller(
     drift: false,
     slowMs: opts.slowMs ?? 5_000,
     delivery: new Map(),
+    totalsOnly: false,
+    deliveryAsks: [],
     creatives: [],
     formatListingFailures: 0,
     holdCreativesForReview: false,
@@ -326,8 +335,10 @@ export async function startTestSeller(
       }),
 
       getMediaBuyDelivery: async (req: GetMediaBuyDeliveryRequest) => {
+        seller.deliveryAsks.push(req);
         const ids = (req.media_buy_ids ?? []).filter((id) => seller.buys.has(id));
-        const inRange = (d: { date: string }) => (!req.start_date || d.date >= req.start_date) && (!req.end_date || d.date <= req.end_date);
+        const inRange = (d: { date: string }) =>
+          seller.totalsOnly || ((!req.start_date || d.date >= req.start_date) && (!req.end_date || d.date <= req.end_date));
         const deliveries = ids.map((id) => {
           const days = (seller.delivery.get(id) ?? []).filter(inRange);
           const impressions = days.reduce((s, d) => s + d.impressions, 0);
@@ -345,16 +356,19 @@ export async function startTestSeller(
                 pricing_model: 'cpm' as const,
                 rate: 12,
                 currency: 'GBP',
-                ...(req.include_package_daily_breakdown ? { daily_breakdown: days } : {}),
+                ...(req.include_package_daily_breakdown && !seller.totalsOnly ? { daily_breakdown: days } : {}),
               },
             ],
           };
         });
+        const all = ids
+          .flatMap((id) => seller.delivery.get(id) ?? [])
+          .map((d) => d.date)
+          .sort();
         return {
-          reporting_period: {
-            start: `${req.start_date ?? '2000-01-01'}T00:00:00Z`,
-            end: `${req.end_date ?? '2100-01-01'}T23:59:59Z`,
-          },
+          reporting_period: seller.totalsOnly
+            ? { start: `${all[0] ?? '2000-01-01'}T00:00:00Z`, end: new Date().toISOString() }
+            : { start: `${req.start_date ?? '2000-01-01'}T00:00:00Z`, end: `${req.end_date ?? '2100-01-01'}T23:59:59Z` },
           currency: 'GBP',
           media_buy_deliveries: deliveries,
         };

@@ -161,8 +161,8 @@ export class AdcpSellerConnection {
   }
 
   /** Drops the connection after a failure: the next call opens a new one. */
-  private async drop(failed: Promise<McpClient>): Promise<void> {
-    if (this.mcp !== failed) return;
+  private async drop(failed: Promise<McpClient> | null): Promise<void> {
+    if (!failed || this.mcp !== failed) return;
     this.mcp = null;
     await (await failed.catch(() => null))?.close().catch(() => undefined);
   }
@@ -178,28 +178,32 @@ export class AdcpSellerConnection {
   }
 
   /**
-   * Runs one SDK call, once. A seller that could not be reached (the connection could not be
-   * opened, or the request was refused before it reached the seller) is SellerUnreachable:
-   * nothing was sent. Anything else that fails after sending is the caller's to judge.
+   * Runs `use` with an SDK client over this seller's connection, once. A seller that could not be
+   * reached (the connection could not be opened, or a request was refused before it reached the
+   * seller) is SellerUnreachable: nothing was sent. Any failure drops the connection, so the next
+   * call opens a new one.
    */
-  async call<T>(run: (client: AgentClient) => Promise<TaskResult<T>>, options: SellerCallOptions = {}): Promise<TaskResult<T>> {
+  async withClient<R>(use: (client: AgentClient) => Promise<R>, options: SellerCallOptions = {}): Promise<R> {
     const { signal } = options;
     if (signal?.aborted) throw new SellerUnreachable(`${this.adapterKey}: the call was given up before it was sent; nothing was sent.`);
     const opening = this.connection();
     const client = await this.client();
-    let result: TaskResult<T>;
     try {
-      result = await this.callSignal.run(signal, () => run(client));
+      return await this.callSignal.run(signal, () => use(client));
     } catch (err) {
       await this.drop(opening);
       const code = unreachableCode(err);
       if (code) throw new SellerUnreachable(`${this.adapterKey} could not be reached (${code}); nothing was sent.`, { cause: err });
       throw err;
     }
-    // The SDK turns a transport failure into a failed result without an AdCP error: the connection is suspect.
+  }
+
+  /** One AdCP task call, once (see withClient). A transport failure the SDK turned into a failed result drops the connection too. */
+  async call<T>(run: (client: AgentClient) => Promise<TaskResult<T>>, options: SellerCallOptions = {}): Promise<TaskResult<T>> {
+    const result = await this.withClient(run, options);
     if (result.status === 'failed' && !result.adcpError) {
-      await this.drop(opening);
-      const code = unreachableCode((result as { error?: unknown }).error) ?? (UNREACHABLE.exec(String(result.error ?? ''))?.[0] || null);
+      await this.drop(this.mcp);
+      const code = UNREACHABLE.exec(String(result.error ?? ''))?.[0];
       if (code) throw new SellerUnreachable(`${this.adapterKey} could not be reached (${code}); nothing was sent.`);
     }
     return result;

@@ -106,13 +106,14 @@ export const BOOKING_CURRENCY = 'GBP';
 export async function pricingOptionCurrency(
   connection: AdcpSellerConnection,
   input: { account: SellerAccount; mode: 'sandbox' | 'live'; productId: string; pricingOptionId: string },
+  signal?: AbortSignal,
 ): Promise<string | null> {
   const request = {
     buying_mode: 'wholesale',
     account: accountRef(input.account, input.mode),
     brand: { domain: input.account.brand.domain },
   };
-  const result = await connection.call((c) => c.getProducts(request as never));
+  const result = await connection.call((c) => c.getProducts(request as never), { signal });
   if (result.status !== 'completed') throw new ProductsUnavailable(`get_products answered ${result.status}: ${result.error ?? ''}`);
   const product = ((result.data as { products?: RawProduct[] }).products ?? []).find((p) => p.product_id === input.productId);
   const option = product?.pricing_options?.find((o) => o.pricing_option_id === input.pricingOptionId);

@@ -43,7 +43,14 @@ export function mediaBuyRequest(request: BookingRequest, account: SellerAccount,
   };
 }
 
-const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits before a resend; false when the call's time ran out meanwhile (nothing more may be sent). */
+const waitToResend = (ms: number, signal?: AbortSignal) =>
+  new Promise<boolean>((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const timer = setTimeout(() => (signal?.removeEventListener('abort', stop), resolve(true)), ms);
+    const stop = () => (clearTimeout(timer), resolve(false));
+    signal?.addEventListener('abort', stop, { once: true });
+  });
 
 async function advertiserOf(ctx: AdapterContext, bookingId: string): Promise<string | null> {
   const row = (await ctx.db('bookings').where({ id: bookingId }).first('advertiser_id')) as { advertiser_id: string } | undefined;
@@ -57,11 +64,20 @@ async function advertiserOf(ctx: AdapterContext, bookingId: string): Promise<str
  * A seller that cannot be reached is asked again (nothing was sent); one that still cannot, or
  * that fails to answer, leaves the outcome to a person (UnknownOutcome), having sent nothing.
  */
-async function currencyRefusal(connection: AdcpSellerConnection, request: BookingRequest, account: SellerAccount): Promise<string | null> {
+async function currencyRefusal(
+  connection: AdcpSellerConnection,
+  request: BookingRequest,
+  account: SellerAccount,
+  ctx: AdapterContext,
+): Promise<string | null> {
   const { productId, pricingOptionId } = request.supplierProduct!;
   for (let attempt = 0; ; attempt++) {
     try {
-      const currency = await pricingOptionCurrency(connection, { account, mode: request.executionMode, productId, pricingOptionId });
+      const currency = await pricingOptionCurrency(
+        connection,
+        { account, mode: request.executionMode, productId, pricingOptionId },
+        ctx.cut,
+      );
       if (currency === null)
         return `The seller no longer lists pricing option ${pricingOptionId} of product ${productId}; nothing was sent.`;
       if (currency.toUpperCase() !== BOOKING_CURRENCY) {
@@ -70,10 +86,9 @@ async function currencyRefusal(connection: AdcpSellerConnection, request: Bookin
       return null;
     } catch (err) {
       const delay = RESEND_DELAYS_MS[attempt];
-      if (!(err instanceof SellerUnreachable) || delay === undefined) {
+      if (!(err instanceof SellerUnreachable) || delay === undefined || !(await waitToResend(delay, ctx.signal))) {
         throw new UnknownOutcome(`${(err as Error).message} The price's currency could not be checked; nothing was sent.`);
       }
-      await wait(delay);
     }
   }
 }
@@ -99,7 +114,7 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
     if (!account) {
       return { kind: 'rejected', reason: `The workspace has no approved account on ${connection.adapterKey}; nothing was sent.` };
     }
-    const refusal = await currencyRefusal(connection, request, account);
+    const refusal = await currencyRefusal(connection, request, account, ctx);
     if (refusal) return { kind: 'rejected', reason: refusal };
     const caps = await connection.capabilities().catch((): AdcpCapabilities | null => null);
     const body = mediaBuyRequest(request, account, deps.webhookUrl?.(request) ?? null);
@@ -109,7 +124,9 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
       let why: string;
       const sentAt = Date.now();
       try {
-        const result = (await connection.call((c) => c.createMediaBuy(body as never))) as TaskResult<unknown>;
+        if (ctx.signal?.aborted)
+          throw new UnknownOutcome(`The booking's time ran out before it could be sent again (sent ${attempt} times).`);
+        const result = (await connection.call((c) => c.createMediaBuy(body as never), { signal: ctx.cut })) as TaskResult<unknown>;
         firstSentAt ??= sentAt;
         const verdict = verdictOf(result);
         if (verdict.kind === 'outcome') return verdict.outcome as BookingOutcome;
@@ -117,17 +134,19 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
         if (verdict.kind === 'resend' && verdict.refusal && delay === undefined) return verdict.refusal as BookingOutcome;
         why = verdict.why;
       } catch (err) {
+        if (err instanceof UnknownOutcome) throw err;
         if (err instanceof SellerUnreachable) {
           // Nothing reached the seller: sending again is safe whatever its replay window.
-          if (delay === undefined) throw new UnknownOutcome(`${err.message} (tried ${attempt + 1} times)`);
-          await wait(delay);
+          if (delay === undefined || !(await waitToResend(delay, ctx.signal)))
+            throw new UnknownOutcome(`${err.message} (tried ${attempt + 1} times)`);
           continue;
         }
         firstSentAt ??= sentAt;
         why = `The seller's answer was lost: ${(err as Error).message}`;
       }
-      if (delay === undefined || !resendAllowed(caps, firstSentAt ?? sentAt)) throw new UnknownOutcome(why);
-      await wait(delay);
+      if (delay === undefined || !resendAllowed(caps, firstSentAt ?? sentAt) || !(await waitToResend(delay, ctx.signal))) {
+        throw new UnknownOutcome(why);
+      }
     }
   };
 }
@@ -135,12 +154,11 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
 /** Asks the seller about a booking it is still working on (AdCP tasks/get). */
 export function adcpTaskPoll(connection: AdcpSellerConnection) {
   return async (task: PendingTask): Promise<TaskOutcome> => {
-    const client = await connection.client();
     const { TaskExecutor } = await adcpSdk();
     const executor = new TaskExecutor({ agentId: connection.adapterKey });
     let info;
     try {
-      info = await executor.getTaskStatus(client.getAgent(), task.taskId);
+      info = await connection.withClient((client) => executor.getTaskStatus(client.getAgent(), task.taskId));
     } catch (err) {
       throw new Error(`${connection.adapterKey} could not be asked about task ${task.taskId}: ${(err as Error).message}`, { cause: err });
     }

@@ -2,9 +2,6 @@ import type { TaskResult } from '@adcp/sdk';
 import type {
   AdapterContext,
   BudgetChangeRequest,
-  DeliveryReport,
-  DeliveryReporter,
-  LineAtSupplier,
   LineOperationOutcome,
   LineOperationRequest,
   SupplierAdapter,
@@ -92,8 +89,12 @@ async function readBack(
   mode: 'sandbox' | 'live',
   mediaBuyId: string,
   packageId: string | null,
+  signal?: AbortSignal,
 ): Promise<ReadBack> {
-  const result = await connection.call((c) => c.getMediaBuys({ account: accountRef(account, mode), media_buy_ids: [mediaBuyId] } as never));
+  const result = await connection.call(
+    (c) => c.getMediaBuys({ account: accountRef(account, mode), media_buy_ids: [mediaBuyId] } as never),
+    { signal },
+  );
   if (result.status !== 'completed') throw new Error(`get_media_buys answered ${result.status}`);
   const buy = (
     result.data as { media_buys?: Array<{ media_buy_id: string; status?: string; packages?: PackageStatus[] }> }
@@ -122,9 +123,9 @@ export function adcpOperation(connection: AdcpSellerConnection, op: Operation) {
       return { kind: 'refused', reason: 'The line names no package at the seller; nothing was sent.' };
     let result: TaskResult<unknown>;
     try {
-      result = (await connection.call((c) =>
-        c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId) as never),
-      )) as TaskResult<unknown>;
+      result = (await connection.call((c) => c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId) as never), {
+        signal: ctx.cut,
+      })) as TaskResult<unknown>;
     } catch (err) {
       if (err instanceof SellerUnreachable) return { kind: 'refused', reason: err.message };
       throw new UnknownOutcome(`The seller's answer to the ${op} was lost: ${(err as Error).message}`);
@@ -147,7 +148,7 @@ export function adcpOperation(connection: AdcpSellerConnection, op: Operation) {
     let drift: string[];
     let seen: ReadBack | null = null;
     try {
-      seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId);
+      seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId, ctx.cut);
       drift = driftOf(op, request, seen);
     } catch (err) {
       drift = [`the buy could not be read back: ${(err as Error).message}`];
@@ -162,50 +163,5 @@ export function adcpOperations(connection: AdcpSellerConnection): Pick<SupplierA
     resume: adcpOperation(connection, 'resume'),
     stop: adcpOperation(connection, 'stop'),
     changeBudget: adcpOperation(connection, 'change-budget') as SupplierAdapter['changeBudget'],
-  };
-}
-
-interface RawDelivery {
-  reporting_period?: { end?: string };
-  media_buy_deliveries?: Array<{
-    media_buy_id: string;
-    by_package?: Array<{ package_id: string; daily_breakdown?: Array<{ date: string; impressions?: number; spend?: number }> }>;
-  }>;
-}
-
-/** A seller's amount (major units) in minor units, rounded to the nearest. */
-const toMinor = (amount: number | undefined) => Math.round((amount ?? 0) * 100);
-
-/**
- * get_media_buy_delivery for the line's buy, per day of its package. The daily breakdown carries
- * impressions and spend only: clicks and completions of a day are 0 (the seller reports them in
- * totals alone). A seller that cannot be asked throws: the figures wait, they are never invented.
- */
-export function adcpReporter(connection: AdcpSellerConnection): DeliveryReporter {
-  return {
-    async delivery(line: LineAtSupplier, fromDate: string, toDate: string, ctx: AdapterContext): Promise<DeliveryReport> {
-      if (!line.providerReference) throw new Error('The line has no media buy at the seller.');
-      const account = await lineAccount(ctx, connection.adapterKey, line.bookingId);
-      if (!account) throw new Error(`The workspace has no approved account on ${connection.adapterKey}.`);
-      const { mediaBuyId, packageId } = parseAdcpReference(line.providerReference);
-      const result = await connection.call((c) =>
-        c.getMediaBuyDelivery({
-          account: accountRef(account, line.executionMode),
-          media_buy_ids: [mediaBuyId],
-          start_date: fromDate,
-          end_date: toDate,
-          include_package_daily_breakdown: true,
-        } as never),
-      );
-      if (result.status !== 'completed') throw new Error(`get_media_buy_delivery answered ${result.status}: ${result.error ?? ''}`);
-      const raw = result.data as RawDelivery;
-      const buy = raw.media_buy_deliveries?.find((d) => d.media_buy_id === mediaBuyId);
-      const pkg = buy?.by_package?.find((p) => p.package_id === packageId) ?? buy?.by_package?.[0];
-      const days = (pkg?.daily_breakdown ?? [])
-        .filter((d) => d.date >= fromDate && d.date <= toDate)
-        .map((d) => ({ date: d.date, impressions: d.impressions ?? 0, clicks: 0, completions: 0, spendMinor: toMinor(d.spend) }))
-        .sort((a, b) => a.date.localeCompare(b.date));
-      return { asOf: raw.reporting_period?.end ?? new Date().toISOString(), days };
-    },
   };
 }

@@ -2,7 +2,8 @@ import type { SupplierAdapter } from '../../../shared/adapters/adapter';
 import type { AdapterDescriptor } from '../../../shared/adapters/catalogue';
 import type { AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
 import { adcpBook, adcpTaskPoll, type BookingDeps } from './book';
-import { adcpOperations, adcpReporter } from './in-flight';
+import { adcpOperations } from './in-flight';
+import { adcpReporter } from './delivery';
 import { adcpReviewer, type ReviewDeps } from './review';
 
 /**

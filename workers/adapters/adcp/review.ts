@@ -50,19 +50,21 @@ export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps 
       );
       if ('refusal' in manifest) return refused(manifest.refusal);
       const sellerCreativeId = `${request.creativeId}-v${request.version}`;
-      const result = await connection.call((c) =>
-        c.syncCreatives({
-          idempotency_key: request.attemptId,
-          account: accountRef(account, connection.mode),
-          creatives: [
-            {
-              creative_id: sellerCreativeId,
-              name: request.name,
-              format_id: { agent_url: format?.format_id.agent_url ?? new URL(connection.seller.agentUrl).origin, id: request.format },
-              assets: manifest.assets,
-            },
-          ],
-        } as never),
+      const result = await connection.call(
+        (c) =>
+          c.syncCreatives({
+            idempotency_key: request.attemptId,
+            account: accountRef(account, connection.mode),
+            creatives: [
+              {
+                creative_id: sellerCreativeId,
+                name: request.name,
+                format_id: { agent_url: format?.format_id.agent_url ?? new URL(connection.seller.agentUrl).origin, id: request.format },
+                assets: manifest.assets,
+              },
+            ],
+          } as never),
+        { signal: ctx.cut },
       );
       if (result.status === 'failed') {
         if (!result.adcpError) throw new UnknownOutcome(`The seller's answer to the review was lost: ${result.error}`);
@@ -94,11 +96,13 @@ export function adcpReviewer(connection: AdcpSellerConnection, deps: ReviewDeps 
     async check(review: ReviewAtSupplier, ctx: AdapterContext): Promise<ReviewOutcome> {
       const account = await sellerAccountOf(ctx.db, connection.adapterKey, review.advertiserId);
       if (!account) throw new UnknownOutcome(`The workspace no longer has an approved account on ${connection.adapterKey}.`);
-      const result = await connection.call((c) =>
-        c.listCreatives({
-          account: accountRef(account, connection.mode),
-          filters: { creative_ids: [review.providerReference] },
-        } as never),
+      const result = await connection.call(
+        (c) =>
+          c.listCreatives({
+            account: accountRef(account, connection.mode),
+            filters: { creative_ids: [review.providerReference] },
+          } as never),
+        { signal: ctx.cut },
       );
       if (result.status !== 'completed') throw new Error(`list_creatives answered ${result.status}: ${result.error ?? ''}`);
       const held = ((result.data as { creatives?: Array<{ creative_id: string; status?: string }> }).creatives ?? []).find(

@@ -35,12 +35,21 @@ export function withDeadline<T>(
   return new Promise<DeadlineResult<T>>((resolve, reject) => {
     const timer = setTimeout(() => {
       stop.abort(new Error(`no answer within ${timeoutMs} ms`));
-      const cutTimer = setTimeout(() => cut.abort(new Error(`no answer within ${timeoutMs + lateMs} ms`)), lateMs);
-      // What settles once the request was cut is the cut's doing, not an answer.
-      const late = running.then(
-        (v) => (cut.signal.aborted ? null : v),
-        () => null,
-      );
+      let cutNow!: () => void;
+      const cutDone = new Promise<null>((r) => (cutNow = () => r(null)));
+      const cutTimer = setTimeout(() => {
+        cut.abort(new Error(`no answer within ${timeoutMs + lateMs} ms`));
+        cutNow();
+      }, lateMs);
+      // What settles once the request was cut is the cut's doing, not an answer; and a call that
+      // does not settle when cut (a transport that keeps its request) is not waited for.
+      const late = Promise.race([
+        running.then(
+          (v) => (cut.signal.aborted ? null : v),
+          () => null,
+        ),
+        cutDone,
+      ]);
       void late.finally(() => clearTimeout(cutTimer));
       resolve({ kind: 'timed-out', late });
     }, timeoutMs);

@@ -17,6 +17,7 @@ import { QueueProducers } from '../shared/queues/producers';
 import { relayOutbox } from '../shared/outbox/outbox';
 import { adapterImplementations } from './adapters/registry';
 import { adcpConnections, closeSellerConnections } from '../shared/adapters/adcp/connection';
+import { adcpSdk } from '../shared/adapters/adcp/sdk';
 import type { SupplierAdapter } from '../shared/adapters/adapter';
 import { refreshStagedLines } from '../shared/bookings/staged-lines';
 import { startTaskPoller } from './supplier-task-poller';
@@ -91,6 +92,8 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
     adcp: sellers,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
   });
+  // A process that works a seller's queue loads the AdCP SDK now, not inside its first booking's time.
+  if (queues.some((q) => sellers.has(adapterKeyOfQueue(q) ?? ''))) await adcpSdk();
   const booking: SupplierAdapter[] = [];
   const reviewing: SupplierAdapter[] = [];
 
@@ -169,8 +172,9 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
         await relay.stop();
         await webhooks?.stopSweep();
         await taskPoller.stop();
-        await closeSellerConnections(sellers.values());
         await Promise.all([...workers.map((w) => w.close()), pixelWriter?.close()]);
+        // After the jobs in flight: they may still be talking to a seller.
+        await closeSellerConnections(sellers.values());
         pixelRedis?.disconnect();
         await producers.close();
         connection.disconnect();

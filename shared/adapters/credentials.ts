@@ -19,14 +19,19 @@ export async function requireSupplierAccess(db: Knex, adapterKey: string, advert
   }
 }
 
-/** A workspace's account on an AdCP seller, as ops recorded it with the workspace's supplier access. */
+/**
+ * A workspace's account on an AdCP seller, as ops recorded it with the workspace's supplier access:
+ * the brand and operator it buys as, and the seller's own id for the account where the seller
+ * gave one (from its portal or list_accounts, or its answer to sync_accounts).
+ */
 export interface SellerAccount {
   brand: { domain: string };
   operator: string;
+  accountId?: string;
 }
 
-const isSellerAccount = (v: unknown): v is SellerAccount => {
-  const a = v as Partial<SellerAccount> | null;
+const isSellerAccount = (v: unknown): v is { brand: { domain: string }; operator: string; account_id?: unknown } => {
+  const a = v as { brand?: { domain?: unknown }; operator?: unknown } | null;
   return !!a && typeof a.operator === 'string' && typeof a.brand?.domain === 'string';
 };
 
@@ -41,7 +46,18 @@ export async function sellerAccountOf(db: Knex, adapterKey: string, advertiserId
     .whereNotNull('account')
     .orderBy('approved_at', 'desc')
     .first('account')) as { account: unknown } | undefined;
-  return row && isSellerAccount(row.account) ? { brand: { domain: row.account.brand.domain }, operator: row.account.operator } : null;
+  if (!row || !isSellerAccount(row.account)) return null;
+  const { brand, operator, account_id: accountId } = row.account;
+  return { brand: { domain: brand.domain }, operator, ...(typeof accountId === 'string' && accountId ? { accountId } : {}) };
+}
+
+/** Records the seller's id for the workspace's account (its answer to sync_accounts), with the access that names it. */
+export async function recordSellerAccountId(db: Knex, adapterKey: string, advertiserId: string, accountId: string): Promise<void> {
+  await db('supplier_credentials')
+    .where({ adapter_key: adapterKey, status: 'active', advertiser_id: advertiserId })
+    .whereNotNull('approved_at')
+    .whereNotNull('account')
+    .update({ account: db.raw(`account || jsonb_build_object('account_id', ?::text)`, [accountId]) });
 }
 
 /** Buying from an AdCP seller (sandbox or live) needs approved access naming the workspace's account there. */

@@ -29,11 +29,11 @@ export async function launchOnSeller(
   adapterKey: string,
   supplierProduct: { productId: string; pricingOptionId: string },
   /** The campaign's mode and flight (default: live, the helper's far-future flight). */
-  campaign: { executionMode?: 'sandbox' | 'live'; startDate?: string; endDate?: string } = {},
+  { account, ...campaign }: { executionMode?: 'sandbox' | 'live'; startDate?: string; endDate?: string; account?: unknown } = {},
 ): Promise<{ token: string; campaignId: string; booking: BookingBody }> {
   const token = await env.issuer.token({ org, user: `${org}-buyer` });
   if ((await api.fetch('/api/v1/auth/context', { token })).status !== 200) throw new Error(`${org} could not sign in`);
-  await grantSellerAccess(env.db, org, adapterKey);
+  await grantSellerAccess(env.db, org, adapterKey, account);
   await fundWallet(env, org, 1_000_000);
   const line = {
     channel: 'ctv',

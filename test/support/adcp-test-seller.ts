@@ -24,6 +24,7 @@ import { creativeTools, type CreativeDesk } from './adcp-test-seller-creatives';
 
 export { DISPLAY_FORMAT, HEADLINE_MAX, MIN_VIDEO_WIDTH, TITLED_VIDEO_FORMAT, VIDEO_FORMAT, VIDEO_SLOT } from './adcp-test-seller-creatives';
 import { freePort } from './ports';
+import { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
 
 /**
  * A seller of our own on the SDK's server toolkit (createAdcpServerFromPlatform): the SDK's real
@@ -130,6 +131,19 @@ export interface TestSeller extends CreativeDesk {
   totalsOnly: boolean;
   /** Every get_media_buy_delivery that reached the seller. */
   deliveryAsks: GetMediaBuyDeliveryRequest[];
+  /** get_products buying modes the seller refuses (UNSUPPORTED_FEATURE), as some sellers refuse `wholesale`. */
+  refusedBuyingModes: Set<string>;
+  /** Every get_products buying mode asked for, in order. */
+  productAsks: string[];
+  /**
+   * Takes bookings only for accounts declared with sync_accounts, named by the account id it
+   * answered (a brand and operator alone is ACCOUNT_NOT_FOUND). With `accountStatus` other than
+   * `active`, sync_accounts holds the account in that state.
+   */
+  syncedAccountsOnly: boolean;
+  accountStatus: 'active' | 'pending_approval';
+  /** The accounts declared with sync_accounts, by account id. */
+  syncedAccounts: Map<string, { brand: { domain: string }; operator: string }>;
   /** The tasks the seller holds, by product, in order. */
   tasks: Array<{ taskId: string; productId: string }>;
   /** Completes (or fails, per product) a task held open; all open ones without an id. */
@@ -196,6 +210,11 @@ export async function startTestSeller(
     delivery: new Map(),
     totalsOnly: false,
     deliveryAsks: [],
+    refusedBuyingModes: new Set(),
+    productAsks: [],
+    syncedAccountsOnly: false,
+    accountStatus: 'active',
+    syncedAccounts: new Map(),
     creatives: [],
     formatListingFailures: 0,
     holdCreativesForReview: false,
@@ -226,6 +245,27 @@ export async function startTestSeller(
     } as CreateMediaBuySuccess;
   };
 
+  const listing = (): GetProductsResponse => ({
+    products: CATALOGUE.map((p) => ({
+      product_id: p.id,
+      name: `CTV ${p.behaviour} (${p.currency})`,
+      description: `A CTV product that answers ${p.behaviour}.`,
+      publisher_properties: [{ publisher_domain: 'seller.example', selection_type: 'all' }],
+      channels: ['ctv'],
+      format_ids: [{ agent_url: origin, id: 'video_15s' }],
+      delivery_type: 'non_guaranteed',
+      pricing_options: [{ pricing_option_id: PRICING_OPTION, pricing_model: 'cpm', currency: p.currency, fixed_price: 12 }],
+      reporting_capabilities: {
+        available_reporting_frequencies: ['daily'],
+        expected_delay_minutes: 60,
+        timezone: 'UTC',
+        supports_webhooks: false,
+        available_metrics: ['impressions', 'spend'],
+        date_range_support: 'date_range',
+      },
+    })) as GetProductsResponse['products'],
+  });
+
   const account = { id: 'acct_flightdeck', name: 'Flightdeck', status: 'active' as const, ctx_metadata: {} };
   const platform = {
     capabilities: {
@@ -238,31 +278,36 @@ export async function startTestSeller(
       // One buying account: any brand reference, or (for tasks/get, which names none) the caller's key.
       resolve: async (ref: unknown, ctx?: { authInfo?: unknown }) => {
         if (!ref) return ctx?.authInfo ? account : null;
-        if ('account_id' in (ref as object)) return null;
+        if ('account_id' in (ref as object)) {
+          const id = (ref as { account_id: string }).account_id;
+          const synced = seller.syncedAccounts.get(id);
+          return synced ? { ...account, brand: synced.brand } : null;
+        }
+        if (seller.syncedAccountsOnly) return null;
         return { ...account, brand: (ref as { brand: { domain: string } }).brand };
       },
+      upsert: async (refs: Array<{ brand: { domain: string }; operator: string }>) =>
+        refs.map((ref) => {
+          const id = `acct_${ref.brand.domain}_${ref.operator}`;
+          seller.syncedAccounts.set(id, { brand: ref.brand, operator: ref.operator });
+          return {
+            account_id: id,
+            brand: ref.brand,
+            operator: ref.operator,
+            action: 'created' as const,
+            status: seller.accountStatus,
+            ...(seller.accountStatus === 'active' ? {} : { setup: { message: 'The seller reviews new advertisers within two days.' } }),
+          };
+        }),
     },
     sales: {
-      getProducts: async (): Promise<GetProductsResponse> => ({
-        products: CATALOGUE.map((p) => ({
-          product_id: p.id,
-          name: `CTV ${p.behaviour} (${p.currency})`,
-          description: `A CTV product that answers ${p.behaviour}.`,
-          publisher_properties: [{ publisher_domain: 'seller.example', selection_type: 'all' }],
-          channels: ['ctv'],
-          format_ids: [{ agent_url: origin, id: 'video_15s' }],
-          delivery_type: 'non_guaranteed',
-          pricing_options: [{ pricing_option_id: PRICING_OPTION, pricing_model: 'cpm', currency: p.currency, fixed_price: 12 }],
-          reporting_capabilities: {
-            available_reporting_frequencies: ['daily'],
-            expected_delay_minutes: 60,
-            timezone: 'UTC',
-            supports_webhooks: false,
-            available_metrics: ['impressions', 'spend'],
-            date_range_support: 'date_range',
-          },
-        })) as GetProductsResponse['products'],
-      }),
+      getProducts: async (req: { buying_mode?: string }): Promise<GetProductsResponse> => {
+        seller.productAsks.push(req.buying_mode ?? 'none');
+        if (seller.refusedBuyingModes.has(req.buying_mode ?? '')) {
+          throw new AdcpError('UNSUPPORTED_FEATURE', { message: `buying_mode ${req.buying_mode} is not offered`, recovery: 'correctable' });
+        }
+        return listing();
+      },
 
       createMediaBuy: async (
         req: CreateMediaBuyRequest,
@@ -417,6 +462,8 @@ export async function startTestSeller(
       () => false,
     ),
   );
+  await warmUp(seller.agentUrl);
+  seller.productAsks.length = 0;
 
   const jwks = http.createServer((_req, res) => {
     res.setHeader('content-type', 'application/json');
@@ -435,5 +482,25 @@ export async function startTestSeller(
 async function until(check: () => Promise<boolean>): Promise<void> {
   for (const deadline = Date.now() + 10_000; !(await check()); await new Promise((r) => setTimeout(r, 50))) {
     if (Date.now() > deadline) throw new Error('the test seller did not start');
+  }
+}
+
+/**
+ * One listing asked through a connection like the workers': the first request in a process
+ * compiles the SDK's schemas on both sides (seconds on a busy machine), which a test's first
+ * booking would otherwise spend inside its supplier timeout. Nothing is recorded by the seller.
+ */
+async function warmUp(agentUrl: string): Promise<void> {
+  const connection = new AdcpSellerConnection(
+    { key: 'warm-up', agentUrl, credentialEnv: 'TOKEN', channels: ['ctv'], sandbox: false },
+    { capabilitiesTtlMs: 0, secrets: { TOKEN: HARNESS_TOKEN } },
+  );
+  try {
+    await connection.call((c) => c.getAdcpCapabilities({} as never));
+    await connection.call((c) =>
+      c.getProducts({ buying_mode: 'wholesale', account: { brand: { domain: 'warm.example' }, operator: 'warm.example' } } as never),
+    );
+  } finally {
+    await connection.close();
   }
 }

@@ -91,6 +91,10 @@ export class AdcpSellerConnection {
   readonly adapterKey: string;
   /** Tool calls sent to the seller, by tool: what left this process, whatever came back. */
   readonly sent = new Map<string, number>();
+  /** The seller answered that it has no sync_accounts: accounts are named by brand and operator alone. */
+  syncAccountsUnsupported = false;
+  /** Accounts declared to the seller (sync_accounts) and active, in this process, with the id it answered. */
+  readonly declaredAccounts = new Map<string, string | null>();
   private mcp: Promise<McpClient> | null = null;
   private readonly callSignal = new AsyncLocalStorage<AbortSignal | undefined>();
   private closed = false;
@@ -168,9 +172,9 @@ export class AdcpSellerConnection {
   }
 
   /** An AdCP SDK client over this seller's connection. A fresh one per call: it keeps conversation state, which concurrent jobs must not share. */
-  async client(): Promise<AgentClient> {
+  async client(mcp?: McpClient): Promise<AgentClient> {
     const { AgentClient } = await adcpSdk();
-    return AgentClient.fromMCPClient(await this.connection(), {
+    return AgentClient.fromMCPClient(mcp ?? (await this.connection()), {
       agentId: this.adapterKey,
       agentName: this.seller.display ?? this.seller.key,
       validation: { requests: 'strict', responses: 'warn' },
@@ -187,7 +191,7 @@ export class AdcpSellerConnection {
     const { signal } = options;
     if (signal?.aborted) throw new SellerUnreachable(`${this.adapterKey}: the call was given up before it was sent; nothing was sent.`);
     const opening = this.connection();
-    const client = await this.client();
+    const client = await this.client(await opening);
     try {
       return await this.callSignal.run(signal, () => use(client));
     } catch (err) {

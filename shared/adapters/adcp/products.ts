@@ -98,24 +98,47 @@ export async function sellerProducts(
 /** Flightdeck budgets are pounds: a package's budget is sent in the pricing option's major units. */
 export const BOOKING_CURRENCY = 'GBP';
 
+/** The seller said, in its own words, that it will not list the product's prices (a refusal, not an outage). */
+export class PriceNotListed extends Error {
+  override readonly name = 'PriceNotListed';
+}
+
 /**
- * The currency of a product's pricing option as the seller lists it now (get_products, buying mode
- * `wholesale`: the seller's whole catalogue for the account, no brief); null when it lists no
- * such option. Throws what `connection.call` throws (SellerUnreachable when nothing reached it).
+ * The currency of a product's pricing option as the seller lists it now; null when it lists no
+ * such option. Asked in buying mode `wholesale` (the seller's whole catalogue for the account, no
+ * brief); a seller that refuses that mode is asked to `refine` the one product (include it, with
+ * its current pricing). A seller that refuses both is PriceNotListed; one that cannot be reached
+ * or fails on its side throws what `connection.call` throws, or ProductsUnavailable.
  */
 export async function pricingOptionCurrency(
   connection: AdcpSellerConnection,
-  input: { account: SellerAccount; mode: 'sandbox' | 'live'; productId: string; pricingOptionId: string },
+  input: { accounts: readonly SellerAccount[]; mode: 'sandbox' | 'live'; productId: string; pricingOptionId: string },
   signal?: AbortSignal,
-): Promise<string | null> {
-  const request = {
-    buying_mode: 'wholesale',
-    account: accountRef(input.account, input.mode),
-    brand: { domain: input.account.brand.domain },
-  };
-  const result = await connection.call((c) => c.getProducts(request as never), { signal });
-  if (result.status !== 'completed') throw new ProductsUnavailable(`get_products answered ${result.status}: ${result.error ?? ''}`);
-  const product = ((result.data as { products?: RawProduct[] }).products ?? []).find((p) => p.product_id === input.productId);
-  const option = product?.pricing_options?.find((o) => o.pricing_option_id === input.pricingOptionId);
-  return option ? (option.currency ?? 'unknown') : null;
+): Promise<{ currency: string | null; account: SellerAccount }> {
+  const refusals: string[] = [];
+  names: for (const account of input.accounts) {
+    const scope = { account: accountRef(account, input.mode), brand: { domain: account.brand.domain } };
+    const asks = [
+      { buying_mode: 'wholesale', ...scope },
+      { buying_mode: 'refine', refine: [{ scope: 'product', product_id: input.productId, action: 'include' }], ...scope },
+    ];
+    for (const request of asks) {
+      const result = await connection.call((c) => c.getProducts(request as never), { signal });
+      if (result.status === 'completed') {
+        const product = ((result.data as { products?: RawProduct[] }).products ?? []).find((p) => p.product_id === input.productId);
+        const option = product?.pricing_options?.find((o) => o.pricing_option_id === input.pricingOptionId);
+        return { currency: option ? (option.currency ?? 'unknown') : null, account };
+      }
+      const error = result.adcpError;
+      // Only the seller's own refusal of the way it was asked moves to the next way; anything else is not an answer.
+      if (!error || error.recovery === 'transient')
+        throw new ProductsUnavailable(`get_products answered ${result.status}: ${result.error ?? ''}`);
+      refusals.push(`${request.buying_mode}: ${error.code}`);
+      // The seller does not know the account so named: the next name, if any.
+      if (error.code === 'ACCOUNT_NOT_FOUND') continue names;
+    }
+    // Both ways refused for what they ask, not for whose account: another name changes nothing.
+    break;
+  }
+  throw new PriceNotListed(`The seller would not list the product's prices (${refusals.join('; ')})`);
 }

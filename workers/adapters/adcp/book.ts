@@ -6,7 +6,8 @@ import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/cr
 import { SellerUnreachable, type AdcpCapabilities, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
 import { resendAllowed, taskVerdict, verdictOf } from '../../../shared/adapters/adcp/outcomes';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
-import { BOOKING_CURRENCY, pricingOptionCurrency } from '../../../shared/adapters/adcp/products';
+import { AccountNotReady, accountNames, keepAccountName } from '../../../shared/adapters/adcp/accounts';
+import { BOOKING_CURRENCY, PriceNotListed, pricingOptionCurrency } from '../../../shared/adapters/adcp/products';
 
 /** How long to wait before sending the same request again: the seller is busy, or was not reached. */
 const RESEND_DELAYS_MS = [250, 1_000, 2_000];
@@ -64,27 +65,31 @@ async function advertiserOf(ctx: AdapterContext, bookingId: string): Promise<str
  * A seller that cannot be reached is asked again (nothing was sent); one that still cannot, or
  * that fails to answer, leaves the outcome to a person (UnknownOutcome), having sent nothing.
  */
-async function currencyRefusal(
+async function currencyCheck(
   connection: AdcpSellerConnection,
   request: BookingRequest,
-  account: SellerAccount,
+  accounts: readonly SellerAccount[],
   ctx: AdapterContext,
-): Promise<string | null> {
+): Promise<{ refusal: string } | { account: SellerAccount }> {
   const { productId, pricingOptionId } = request.supplierProduct!;
   for (let attempt = 0; ; attempt++) {
     try {
-      const currency = await pricingOptionCurrency(
+      const { currency, account } = await pricingOptionCurrency(
         connection,
-        { account, mode: request.executionMode, productId, pricingOptionId },
+        { accounts, mode: request.executionMode, productId, pricingOptionId },
         ctx.cut,
       );
       if (currency === null)
-        return `The seller no longer lists pricing option ${pricingOptionId} of product ${productId}; nothing was sent.`;
+        return { refusal: `The seller no longer lists pricing option ${pricingOptionId} of product ${productId}; nothing was sent.` };
       if (currency.toUpperCase() !== BOOKING_CURRENCY) {
-        return `Product ${productId} is priced in ${currency} (pricing option ${pricingOptionId}); Flightdeck budgets are in ${BOOKING_CURRENCY}, so nothing was sent.`;
+        return {
+          refusal: `Product ${productId} is priced in ${currency} (pricing option ${pricingOptionId}); Flightdeck budgets are in ${BOOKING_CURRENCY}, so nothing was sent.`,
+        };
       }
-      return null;
+      return { account };
     } catch (err) {
+      if (err instanceof PriceNotListed)
+        return { refusal: `${err.message}, so the price's currency could not be checked; nothing was sent.` };
       const delay = RESEND_DELAYS_MS[attempt];
       if (!(err instanceof SellerUnreachable) || delay === undefined || !(await waitToResend(delay, ctx.signal))) {
         throw new UnknownOutcome(`${(err as Error).message} The price's currency could not be checked; nothing was sent.`);
@@ -110,12 +115,22 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
     }
     if (!request.supplierProduct) return { kind: 'rejected', reason: 'The line names no product of the seller; nothing was sent.' };
     const advertiserId = await advertiserOf(ctx, request.bookingId);
-    const account = advertiserId ? await sellerAccountOf(ctx.db, connection.adapterKey, advertiserId) : null;
-    if (!account) {
+    const recorded = advertiserId ? await sellerAccountOf(ctx.db, connection.adapterKey, advertiserId) : null;
+    if (!advertiserId || !recorded) {
       return { kind: 'rejected', reason: `The workspace has no approved account on ${connection.adapterKey}; nothing was sent.` };
     }
-    const refusal = await currencyRefusal(connection, request, account, ctx);
-    if (refusal) return { kind: 'rejected', reason: refusal };
+    let names: SellerAccount[];
+    try {
+      names = await accountNames(connection, recorded, request.executionMode, ctx.cut);
+    } catch (err) {
+      if (err instanceof AccountNotReady) return { kind: 'rejected', reason: err.message };
+      throw err;
+    }
+    // The currency check also finds how the seller knows the account, before anything is sent.
+    const checked = await currencyCheck(connection, request, names, ctx);
+    if ('refusal' in checked) return { kind: 'rejected', reason: checked.refusal };
+    const { account } = checked;
+    await keepAccountName(ctx.db, connection.adapterKey, advertiserId, recorded, account);
     const caps = await connection.capabilities().catch((): AdcpCapabilities | null => null);
     const body = mediaBuyRequest(request, account, deps.webhookUrl?.(request) ?? null);
     let firstSentAt: number | null = null;

@@ -1,4 +1,14 @@
-import { McpServer, ResourceTemplate, inputRequired, requireScopes, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  inputRequired,
+  requireScopes,
+  type CallToolResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { CHANNELS, PRODUCTS, entitledChannels } from '../../shared/auth/products';
 import type { Principal } from '../../shared/auth/principal';
@@ -199,6 +209,10 @@ export function buildMcpServer(s: ToolScope): McpServer {
       },
       async (uri, variables) => {
         const result = await run('approval resource', (c) => callRoute(approvalRoute, { id: String(variables.id) }, c));
+        // A read that fails is a protocol error carrying the problem (a 404 the SDK's own "not found").
+        const problem = result.isError ? (result.structuredContent as { status?: number; detail?: string }) : null;
+        if (problem?.status === 404) throw new ResourceNotFoundError(uri.href);
+        if (problem) throw new ProtocolError(ProtocolErrorCode.InvalidParams, String(problem.detail), problem);
         return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(result.structuredContent) }] };
       },
     );

@@ -167,7 +167,10 @@ export function mountAgentEndpoint(
       }
       const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
       if (!token) {
-        await refuse(res, req.headers.authorization ? "Invalid Authorization header format, expected 'Bearer TOKEN'" : 'Missing Authorization header');
+        await refuse(
+          res,
+          req.headers.authorization ? "Invalid Authorization header format, expected 'Bearer TOKEN'" : 'Missing Authorization header',
+        );
         return;
       }
       // Verified here so that an unreachable issuer is a 503, not a 401 that would send a person to sign in again.

@@ -193,7 +193,9 @@ export function buildMcpServer(s: ToolScope): McpServer {
     'platform',
     PLATFORM_RESOURCE,
     { title: 'Platform information', description: 'What get_platform_info answers. No sign-in needed.', mimeType: 'application/json' },
-    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(platformInfo(s.endpoint, s.deps.config)) }] }),
+    async (uri) => ({
+      contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(platformInfo(s.endpoint, s.deps.config)) }],
+    }),
   );
 
   const approvalRoute = s.routes.find((r) => r.operationId === 'getAgentApproval');

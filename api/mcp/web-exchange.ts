@@ -31,6 +31,10 @@ export async function sendWebResponse(res: Response, answer: globalThis.Response
     return;
   }
   await new Promise<void>((resolve, reject) => {
-    Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream).on('error', reject).pipe(res).on('finish', resolve).on('close', resolve);
+    Readable.fromWeb(answer.body as import('node:stream/web').ReadableStream)
+      .on('error', reject)
+      .pipe(res)
+      .on('finish', resolve)
+      .on('close', resolve);
   });
 }

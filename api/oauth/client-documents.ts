@@ -2,7 +2,12 @@ import { errors, type Configuration } from 'oidc-provider';
 import type { Logger } from '../../shared/logger';
 import { FetchRefused, guardedFetch } from '../../shared/net/guarded-fetch';
 import { urlRefusal, type AddressPolicy } from '../../shared/net/public-address';
-import { CLIENT_DOCUMENT_MAX_BYTES, CLIENT_DOCUMENT_TIMEOUT_MS, clientDocumentRefusal, type ClientDocument } from '../../shared/mcp/client-document';
+import {
+  CLIENT_DOCUMENT_MAX_BYTES,
+  CLIENT_DOCUMENT_TIMEOUT_MS,
+  clientDocumentRefusal,
+  type ClientDocument,
+} from '../../shared/mcp/client-document';
 
 export interface ClientDocumentOptions {
   enabled: boolean;

@@ -280,7 +280,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (config.BILLING_MODE === 'sandbox') missing.push('BILLING_MODE=live (sandbox billing credits wallets without real payment)');
     if (config.MCP_ISSUER && !config.MCP_RESOURCE_URL) missing.push('MCP_RESOURCE_URL (the public URL of /mcp)');
     if (config.MCP_ISSUER && !config.MCP_EXCHANGE_CLIENT_SECRET) missing.push('MCP_EXCHANGE_CLIENT_SECRET');
-    if (config.MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK) missing.push('MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK unset (loopback metadata documents are for development)');
+    if (config.MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK)
+      missing.push('MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK unset (loopback metadata documents are for development)');
     // In clear text, keys and metadata could be swapped by anyone on the path, and tokens and sign-ins read.
     for (const name of ['AUTH_JWKS_URL', 'MCP_ISSUER', 'MCP_RESOURCE_URL', 'CONSOLE_ISSUER', 'PUBLIC_BASE_URL'] as const) {
       if (config[name] && !config[name].startsWith('https:')) missing.push(`${name} must be an https URL`);

@@ -73,7 +73,12 @@ describe('an assistant nobody registered connects with its Client ID Metadata Do
     const { client, consentHtml } = await connectModernAs(world, { user: 'alice', workspace: 'acme' }, auth);
     expect(consentHtml).toContain('<strong data-client>Acme Planner</strong>');
     expect(consentHtml).toContain(`<strong data-client-host>${new URL(docs.origin).host}</strong>`);
-    for (const exact of ['<code>list_personas</code>', '<code>prepare_action</code>', '<code>execute_action</code>', '<code data-action>campaign.launch</code>'])
+    for (const exact of [
+      '<code>list_personas</code>',
+      '<code>prepare_action</code>',
+      '<code>execute_action</code>',
+      '<code data-action>campaign.launch</code>',
+    ])
       expect(consentHtml).toContain(exact);
     expect(consentHtml).toMatch(/never approve/);
     // The SDK used the document's URL as its client id, and keeps it under this issuer only.
@@ -84,7 +89,13 @@ describe('an assistant nobody registered connects with its Client ID Metadata Do
     expect(personas.isError).toBeFalsy();
     // A mandate names the client by its URL, like any other client id.
     const human = await world.human('acme', 'alice');
-    const mandate = await post(world.api, human, `/api/v1/agent/mandates/${encodeURIComponent(url)}`, { allowedActions: ['campaign.pause'], budgetCeilingMinor: 0, currency: 'GBP' }, 'PUT');
+    const mandate = await post(
+      world.api,
+      human,
+      `/api/v1/agent/mandates/${encodeURIComponent(url)}`,
+      { allowedActions: ['campaign.pause'], budgetCeilingMinor: 0, currency: 'GBP' },
+      'PUT',
+    );
     expect(mandate.status).toBe(200);
     const mandates = await client.callTool({ name: 'list_mandates', arguments: {} });
     expect(JSON.stringify(mandates.structuredContent)).toContain(url);
@@ -154,7 +165,12 @@ describe('a metadata document that cannot stand for its client is refused, and n
   });
 
   test('it is at a private, link-local (cloud metadata) or unspecified address: refused before anything is sent', async () => {
-    for (const url of ['https://10.20.30.40/agent.json', 'https://169.254.169.254/latest/meta-data/agent.json', 'https://[fd00::1]/agent.json', 'https://0.0.0.0/agent.json'])
+    for (const url of [
+      'https://10.20.30.40/agent.json',
+      'https://169.254.169.254/latest/meta-data/agent.json',
+      'https://[fd00::1]/agent.json',
+      'https://0.0.0.0/agent.json',
+    ])
       await expectRefused(url);
     expect(world.api.logs.some((l) => l.msg === 'client metadata document refused' && String(l.why).includes('private'))).toBe(true);
   });
@@ -175,7 +191,9 @@ describe('a metadata document that cannot stand for its client is refused, and n
   test('it declares a client secret method, or grants an assistant has no use for', async () => {
     await expectRefused(documentAt('/agents/secret.json', { token_endpoint_auth_method: 'client_secret_basic' }));
     await expectRefused(documentAt('/agents/jwt.json', { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [] } }));
-    await expectRefused(documentAt('/agents/exchange.json', { grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange'] }));
+    await expectRefused(
+      documentAt('/agents/exchange.json', { grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange'] }),
+    );
   });
 
   test('without the development allowance, a document on this machine is refused and never asked for', async () => {

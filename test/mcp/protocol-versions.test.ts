@@ -88,14 +88,24 @@ describe('both protocol versions at /mcp', () => {
   });
 
   test('the governed flow: a 2025-11-25 client polls the approval; a 2026-07-28 client is sent to the approval page and continues once the person approved; both launch once', async () => {
-    const launch = async (client: { callTool: LegacyClient['callTool'] }, campaignId: string, afterPrepare: (approvalId: string, digest: string) => Promise<Structured>) => {
+    const launch = async (
+      client: { callTool: LegacyClient['callTool'] },
+      campaignId: string,
+      afterPrepare: (approvalId: string, digest: string) => Promise<Structured>,
+    ) => {
       const prepared = structured(
-        await client.callTool({ name: 'prepare_action', arguments: { name: 'campaign.launch', parameters: { campaignId }, budgetMinor: 15_000, currency: 'GBP' } }),
+        await client.callTool({
+          name: 'prepare_action',
+          arguments: { name: 'campaign.launch', parameters: { campaignId }, budgetMinor: 15_000, currency: 'GBP' },
+        }),
       ) as { approvalId: string; actionDigest: string };
       const approval = await afterPrepare(prepared.approvalId, prepared.actionDigest);
       const stepId = (approval.approval as { executeStepId: string }).executeStepId;
       const executed = structured(
-        await client.callTool({ name: 'execute_action', arguments: { stepId, actionDigest: prepared.actionDigest, name: 'campaign.launch', parameters: { campaignId } } }),
+        await client.callTool({
+          name: 'execute_action',
+          arguments: { stepId, actionDigest: prepared.actionDigest, name: 'campaign.launch', parameters: { campaignId } },
+        }),
       );
       return { prepared, approval, booking: (executed as { booking: BookingBody }).booking };
     };
@@ -108,7 +118,9 @@ describe('both protocol versions at /mcp', () => {
     // 2025-11-25: the agent polls get_approval until a person approved.
     const legacyCampaign = await approvedCampaign(world.api, human, 12_000);
     const viaLegacy = await launch(legacy, legacyCampaign, async (approvalId, digest) => {
-      expect(structured(await call(legacy, 'get_approval', { id: approvalId }))).toMatchObject({ approval: { status: 'pending', executeStepId: null } });
+      expect(structured(await call(legacy, 'get_approval', { id: approvalId }))).toMatchObject({
+        approval: { status: 'pending', executeStepId: null },
+      });
       await approve(approvalId, digest);
       return structured(await call(legacy, 'get_approval', { id: approvalId }));
     });
@@ -120,7 +132,9 @@ describe('both protocol versions at /mcp', () => {
       if (request.params.mode !== 'url') return { action: 'decline' as const };
       pages.push({ url: request.params.url, message: request.params.message });
       const approvalId = decodeURIComponent(new URL(request.params.url).hash.replace('#ap-', ''));
-      const pending = await json<{ approval: { actionDigest: string } }>(await world.api.fetch(`/api/v1/agent/approvals/${approvalId}`, { token: human }));
+      const pending = await json<{ approval: { actionDigest: string } }>(
+        await world.api.fetch(`/api/v1/agent/approvals/${approvalId}`, { token: human }),
+      );
       await approve(approvalId, pending.approval.actionDigest);
       return { action: 'accept' as const };
     });
@@ -128,7 +142,10 @@ describe('both protocol versions at /mcp', () => {
     const viaModern = await launch(modern as unknown as LegacyClient, modernCampaign, async (approvalId) => {
       const answer = structured(await modern.callTool({ name: 'get_approval', arguments: { id: approvalId } }));
       expect(pages).toEqual([
-        { url: `${world.api.deps.config.PUBLIC_BASE_URL ?? `http://localhost:${world.api.deps.config.PORT}`}/console/approvals#ap-${approvalId}`, message: expect.stringContaining('campaign.launch') },
+        {
+          url: `${world.api.deps.config.PUBLIC_BASE_URL ?? `http://localhost:${world.api.deps.config.PORT}`}/console/approvals#ap-${approvalId}`,
+          message: expect.stringContaining('campaign.launch'),
+        },
       ]);
       return answer;
     });
@@ -144,7 +161,9 @@ describe('both protocol versions at /mcp', () => {
     }
     // The same shapes, field for field, whichever version carried them.
     expect(Object.keys(viaModern.prepared).sort()).toEqual(Object.keys(viaLegacy.prepared).sort());
-    expect(Object.keys(viaModern.approval.approval as Structured).sort()).toEqual(Object.keys(viaLegacy.approval.approval as Structured).sort());
+    expect(Object.keys(viaModern.approval.approval as Structured).sort()).toEqual(
+      Object.keys(viaLegacy.approval.approval as Structured).sort(),
+    );
     expect(Object.keys(viaModern.booking).sort()).toEqual(Object.keys(viaLegacy.booking).sort());
   });
 
@@ -152,7 +171,10 @@ describe('both protocol versions at /mcp', () => {
     const plain = await connectModern(world, { auth: modernAuth });
     const campaignId = await approvedCampaign(world.api, human, 12_000);
     const prepared = structured(
-      await plain.client.callTool({ name: 'prepare_action', arguments: { name: 'campaign.launch', parameters: { campaignId }, budgetMinor: 15_000, currency: 'GBP' } }),
+      await plain.client.callTool({
+        name: 'prepare_action',
+        arguments: { name: 'campaign.launch', parameters: { campaignId }, budgetMinor: 15_000, currency: 'GBP' },
+      }),
     ) as { approvalId: string };
     const pending = await plain.client.callTool({ name: 'get_approval', arguments: { id: prepared.approvalId } });
     expect(structured(pending)).toMatchObject({ approval: { id: prepared.approvalId, status: 'pending', executeStepId: null } });
@@ -181,7 +203,17 @@ describe('authorization challenges name the scope', () => {
     const legacyRes = await rpc(world, prepare, headers);
     const modernRes = await rpc(
       world,
-      { ...prepare, params: { ...prepare.params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } },
+      {
+        ...prepare,
+        params: {
+          ...prepare.params,
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      },
       { ...headers, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'prepare_action' },
     );
     for (const res of [legacyRes, modernRes]) {
@@ -195,7 +227,11 @@ describe('authorization challenges name the scope', () => {
 
   test('the authorization response names its issuer (RFC 9207), as discovery says it will', async () => {
     const discovery = await json<Structured>(await fetch(`${world.api.url}/.well-known/oauth-authorization-server`));
-    expect(discovery).toMatchObject({ issuer: world.api.url, authorization_response_iss_parameter_supported: true, client_id_metadata_document_supported: true });
+    expect(discovery).toMatchObject({
+      issuer: world.api.url,
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
+    });
     // The modern client's sign-in above came back with it, and the SDK checked it before redeeming the code.
     const auth = new IssuerKeyedAuth(world.redirectUri);
     const { redirect } = await connectModernAs(world, { user: 'bob', workspace: 'acme' }, auth);

@@ -161,7 +161,7 @@ describe('a metadata document that cannot stand for its client is refused, and n
       redirect_uris: [world.redirectUri],
       token_endpoint_auth_method: 'none',
     });
-    await expectRefused(url);
+    expect(await expectRefused(url)).toContain('invalid_client');
   });
 
   test('it is at a private, link-local (cloud metadata) or unspecified address: refused before anything is sent', async () => {
@@ -171,21 +171,24 @@ describe('a metadata document that cannot stand for its client is refused, and n
       'https://[fd00::1]/agent.json',
       'https://0.0.0.0/agent.json',
     ])
-      await expectRefused(url);
+      expect(await expectRefused(url)).toContain('invalid_client');
     expect(world.api.logs.some((l) => l.msg === 'client metadata document refused' && String(l.why).includes('private'))).toBe(true);
   });
 
   test('it is larger than 5 KB', async () => {
     const url = documentAt('/agents/huge.json', { client_name: 'Huge', logo_note: 'x'.repeat(6 * 1024) });
     const before = docs.requests.length;
-    await expectRefused(url);
+    expect(await expectRefused(url)).toMatch(/invalid_client[\s\S]*metadata document fetch failed/);
     expect(docs.requests.length).toBeGreaterThan(before);
+    expect(
+      world.api.logs.some((l) => l.msg === 'client metadata document refused' && String(l.why).includes('larger than 5120 bytes')),
+    ).toBe(true);
   });
 
   test('the redirect URL is not one the document lists', async () => {
     const url = documentAt('/agents/strict.json');
-    await expectRefused(url, `${world.redirectUri}/elsewhere`);
-    await expectRefused(url, 'https://attacker.example/callback');
+    for (const elsewhere of [`${world.redirectUri}/elsewhere`, 'https://attacker.example/callback'])
+      expect(await expectRefused(url, elsewhere)).toContain('redirect_uri');
   });
 
   test('it declares a client secret method, or grants an assistant has no use for', async () => {
@@ -194,6 +197,23 @@ describe('a metadata document that cannot stand for its client is refused, and n
     await expectRefused(
       documentAt('/agents/exchange.json', { grant_types: ['authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange'] }),
     );
+  });
+
+  test('with unregistered clients turned off, a document URL is an unknown client, never fetched', async () => {
+    const closed = await startMcpWorld(env, { MCP_CLIENT_ID_METADATA_DOCUMENTS: 'false', MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK: 'true' });
+    const url = documentAt('/agents/closed.json');
+    const before = docs.requests.length;
+    const discovery = await json<Record<string, unknown>>(await fetch(`${closed.api.url}/.well-known/oauth-authorization-server`));
+    expect(discovery.client_id_metadata_document_supported).toBeUndefined();
+    const u = new URL('/oauth/auth', closed.api.url);
+    u.searchParams.set('client_id', url);
+    u.searchParams.set('redirect_uri', world.redirectUri);
+    u.searchParams.set('response_type', 'code');
+    const res = await new Browser().go(u.href);
+    expect(res.headers.get('location')).toBeNull();
+    expect(await res.text()).toContain('invalid_client');
+    expect(docs.requests.length).toBe(before);
+    await closed.api.close();
   });
 
   test('without the development allowance, a document on this machine is refused and never asked for', async () => {

@@ -4,7 +4,13 @@
  * `shared/` is five layers. A folder (or a top-level file) may import its own layer and the
  * layers below it, never one above; folders never import each other in a circle; `shared/`
  * never imports `api/` or `workers/`. A new folder of `shared/` must be given a layer here.
+ *
+ * The folder-circle check sees `api/` as one folder holding all its subfolders, so a circle
+ * between a top-level file of `api/` or `workers/` and one of their folders is invisible to it.
+ * Those files are either declarations the folders read (`LEAF_FILES`), which import no folder, or
+ * the composition root, which no folder imports; a circle through them cannot form.
  */
+const LEAF_FILES = ['api/deps.ts'];
 const LAYERS = [
   {
     name: 'foundation',
@@ -24,6 +30,7 @@ const LAYERS = [
       'ratelimit/',
       'idempotency/',
       'crypto/',
+      'net/',
     ],
   },
   { name: 'identity-and-access', units: ['auth/', 'workspaces/', 'staff/', 'access/', 'mcp/'] },
@@ -86,6 +93,7 @@ const layerRules = LAYERS.flatMap((layer, i) => {
 });
 
 const allUnits = anyOf(LAYERS.flatMap((l) => l.units));
+const anyFile = (files) => files.map((f) => `^${escape(f)}$`).join('|');
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -98,6 +106,21 @@ module.exports = {
       scope: 'folder',
       from: { path: '^(api|workers|shared)/' },
       to: { circular: true },
+    },
+    {
+      name: 'no-circle-through-top-level-files',
+      comment:
+        'A folder of api/ or workers/ imports no top-level file of its tree but the declarations listed in LEAF_FILES (the composition root imports the folders, never the reverse).',
+      severity: 'error',
+      from: { path: '^(api|workers)/[^/]+/' },
+      to: { path: '^$1/[^/]+$', pathNot: anyFile(LEAF_FILES) },
+    },
+    {
+      name: 'leaf-files-import-no-folder',
+      comment: `The declarations folders read (${LEAF_FILES.join(', ')}) import no folder of their tree, so no folder can reach itself through them.`,
+      severity: 'error',
+      from: { path: anyFile(LEAF_FILES) },
+      to: { path: '^(api|workers)/[^/]+/' },
     },
     {
       name: 'no-module-cycle',

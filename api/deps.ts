@@ -15,7 +15,7 @@ import type { Provider } from 'oidc-provider';
 import type { AuthorizationServer } from '../shared/mcp/authorization-server';
 import type { McpGrantVerifier } from '../shared/mcp/grant';
 import type { AgentCredentials } from '../shared/mcp/agent-credentials';
-import type { ToolListCache } from './mcp/tool-list';
+import type { ToolListCache } from '../shared/mcp/tool-list-cache';
 
 /** Everything the API's routes need, built once by the composition root and passed in. */
 export interface ApiDeps {

@@ -1,31 +1,28 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import { InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { mcpAuthMetadataRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
-import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  OAuthError,
+  OAuthErrorCode,
+  WebStandardStreamableHTTPServerTransport,
+  bearerAuthChallengeResponse,
+  createMcpHandler,
+  isLegacyRequest,
+  type AuthInfo,
+} from '@modelcontextprotocol/server';
 import { Problem, badRequest } from '../../shared/errors';
 import type { Principal } from '../../shared/auth/principal';
 import type { Logger } from '../../shared/logger';
 import type { McpGrant } from '../../shared/mcp/grant';
 import type { RouteDef } from '../http/route';
-import { PUBLIC_TOOL, buildMcpServer } from './tools';
+import { buildMcpServer, needsGrant, type ToolScope } from './tools';
 import type { AgentEndpoint, ApiDeps } from '../deps';
 import { requestLog } from '../middleware/request-log';
 import { problemBody } from '../middleware/problem';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../http/validate';
 import { chargeRoute, type RateLimitRules } from '../middleware/rate-limit';
 import type { RateLimiter } from '../../shared/ratelimit/rate-limiter';
-
-/** What may be asked without a grant: the handshake, the tool list, and get_platform_info. */
-const PUBLIC_METHODS = new Set(['initialize', 'notifications/initialized', 'notifications/cancelled', 'ping', 'tools/list']);
-
-function needsGrant(m: unknown): boolean {
-  if (!m || typeof m !== 'object' || !('method' in m)) return false;
-  const { method, params } = m as { method: unknown; params?: { name?: unknown } };
-  if (method === 'tools/call') return params?.name !== PUBLIC_TOOL;
-  return typeof method !== 'string' || !PUBLIC_METHODS.has(method);
-}
+import { sendWebResponse, webRequestOf } from './web-exchange';
+import { consentActions } from './consent-actions';
 
 /**
  * One JSON-RPC message per request. Batches (dropped from MCP in the 2025-06-18 revision) would
@@ -40,10 +37,38 @@ const BATCH_REFUSED = {
 const BEARER = /^Bearer\s+(\S+)$/i;
 
 /**
+ * Serves one message, in the protocol version it speaks, with the SDK's own transports and one
+ * server factory for both: 2025-11-25 (an `initialize` handshake, then stateless requests answered
+ * in JSON) and 2026-07-28 (stateless by design: no handshake, `server/discover`, a per-request
+ * envelope, `resultType` on results).
+ */
+async function answer(req: Request, res: Response, scope: Omit<ToolScope, 'era'>, authInfo: AuthInfo | undefined) {
+  const request = webRequestOf(req, res);
+  const exchange = { ...(authInfo ? { authInfo } : {}), parsedBody: req.body as unknown };
+  if (await isLegacyRequest(request, req.body)) {
+    const server = buildMcpServer({ ...scope, era: 'legacy' });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      await sendWebResponse(res, await transport.handleRequest(request, exchange));
+    } finally {
+      void transport.close();
+      void server.close();
+    }
+    return;
+  }
+  const modern = createMcpHandler(() => buildMcpServer({ ...scope, era: 'modern' }), {
+    legacy: 'reject',
+    onerror: (err) => scope.log.debug({ err: { message: err.message } }, 'mcp request refused'),
+  });
+  await sendWebResponse(res, await modern.fetch(request, exchange));
+}
+
+/**
  * Mounts the agent endpoint: RFC 9728 protected resource metadata, the embedded development
- * authorization server when there is one, and POST /mcp (stateless Streamable HTTP). Every
- * 401 carries `WWW-Authenticate: Bearer … resource_metadata="…"`, which starts the client's
- * OAuth flow.
+ * authorization server when there is one, and POST /mcp. Every 401 carries
+ * `WWW-Authenticate: Bearer … scope="…", resource_metadata="…"`, which starts the client's OAuth
+ * flow; a tool the grant's scope does not cover is a 403 `insufficient_scope` naming the scope.
  */
 export function mountAgentEndpoint(
   app: Express,
@@ -60,6 +85,7 @@ export function mountAgentEndpoint(
     mountDevAuthorizationServer(app, endpoint.devServer, {
       scope: endpoint.scope,
       logger,
+      grantAllows: consentActions(routes),
       ...(endpoint.devConsoleClientId ? { firstPartyClientId: endpoint.devConsoleClientId } : {}),
     });
   }
@@ -97,28 +123,22 @@ export function mountAgentEndpoint(
     metadata().then((router) => router(req, res, next), next);
   });
 
-  const refuse = (res: Response, detail: string) => {
-    const err = new InvalidTokenError(detail);
-    res.set(
-      'WWW-Authenticate',
-      `Bearer error="${err.errorCode}", error_description="${detail.replace(/"/g, "'")}", resource_metadata="${endpoint.metadataUrl}"`,
+  /** 401 with the challenge that starts OAuth: the error, the scope to ask for, and where the metadata is. */
+  const refuse = (res: Response, detail: string) =>
+    sendWebResponse(
+      res,
+      bearerAuthChallengeResponse(new OAuthError(OAuthErrorCode.InvalidToken, detail.replace(/"/g, "'")), {
+        requiredScopes: [endpoint.scope],
+        resourceMetadataUrl: endpoint.metadataUrl,
+      }),
     );
-    res.status(401).json(err.toResponseObject());
-  };
 
-  const serve = async (req: Request, res: Response, principal: Principal | null) => {
+  const scopeOf = (req: Request, res: Response, principal: Principal | null): Omit<ToolScope, 'era'> => {
     const requestId = String(res.locals.requestId);
     const log: Logger = requestLog(req, logger);
     const clientKey = req.ip ?? 'unknown';
     const charge = (route: RouteDef) => chargeRoute(limits.limiter, limits.rules, `${route.method.toUpperCase()} ${route.path}`, clientKey);
-    const server = buildMcpServer({ deps, endpoint, routes, principal, requestId, log, charge });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    return { deps, endpoint, routes, principal, requestId, log, charge };
   };
 
   const json = express.json({ limit: deps.config.BODY_LIMIT_BYTES, type: ['application/json'] });
@@ -141,55 +161,56 @@ export function mountAgentEndpoint(
       return;
     }
     try {
-      const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
       if (!req.headers.authorization && !needsGrant(req.body)) {
-        await serve(req, res, null);
+        await answer(req, res, scopeOf(req, res, null), undefined);
         return;
       }
-      // Verify first so that an unreachable issuer is a 503, not the middleware's 500.
-      let grant: McpGrant | undefined;
-      let refusal = 'Missing Authorization header';
-      if (token) {
-        try {
-          grant = await endpoint.verifyGrant(token);
-        } catch (err) {
-          if (!(err instanceof Problem) || err.status !== 401) throw err;
-          refusal = err.detail;
-        }
+      const token = BEARER.exec(req.headers.authorization ?? '')?.[1];
+      if (!token) {
+        await refuse(
+          res,
+          req.headers.authorization ? "Invalid Authorization header format, expected 'Bearer TOKEN'" : 'Missing Authorization header',
+        );
+        return;
       }
-      const bearer = requireBearerAuth({
-        verifier: {
-          async verifyAccessToken(t): Promise<AuthInfo> {
-            if (!grant) throw new InvalidTokenError(refusal);
-            return { token: t, clientId: grant.clientId, scopes: grant.scopes, expiresAt: grant.expiresAt, resource: resourceUrl };
-          },
-        },
-        requiredScopes: [endpoint.scope],
-        resourceMetadataUrl: endpoint.metadataUrl,
-        expectedResource: resourceUrl,
-      });
-      // The SDK's middleware answers refusals itself (401 or 403 with WWW-Authenticate); it resolves when done.
-      let passed = false;
-      await (bearer(req, res, () => (passed = true)) as unknown as Promise<void>);
-      if (!passed || !grant || !token) return;
-
-      let principal: Principal;
+      // Verified here so that an unreachable issuer is a 503, not a 401 that would send a person to sign in again.
+      let grant: McpGrant;
       try {
-        principal = await endpoint.credentials.principalFor(grant, token);
+        grant = await endpoint.verifyGrant(token);
       } catch (err) {
-        if (err instanceof Problem && err.status === 401) {
-          refuse(res, err.detail);
-          return;
-        }
-        throw err;
+        if (!(err instanceof Problem) || err.status !== 401) throw err;
+        await refuse(res, err.detail);
+        return;
       }
-      await serve(req, res, principal);
+      const authInfo: AuthInfo = {
+        token,
+        clientId: grant.clientId,
+        scopes: grant.scopes,
+        expiresAt: grant.expiresAt,
+        resource: resourceUrl,
+        resourceMetadataUrl: endpoint.metadataUrl,
+      };
+      // A grant without the endpoint's scope may look around; each tool it calls answers the
+      // step-up challenge (403 insufficient_scope), so it is never exchanged for a credential.
+      let principal: Principal | null = null;
+      if (grant.scopes.includes(endpoint.scope)) {
+        try {
+          principal = await endpoint.credentials.principalFor(grant, token);
+        } catch (err) {
+          if (err instanceof Problem && err.status === 401) {
+            await refuse(res, err.detail);
+            return;
+          }
+          throw err;
+        }
+      }
+      await answer(req, res, scopeOf(req, res, principal), authInfo);
     } catch (err) {
       next(err);
     }
   });
 
-  // Stateless: no server-sent stream to resume and no session to end.
+  // Stateless in both protocol versions: no server-sent stream to resume and no session to end.
   const notAllowed = (_req: Request, res: Response) => {
     res.setHeader('allow', 'POST');
     res.status(405).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST JSON-RPC messages.' }, id: null });

@@ -12,7 +12,7 @@ import type { WorkspaceCache } from '../../shared/workspaces/workspace-store';
 import type { StaffCache } from '../../shared/staff/staff-cache';
 import { loadDevAuthorizationKeys } from '../oauth/dev-keys';
 import type { AgentEndpoint } from '../deps';
-import { ToolListCache } from './tool-list';
+import { ToolListCache } from '../../shared/mcp/tool-list-cache';
 
 /** Requests to the embedded server, handed to it in process (loaded in development only, like the server). */
 function devFetch(devServer: Provider): typeof fetch {
@@ -21,7 +21,6 @@ function devFetch(devServer: Provider): typeof fetch {
   return inProcessFetch(devServer.callback());
 }
 
-/** Everything the agent endpoint needs, built once by the composition root. */
 /**
  * The configured issuer (MCP_ISSUER), or, in development (the development issuer signs API
  * tokens), the embedded authorization server under /oauth. With neither, there is no agent
@@ -62,6 +61,11 @@ export async function createAgentEndpoint(i: {
       apiTokenTtlSeconds: config.MCP_API_TOKEN_TTL_SECONDS,
       trustProxy: config.TRUST_PROXY !== false,
       db: i.db,
+      clientDocuments: {
+        enabled: config.MCP_CLIENT_ID_METADATA_DOCUMENTS,
+        allowLoopback: config.MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK,
+        logger: i.logger,
+      },
       ...(config.CONSOLE_ISSUER
         ? {}
         : { console: { clientId: config.CONSOLE_CLIENT_ID, redirectUri: `${consoleBaseOf(config)}/console/callback` } }),

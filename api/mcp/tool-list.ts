@@ -1,38 +1,15 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ListToolsRequestSchema, type ListToolsResult } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { ToolListCache } from '../../shared/mcp/tool-list-cache';
 
-/**
- * The answer to tools/list, made once per process. Every server built for a request registers
- * the same tools whoever asks (signed in or not), and turning their zod schemas into JSON
- * Schema is the most expensive thing a request without a tool call does.
- */
-export class ToolListCache {
-  /** How many times the list was made (once, unless making it failed). */
-  builds = 0;
-  private list?: Promise<ListToolsResult>;
-
-  /** Makes `server` answer tools/list from the cache, filling it with the SDK's own answer the first time. */
-  serve(server: McpServer): void {
-    const low = server.server;
-    const set = low.setRequestHandler.bind(low);
-    // Wrapped before the first tool is registered, which is when the SDK installs its list handler.
-    low.setRequestHandler = ((schema, handler) =>
-      set(
-        schema,
-        (schema as unknown) === ListToolsRequestSchema
-          ? (request, extra) => {
-              this.list ??= Promise.resolve()
-                .then(() => {
-                  this.builds++;
-                  return handler(request, extra) as ListToolsResult | Promise<ListToolsResult>;
-                })
-                .catch((err: unknown) => {
-                  this.list = undefined;
-                  throw err;
-                });
-              return this.list;
-            }
-          : handler,
-      )) as typeof low.setRequestHandler;
-  }
+/** Makes `server` answer tools/list from the process's cache, filled with the SDK's own answer the first time. */
+export function serveToolListFrom(cache: ToolListCache, server: McpServer): void {
+  const low = server.server;
+  type Handler = (...args: unknown[]) => unknown;
+  const set = low.setRequestHandler.bind(low) as (method: string, handler: Handler) => void;
+  // Wrapped before the first tool is registered, which is when the SDK installs its list handler.
+  low.setRequestHandler = ((method: string, handler: Handler) =>
+    set(
+      method,
+      method === 'tools/list' ? (...args) => cache.get(() => handler(...args) as ReturnType<ToolListCache['get']>) : handler,
+    )) as unknown as typeof low.setRequestHandler;
 }

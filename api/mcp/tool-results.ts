@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { Problem, internal } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import { problemBody } from '../middleware/problem';

@@ -4,7 +4,7 @@ import { ChannelSchema } from '../../shared/auth/products';
 import { entitledChannels } from '../../shared/auth/products';
 import type { Logger } from '../../shared/logger';
 import { DevAccountSchema, accountIdOf, accountOf } from './account';
-import { consentPage, errorPage, loginPage } from './pages';
+import { consentPage, errorPage, loginPage, type GrantAllows } from './pages';
 
 const OWN_PATHS = /^\/oauth\/(?!interaction\/)/;
 
@@ -51,7 +51,7 @@ const noStore = (res: Response) => res.setHeader('cache-control', 'no-store');
 export function mountDevAuthorizationServer(
   app: Express,
   provider: Provider,
-  o: { scope: string; logger: Logger; firstPartyClientId?: string },
+  o: { scope: string; logger: Logger; firstPartyClientId?: string; grantAllows: GrantAllows },
 ): void {
   const form = express.urlencoded({ extended: false, limit: '4kb' });
   const fail = interactionError(o.logger);
@@ -78,10 +78,14 @@ export function mountDevAuthorizationServer(
         return;
       }
       const client = await provider.Client.find(clientId);
+      // A client identified by its metadata document's URL named itself: the host says who serves it.
+      const fromDocument = (client as { clientIdMetadataDocument?: boolean } | undefined)?.clientIdMetadataDocument === true;
       res.type('html').send(
         consentPage(details.uid, {
           clientId,
           clientName: client?.clientName ?? clientId,
+          ...(fromDocument ? { clientHost: new URL(clientId).host } : {}),
+          allows: o.grantAllows,
           user: account.user,
           workspace: account.workspace,
           product: account.product,

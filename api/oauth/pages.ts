@@ -31,21 +31,58 @@ ${error ? `<p class="note" role="alert">${escape(error)}</p>` : ''}
   );
 }
 
-/** The workspace-bound consent: who, which workspace, which client, and what it will and will not be able to do. */
+/** Exactly what a grant to the agent endpoint allows, as the consent lists it (made by api/mcp). */
+export interface GrantAllows {
+  reads: Array<{ tool: string; summary: string }>;
+  changes: Array<{ tool: string; summary: string }>;
+  /** The governed actions it may prepare; each runs only after a person approves its exact digest. */
+  governedActions: string[];
+}
+
+const toolList = (tools: GrantAllows['reads']) =>
+  `<ul>${tools.map((t) => `<li><code>${escape(t.tool)}</code>: ${escape(t.summary)}</li>`).join('')}</ul>`;
+
+/**
+ * The workspace-bound consent: who, which workspace, which client (for a client nobody
+ * registered, the host its metadata document is served from, since anyone can choose a name),
+ * and exactly what it will and will not be able to do.
+ */
 export function consentPage(
   uid: string,
-  c: { clientId: string; clientName: string; user: string; workspace: string; product: string; channels: string[]; scope: string },
+  c: {
+    clientId: string;
+    clientName: string;
+    /** The host of a client identified by its metadata document's URL; absent for a registered client. */
+    clientHost?: string;
+    user: string;
+    workspace: string;
+    product: string;
+    channels: string[];
+    scope: string;
+    allows: GrantAllows;
+  },
 ): string {
+  const who = c.clientHost
+    ? `<strong data-client>${escape(c.clientName)}</strong> from <strong data-client-host>${escape(c.clientHost)}</strong>
+(not registered here: it is identified by <code>${escape(c.clientId)}</code>; connect it only if you trust that site)`
+    : `<strong data-client>${escape(c.clientName)}</strong> (<code>${escape(c.clientId)}</code>)`;
   return page(
     'Connect an assistant',
-    `<p>Allow <strong data-client>${escape(c.clientName)}</strong> (<code>${escape(c.clientId)}</code>)
+    `<p>Allow ${who}
 to act for <strong data-user>${escape(c.user)}</strong> in the workspace <strong data-workspace>${escape(c.workspace)}</strong>?</p>
 <ul>
 <li>Product <code>${escape(c.product)}</code>, channels ${c.channels.map((ch) => `<code>${escape(ch)}</code>`).join(', ')}.</li>
-<li>It may read this workspace's campaigns, plans, bookings and personas, prepare actions, and execute actions a person approved.</li>
-<li>It can never approve an action: approvals stay with people.</li>
 <li>The grant is for this workspace only (scope <code>${escape(c.scope)}</code>).</li>
 </ul>
+<section data-allows><h2>What it may do</h2>
+<h3>Read</h3>${toolList(c.allows.reads)}
+<h3>Change, prepare or execute</h3>${toolList(c.allows.changes)}
+<h3>Actions it may prepare</h3>
+<p>Each runs only after a person with <code>agent:approve</code> approves its exact digest, and only within the mandate the workspace gave this assistant:
+${c.allows.governedActions.map((a) => `<code data-action>${escape(a)}</code>`).join(', ')}.</p>
+<h3>Never</h3>
+<p>It can never approve or abandon an action: approvals stay with people. It carries none of your permissions.</p>
+</section>
 <form method="post" action="/oauth/interaction/${escape(uid)}/confirm"><button type="submit" name="decision" value="allow">Allow</button></form>
 <form method="post" action="/oauth/interaction/${escape(uid)}/abort"><button type="submit" name="decision" value="deny">Deny</button></form>`,
   );

@@ -7,6 +7,7 @@ import { createGrantVerifier } from '../../shared/mcp/grant';
 import { TOKEN_EXCHANGE_GRANT } from '../../shared/mcp/authorization-server';
 import { accountOf } from './account';
 import { artifactStore } from './artifact-store';
+import { clientDocumentConfiguration, type ClientDocumentOptions } from './client-documents';
 import type { DevAuthorizationKeys } from './dev-keys';
 import { errorPage } from './pages';
 import { registerTokenExchange } from './token-exchange';
@@ -26,6 +27,8 @@ export interface DevAuthorizationServerOptions {
   db: Knex;
   /** The staff console's public client: its tokens are API tokens, with the signed-in person's permissions. */
   console?: { clientId: string; redirectUri: string };
+  /** Clients nobody registered, identified by the URL of their metadata document. */
+  clientDocuments: ClientDocumentOptions;
 }
 
 export const CONSOLE_SCOPE = 'console';
@@ -58,15 +61,17 @@ function signConsoleTokensAsApi(provider: Provider, clientId: string, apiIssuer:
 
 /**
  * The embedded development authorization server, built on oidc-provider: authorization code
- * with PKCE S256 only, one pre-registered public client with exact redirect URLs, no dynamic
- * registration, grants for exactly one resource (the agent endpoint) and one scope, and the
- * token exchange the agent endpoint uses to obtain API credentials.
+ * with PKCE S256 only, one pre-registered public client with exact redirect URLs, clients nobody
+ * registered through their Client ID Metadata Document, no dynamic registration, grants for
+ * exactly one resource (the agent endpoint) and one scope, and the token exchange the agent
+ * endpoint uses to obtain API credentials. Authorization responses carry `iss` (RFC 9207).
  */
 export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): Provider {
   const { d: _d, ...publicJwk } = o.keys.signingJwk;
   void _d;
   const isConsole = (clientId: string) => clientId === o.console?.clientId;
   const grantKeys = localKeys({ keys: [publicJwk as JWK] });
+  const { clientIdMetadataDocument, ...fetching } = clientDocumentConfiguration(o.clientDocuments);
 
   const configuration: Configuration = {
     adapter: artifactStore(o.db),
@@ -111,7 +116,9 @@ export function createDevAuthorizationServer(o: DevAuthorizationServerOptions): 
     // Assistants stay connected: refresh tokens for the public client, rotated on every use.
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     pkce: { required: () => true },
+    ...fetching,
     features: {
+      clientIdMetadataDocument,
       devInteractions: { enabled: false },
       registration: { enabled: false },
       revocation: { enabled: true },

@@ -235,6 +235,16 @@ const ConfigFields = z.object({
     .default('http://localhost:6274/oauth/callback,http://localhost:6274/oauth/callback/debug')
     .transform(commaList)
     .pipe(z.array(z.url({ protocol: /^https?$/ })).min(1)),
+  /**
+   * Whether the embedded server accepts clients nobody registered: a client id that is the https
+   * URL of its Client ID Metadata Document (docs/mcp.md, "Connect your own agent").
+   */
+  MCP_CLIENT_ID_METADATA_DOCUMENTS: boolish.default(true),
+  /**
+   * Development only: metadata documents on loopback addresses (this machine) may be fetched, their
+   * certificate unchecked. Refused with NODE_ENV=production.
+   */
+  MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK: boolish.default(false),
   /** The endpoint's own client at the issuer, used for the token exchange (RFC 8693). */
   MCP_EXCHANGE_CLIENT_ID: z.string().min(1).max(200).default('flightdeck-mcp-resource'),
   MCP_EXCHANGE_CLIENT_SECRET: z.string().min(16).optional(),
@@ -282,6 +292,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (config.BILLING_MODE === 'sandbox') missing.push('BILLING_MODE=live (sandbox billing credits wallets without real payment)');
     if (config.MCP_ISSUER && !config.MCP_RESOURCE_URL) missing.push('MCP_RESOURCE_URL (the public URL of /mcp)');
     if (config.MCP_ISSUER && !config.MCP_EXCHANGE_CLIENT_SECRET) missing.push('MCP_EXCHANGE_CLIENT_SECRET');
+    if (config.MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK)
+      missing.push('MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK unset (loopback metadata documents are for development)');
     // In clear text, keys and metadata could be swapped by anyone on the path, and tokens and sign-ins read.
     for (const name of ['AUTH_JWKS_URL', 'MCP_ISSUER', 'MCP_RESOURCE_URL', 'CONSOLE_ISSUER', 'PUBLIC_BASE_URL'] as const) {
       if (config[name] && !config[name].startsWith('https:')) missing.push(`${name} must be an https URL`);

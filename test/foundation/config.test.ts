@@ -133,6 +133,16 @@ describe('configuration', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
   });
 
+  test('loopback metadata documents are a development allowance: production refuses it, naming it; unregistered clients are on by default', () => {
+    const attempt = () => loadConfig({ ...PRODUCTION, MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK: 'true' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK/);
+    expect(loadConfig(PRODUCTION).MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK).toBe(false);
+    expect(loadConfig({ MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK: 'true' }).MCP_CLIENT_DOCUMENT_ALLOW_LOOPBACK).toBe(true);
+    expect(loadConfig({}).MCP_CLIENT_ID_METADATA_DOCUMENTS).toBe(true);
+    expect(loadConfig({ MCP_CLIENT_ID_METADATA_DOCUMENTS: 'false' }).MCP_CLIENT_ID_METADATA_DOCUMENTS).toBe(false);
+  });
+
   test('with the development issuer the service listens on loopback only, unless told the network is trusted', () => {
     expect(loadConfig({}).HOST).toBe('127.0.0.1');
     expect(loadConfig({ AUTH_JWKS_URL: 'https://id.example/jwks.json', AUTH_ISSUER: 'https://id.example/' }).HOST).toBe('0.0.0.0');

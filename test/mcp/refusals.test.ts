@@ -111,8 +111,8 @@ describe('who may not use /mcp', () => {
   test('an agent cannot do what only a person may: there is no approve tool, and a step that is not its own cannot be resolved', async () => {
     const { tools } = await client.listTools();
     expect(tools.filter((t) => /approve|abandon|mandate_put|put_mandate/.test(t.name))).toEqual([]);
-    const approve = await call(client, 'approve_action', { id: randomUUID() });
-    expect(approve.isError).toBe(true);
+    // An unknown tool is a protocol error (-32602), as both protocol versions specify.
+    await expect(call(client, 'approve_action', { id: randomUUID() })).rejects.toThrow(/-32602.*approve_action not found/);
     const resolve = await call(client, 'resolve_step', {
       id: randomUUID(),
       expectedActionDigest: 'a'.repeat(64),

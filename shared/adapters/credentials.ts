@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { z } from 'zod';
 import { unprocessable } from '../errors';
 
 /**
@@ -19,16 +20,22 @@ export async function requireSupplierAccess(db: Knex, adapterKey: string, advert
   }
 }
 
-/** A workspace's account on an AdCP seller, as ops recorded it with the workspace's supplier access. */
-export interface SellerAccount {
-  brand: { domain: string };
-  operator: string;
-}
+const Domain = z
+  .string()
+  .max(253)
+  .regex(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/, 'a lower-case domain name such as acme.example');
 
-const isSellerAccount = (v: unknown): v is SellerAccount => {
-  const a = v as Partial<SellerAccount> | null;
-  return !!a && typeof a.operator === 'string' && typeof a.brand?.domain === 'string';
-};
+/**
+ * A workspace's account on an AdCP seller, as ops recorded it with the workspace's supplier
+ * access: the AdCP account reference's brand (its domain) and the operator buying for it (a
+ * domain; the brand's own when it buys directly). Whether it is the sandbox account follows each
+ * booking's mode, so it is not stored.
+ */
+export const SellerAccountSchema = z.strictObject({
+  brand: z.strictObject({ domain: Domain }),
+  operator: Domain,
+});
+export type SellerAccount = z.infer<typeof SellerAccountSchema>;
 
 /**
  * The workspace's own approved access to an AdCP seller, naming its account there; null without
@@ -41,7 +48,8 @@ export async function sellerAccountOf(db: Knex, adapterKey: string, advertiserId
     .whereNotNull('account')
     .orderBy('approved_at', 'desc')
     .first('account')) as { account: unknown } | undefined;
-  return row && isSellerAccount(row.account) ? { brand: { domain: row.account.brand.domain }, operator: row.account.operator } : null;
+  const account = SellerAccountSchema.safeParse(row?.account);
+  return account.success ? account.data : null;
 }
 
 /** Buying from an AdCP seller (sandbox or live) needs approved access naming the workspace's account there. */

@@ -15,12 +15,11 @@ import { STAFF_CACHE_MAX_AGE_MS, staffWriter, type StaffWriter } from '../shared
 import { assignClient, grantStaff, revokeStaff, unassignClient } from '../shared/staff/staff-store';
 import { grantOps, listOps, revokeOps } from '../shared/staff/ops-store';
 import {
-  accessAdapter,
   grantSupplierAccess,
   listSupplierAccess,
   parseSupplierGrant,
+  parseSupplierRef,
   revokeSupplierAccess,
-  SupplierAccessRefused,
 } from '../shared/adapters/supplier-access';
 import { configOrExit, prepareDatabase } from './boot';
 import type { Knex } from 'knex';
@@ -98,9 +97,8 @@ function supplierCommand(action: string, values: Record<string, string | undefin
   }
   if (action === 'list') return { action, org: values.org };
   if (action !== 'revoke') throw new Error(USAGE);
-  if (!values.org) throw new SupplierAccessRefused('--org (the workspace) is required');
-  if (!values.adapter) throw new SupplierAccessRefused('--adapter (the adapter key) is required');
-  return { action, org: values.org, adapterKey: accessAdapter(values.adapter).key };
+  const { advertiserId, adapter } = parseSupplierRef({ org: values.org, adapter: values.adapter });
+  return { action, org: advertiserId, adapterKey: adapter.key };
 }
 
 /** Supplier access: which workspace may buy through which supplier, and as which account there. */

@@ -32,7 +32,7 @@ const ACCOUNT_EXAMPLE = '{"brand":{"domain":"acme.example"},"operator":"agency.e
 const issues = (e: z.ZodError) => e.issues.map((i) => `${i.path.join('.') || 'value'}: ${i.message}`).join('; ');
 
 /** The supplier named, if this deployment has it and it needs access to be granted. */
-export function accessAdapter(adapterKey: string, adapters: readonly AdapterDescriptor[] = ADAPTERS): AdapterDescriptor {
+function accessAdapter(adapterKey: string, adapters: readonly AdapterDescriptor[] = ADAPTERS): AdapterDescriptor {
   const adapter = adapters.find((a) => a.key === adapterKey);
   const needing = adapters.filter((a) => a.requiresCredential).map((a) => a.key);
   if (!adapter)
@@ -41,6 +41,16 @@ export function accessAdapter(adapterKey: string, adapters: readonly AdapterDesc
     throw new SupplierAccessRefused(`${adapterKey} needs no supplier access: every workspace may use it (${adapter.kind})`);
   }
   return adapter;
+}
+
+/** The workspace and supplier a command names: both given, the supplier one that takes access here. */
+export function parseSupplierRef(
+  input: { org?: string; adapter?: string },
+  adapters: readonly AdapterDescriptor[] = ADAPTERS,
+): { advertiserId: string; adapter: AdapterDescriptor } {
+  if (!input.org) throw new SupplierAccessRefused('--org (the workspace) is required');
+  if (!input.adapter) throw new SupplierAccessRefused('--adapter (the adapter key) is required');
+  return { advertiserId: input.org, adapter: accessAdapter(input.adapter, adapters) };
 }
 
 /**
@@ -53,9 +63,7 @@ export function parseSupplierGrant(
   adapters: readonly AdapterDescriptor[] = ADAPTERS,
   sellers: readonly AdcpSeller[] = adcpSellersAtStart(),
 ): SupplierGrant {
-  if (!input.org) throw new SupplierAccessRefused('--org (the workspace) is required');
-  if (!input.adapter) throw new SupplierAccessRefused('--adapter (the adapter key) is required');
-  const adapter = accessAdapter(input.adapter, adapters);
+  const { advertiserId, adapter } = parseSupplierRef(input, adapters);
   let account: SellerAccount | null = null;
   if (adapter.kind === 'adcp') {
     if (input.account === undefined) {
@@ -80,7 +88,7 @@ export function parseSupplierGrant(
     throw new SupplierAccessRefused(`--secret-ref is required for ${adapter.key}: where its credential is kept, e.g. env:NAME`);
   const ref = SecretRefSchema.safeParse(secretRef);
   if (!ref.success) throw new SupplierAccessRefused(`--secret-ref: ${issues(ref.error)}`);
-  return { advertiserId: input.org, adapterKey: adapter.key, account, secretRef: ref.data };
+  return { advertiserId, adapterKey: adapter.key, account, secretRef: ref.data };
 }
 
 const sameAccount = (a: unknown, b: SellerAccount | null) => JSON.stringify(a ?? null) === JSON.stringify(b);

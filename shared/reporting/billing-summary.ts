@@ -32,12 +32,7 @@ export const SummaryQuerySchema = z.strictObject({
  * for, so a clock moved into the next month shows what that month would bill. Live billing's
  * months are real ones.
  */
-export async function billingSummary(
-  db: Knex,
-  p: Principal,
-  query: z.infer<typeof SummaryQuerySchema>,
-  billingMode: 'sandbox' | 'live',
-) {
+export async function billingSummary(db: Knex, p: Principal, query: z.infer<typeof SummaryQuerySchema>, billingMode: 'sandbox' | 'live') {
   const current = periodOf(await nowFor(db, p.advertiserId, billingMode));
   const period = query.period ?? current;
   if (period > current) {

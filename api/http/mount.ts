@@ -14,9 +14,12 @@ function checkRoutes(routes: RouteDef[]): void {
   for (const route of routes) {
     // A private route that says nothing about product scope would be a hole: refuse to start.
     if (route.access === 'bearer' && !route.scope) throw new Error(`${route.operationId} declares no product scope`);
-    // A handler may check scope in its own read only when reading is all it does.
-    if (typeof route.scope === 'object' && route.scope.inRead && route.method !== 'get') {
-      throw new Error(`${route.operationId} changes something, so its scope is checked before the handler`);
+    // A handler may check scope in its own read only when nothing before that read keeps anything:
+    // an idempotency record is claimed before the handler runs, so such a route's scope is checked
+    // first. (A governed agent call claims its approved step only once the action's resources have
+    // been read within the caller's scope: normaliseAction answers 404 first.)
+    if (typeof route.scope === 'object' && route.scope.inRead && route.method !== 'get' && route.idempotency) {
+      throw new Error(`${route.operationId} keeps an idempotency record before its handler, so its scope is checked before it`);
     }
   }
 }

@@ -20,8 +20,11 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
  * - `staff`: the staff surface, scoped by server-owned client assignments instead.
  *
  * `inRead: true` on a resource scope: the handler's one read of the resource applies the same
- * rule itself (a read that agents poll, kept to one round trip). Only for handlers whose read
- * comes before anything else they do.
+ * rule itself (a read that agents poll, or a launch's locking read, kept to one round trip). Only
+ * for handlers whose read comes before anything else they do, in a transaction that a 404 rolls
+ * back, and for routes that keep no idempotency record (refused at start). A delegated agent's
+ * call to a governed route takes no approved step out of scope: the step is claimed only after
+ * the action's resources are read within the caller's scope (`beginGovernedExecution`).
  */
 export type RouteScope = { resource: ScopedResource; param: string; inRead?: true } | 'request' | 'filtered' | 'caller' | 'staff';
 

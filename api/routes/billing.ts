@@ -118,7 +118,8 @@ export function billingRoutes(deps: ApiDeps) {
       method: 'get',
       path: '/api/v1/billing/summary',
       operationId: 'billingSummary',
-      summary: 'Media spend, accrued fees, asset charges and wallet balances for a month (default: the current UTC month).',
+      summary:
+        "Media spend, accrued fees, asset charges and wallet balances for a month (default: the current UTC month; in sandbox billing, the month of the workspace's sandbox clock).",
       tags: ['billing'],
       access: 'bearer',
       scope: 'caller',
@@ -129,7 +130,7 @@ export function billingRoutes(deps: ApiDeps) {
         400: { description: 'A malformed or future period.' },
       },
       async handler({ principal, query }) {
-        return { status: 200, body: await billingSummary(db, principal, query) };
+        return { status: 200, body: await billingSummary(db, principal, query, config.BILLING_MODE) };
       },
     }),
   ];

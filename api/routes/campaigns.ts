@@ -146,7 +146,8 @@ export function campaignRoutes(deps: ApiDeps) {
       summary: 'Launch the approved plan: reserves the commitment (live) and queues one supplier operation per line. 202 never means live.',
       tags: ['bookings'],
       access: 'bearer',
-      scope: { resource: 'campaign', param: 'id' },
+      // The launch's first step, its locking read of the campaign, applies the scope (findCampaign).
+      scope: { resource: 'campaign', param: 'id', inRead: true },
       params: IdParams,
       body: z.strictObject({}).optional(),
       governedAction: 'campaign.launch',

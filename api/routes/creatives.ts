@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { actorOf } from '../../shared/auth/actor';
 import {
   CreateCreativeSchema,
+  CreativeDestinationSchema,
   CreativeEnvelope,
   CreativeReviewSchema,
   ReviseCreativeSchema,
@@ -62,6 +63,23 @@ export function creativeRoutes(deps: ApiDeps) {
       scope: { resource: 'creative', param: 'id' },
       params: IdParams,
       body: ReviseCreativeSchema,
+      completeness: 'envelope-only',
+      responses: { 200: { description: 'The new version.', schema: CreativeEnvelope }, 404: { description: 'Not found.' } },
+      async handler({ principal, params, body }) {
+        return { status: 200, body: await reviseCreative(db, principal, params.id, body, actorOf(principal).actorId) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/creatives/:id/destination',
+      operationId: 'setCreativeDestination',
+      summary:
+        "A new version that sends people to this URL (the clickthrough or landing page a seller's format asks for); approvals of earlier versions stop counting.",
+      tags: ['creatives'],
+      access: 'bearer',
+      scope: { resource: 'creative', param: 'id' },
+      params: IdParams,
+      body: CreativeDestinationSchema,
       completeness: 'envelope-only',
       responses: { 200: { description: 'The new version.', schema: CreativeEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params, body }) {

@@ -169,6 +169,8 @@ export interface CreativeCopy {
   subline?: string;
   cta?: string;
   mandatories?: string[];
+  /** Where the creative sends people (its clickthrough or landing page), if it has a destination. */
+  destinationUrl?: string;
   /** An audio spot's delivery words, and where its listeners are sent. */
   audio?: { tagline: string; callToAction: string; destinationUrl: string };
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { z } from 'zod';
 import { unprocessable } from '../errors';
 
 /**
@@ -19,21 +20,31 @@ export async function requireSupplierAccess(db: Knex, adapterKey: string, advert
   }
 }
 
+const Domain = z
+  .string()
+  .max(253)
+  .regex(/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/, 'a lower-case domain name such as acme.example');
+
 /**
- * A workspace's account on an AdCP seller, as ops recorded it with the workspace's supplier access:
- * the brand and operator it buys as, and the seller's own id for the account where the seller
- * gave one (from its portal or list_accounts, or its answer to sync_accounts).
+ * A workspace's account on an AdCP seller, as ops recorded it with the workspace's supplier
+ * access: the AdCP account reference's brand (its domain) and the operator buying for it (a
+ * domain; the brand's own when it buys directly), and the seller's own id for the account where
+ * it gave one (from its portal or list_accounts, or found by the booking after sync_accounts).
+ * Whether it is the sandbox account follows each booking's mode, so it is not stored.
  */
+export const SellerAccountSchema = z.strictObject({
+  brand: z.strictObject({ domain: Domain }),
+  operator: Domain,
+  account_id: z.string().min(1).max(200).optional(),
+});
+export type SellerAccountRecord = z.infer<typeof SellerAccountSchema>;
+
+/** The account as the adapters name it. */
 export interface SellerAccount {
   brand: { domain: string };
   operator: string;
   accountId?: string;
 }
-
-const isSellerAccount = (v: unknown): v is { brand: { domain: string }; operator: string; account_id?: unknown } => {
-  const a = v as { brand?: { domain?: unknown }; operator?: unknown } | null;
-  return !!a && typeof a.operator === 'string' && typeof a.brand?.domain === 'string';
-};
 
 /**
  * The workspace's own approved access to an AdCP seller, naming its account there; null without
@@ -46,12 +57,13 @@ export async function sellerAccountOf(db: Knex, adapterKey: string, advertiserId
     .whereNotNull('account')
     .orderBy('approved_at', 'desc')
     .first('account')) as { account: unknown } | undefined;
-  if (!row || !isSellerAccount(row.account)) return null;
-  const { brand, operator, account_id: accountId } = row.account;
-  return { brand: { domain: brand.domain }, operator, ...(typeof accountId === 'string' && accountId ? { accountId } : {}) };
+  const parsed = SellerAccountSchema.safeParse(row?.account);
+  if (!parsed.success) return null;
+  const { brand, operator, account_id: accountId } = parsed.data;
+  return { brand, operator, ...(accountId ? { accountId } : {}) };
 }
 
-/** Records the seller's id for the workspace's account (its answer to sync_accounts), with the access that names it. */
+/** Records the seller's id for the workspace's account (found by a booking), with the access that names it. */
 export async function recordSellerAccountId(db: Knex, adapterKey: string, advertiserId: string, accountId: string): Promise<void> {
   await db('supplier_credentials')
     .where({ adapter_key: adapterKey, status: 'active', advertiser_id: advertiserId })

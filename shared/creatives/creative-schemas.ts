@@ -41,6 +41,15 @@ export const ReviseCreativeSchema = z
   .meta({ id: 'ReviseCreative' });
 export type ReviseCreative = z.infer<typeof ReviseCreativeSchema>;
 
+/**
+ * Where a creative sends the people it reaches (its clickthrough or landing page), for any
+ * channel. An audio spot's `audioDelivery.destinationUrl` is its destination until one is set here.
+ */
+export const CreativeDestinationSchema = z
+  .strictObject({ destinationUrl: z.url({ protocol: /^https?$/, error: 'an http or https URL' }).max(2048) })
+  .meta({ id: 'CreativeDestination' });
+export type CreativeDestination = z.infer<typeof CreativeDestinationSchema>;
+
 export const SubmitCreativeSchema = z
   .strictObject({ adapterKey: z.string().min(1).max(100), channel: ChannelSchema.optional() })
   .meta({ id: 'SubmitCreative' });
@@ -50,6 +59,7 @@ export interface DeliveryMetadata {
   subline?: string;
   cta?: string;
   mandatories?: string[];
+  destinationUrl?: string;
 }
 
 /** What a line carries of a creative: the spec's reference fields, plus the version and metadata digest it was approved at. */

@@ -8,7 +8,7 @@ import type { Principal } from '../auth/principal';
 import { ASSET_NAME } from '../assets/asset-store';
 import { findCampaign } from '../campaigns/campaign-store';
 import { digestOf } from '../digest';
-import type { CreateCreative, CreativeRef, DeliveryMetadata, ReviseCreative } from './creative-schemas';
+import type { CreateCreative, CreativeDestination, CreativeRef, DeliveryMetadata, ReviseCreative } from './creative-schemas';
 import type { CreativeCopy } from '../adapters/adapter';
 
 /** Which stored media suits which channel. */
@@ -26,9 +26,12 @@ const SUITABLE: Record<string, RegExp> = {
 export function creativeCopyOf(v: { copy_text: string; audio_delivery: unknown; delivery: unknown }): CreativeCopy {
   const delivery = (v.delivery ?? {}) as DeliveryMetadata;
   const audio = v.audio_delivery as { tagline: string; callToAction: string; destinationUrl: string } | null;
+  // A destination set on the creative wins over the one an audio spot was created with.
+  const destinationUrl = delivery.destinationUrl ?? audio?.destinationUrl;
   return {
     copyText: v.copy_text,
     ...delivery,
+    ...(destinationUrl ? { destinationUrl } : {}),
     ...(audio ? { audio: { tagline: audio.tagline, callToAction: audio.callToAction, destinationUrl: audio.destinationUrl } } : {}),
   };
 }
@@ -183,8 +186,11 @@ export async function createCreative(db: Knex, p: Principal, body: CreateCreativ
   return creativeView(db, p, id);
 }
 
-/** A revision is a new version with its own delivery metadata; approvals of earlier versions stop counting. */
-export async function reviseCreative(db: Knex, p: Principal, id: string, body: ReviseCreative, createdBy: string) {
+/**
+ * A revision is a new version with its own delivery metadata (its words, or its destination);
+ * approvals of earlier versions stop counting.
+ */
+export async function reviseCreative(db: Knex, p: Principal, id: string, body: ReviseCreative | CreativeDestination, createdBy: string) {
   await db.transaction(async (trx) => {
     const c = await loadCreative(trx, p, id, true);
     const prev = await trx('creative_versions').where({ creative_id: id, version: c.current_version }).first();

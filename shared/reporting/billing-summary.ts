@@ -7,6 +7,7 @@ import { periodOf, readWallet } from '../wallet/ledger';
 import { decideTier, managementFee, PLATFORM_FEE_MINOR } from '../wallet/fees';
 import { deliveredSpend } from '../delivery/delivery-figures';
 import { addDays } from '../dates';
+import { nowFor } from '../workspaces/sandbox-clock';
 
 const lastDayOf = (period: string) => {
   const [y, m] = period.split('-').map(Number) as [number, number];
@@ -25,9 +26,14 @@ export const SummaryQuerySchema = z.strictObject({
 /**
  * Spec 25: one month's media spend, the fees accrued on it (read from the ledger, where they
  * were recorded as spend was captured), asset charges apart, and the wallet now.
+ *
+ * Where billing runs in sandbox mode, "now" is the workspace's sandbox test clock, as it is for
+ * everything its sandbox bookings deliver: the clock's month is the default and may be asked
+ * for, so a clock moved into the next month shows what that month would bill. Live billing's
+ * months are real ones.
  */
-export async function billingSummary(db: Knex, p: Principal, query: z.infer<typeof SummaryQuerySchema>) {
-  const current = periodOf(new Date());
+export async function billingSummary(db: Knex, p: Principal, query: z.infer<typeof SummaryQuerySchema>, billingMode: 'sandbox' | 'live') {
+  const current = periodOf(await nowFor(db, p.advertiserId, billingMode));
   const period = query.period ?? current;
   if (period > current) {
     throw badRequest(`${period} has not started; ask for ${current} or an earlier month.`, [

@@ -63,7 +63,7 @@ async function waitForBooking(_api: TestApi, token: string, id: string, done: (b
 }
 
 /** Ops grant a workspace access to a seller, naming its account there. */
-const grantAccess = (org: string, adapterKey: string, account: unknown = ACCOUNT) => grantSellerAccess(env.db, org, adapterKey, account);
+const grantAccess = (org: string, adapterKey: string) => grantSellerAccess(env.db, org, adapterKey, ACCOUNT);
 
 async function workspace(org: string) {
   const token = await env.issuer.token({ org, user: `${org}-buyer` });

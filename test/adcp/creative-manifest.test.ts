@@ -2,6 +2,7 @@ import { probeMedia } from '../../shared/assets/media-probe';
 import { creativeManifest, type StoredMedia } from '../../shared/adapters/adcp/creative-manifest';
 import type { SellerFormat } from '../../shared/adapters/adcp/connection';
 import type { CreativeCopy } from '../../shared/adapters/adapter';
+import { creativeCopyOf } from '../../shared/creatives/creative-store';
 import { mp4Sample, wavSample, webmSample } from '../support/media-samples';
 
 /** A 2×3 PNG, as an image editor writes it. */
@@ -160,7 +161,9 @@ describe("filling the seller's format", () => {
         },
       ]);
       const audio = { tagline: 'Fly for less', callToAction: 'Visit the site', destinationUrl: 'https://fly.example/spring' };
-      const manifest = creativeManifest('spot', spot, await stored(wavSample(15_000), 'audio/wav'), { ...COPY, audio });
+      // As a stored audio spot's words reach the reviewer (creativeCopyOf): its destination is the creative's.
+      const copy = { ...COPY, audio, destinationUrl: audio.destinationUrl };
+      const manifest = creativeManifest('spot', spot, await stored(wavSample(15_000), 'audio/wav'), copy);
       expect(manifest).toEqual({
         assets: {
           audio_file: expect.objectContaining({ asset_type: 'audio', duration_ms: 15_000, container_format: 'wav' }),
@@ -170,6 +173,43 @@ describe("filling the seller's format", () => {
         },
       });
     });
+  });
+
+  describe("a clickthrough or landing-page slot takes the creative's destination, whatever its media", () => {
+    const display = (required: boolean) =>
+      format([
+        { item_type: 'individual', asset_id: 'banner', asset_type: 'image', required: true },
+        { item_type: 'individual', asset_id: 'click_url', asset_type: 'url', required, requirements: { role: 'clickthrough' } },
+        { item_type: 'individual', asset_id: 'landing_page', asset_type: 'url', required: false },
+        { item_type: 'individual', asset_id: 'click_pixel', asset_type: 'url', required: false, requirements: { role: 'click_tracker' } },
+      ]);
+
+    test('a picture with a destination fills each slot for it, by role or by name; a tracker is left to the seller', async () => {
+      const manifest = creativeManifest('display', display(true), await stored(PNG_2x3, 'image/png'), {
+        ...COPY,
+        destinationUrl: 'https://fly.example/lisbon',
+      });
+      const link = { asset_type: 'url', url: 'https://fly.example/lisbon', url_type: 'clickthrough' };
+      expect(manifest).toEqual({
+        assets: { banner: expect.objectContaining({ asset_type: 'image' }), click_url: link, landing_page: link },
+      });
+    });
+
+    test('without a destination, a required slot refuses the creative before anything is sent; an optional one is left out', async () => {
+      expect(creativeManifest('display', display(true), await stored(PNG_2x3, 'image/png'), COPY)).toEqual({
+        refusal: expect.stringContaining('requires a clickthrough URL ("click_url"), and the creative has no destination'),
+      });
+      const manifest = creativeManifest('display', display(false), await stored(PNG_2x3, 'image/png'), COPY);
+      expect('assets' in manifest && Object.keys(manifest.assets)).toEqual(['banner']);
+    });
+  });
+
+  test("an audio spot's destination is the one it was created with until one is set on the creative", () => {
+    const audio = { tagline: 'Fly for less', callToAction: 'Visit', destinationUrl: 'https://fly.example/a', language: 'en-GB' };
+    expect(creativeCopyOf({ copy_text: 'x', audio_delivery: audio, delivery: {} }).destinationUrl).toBe('https://fly.example/a');
+    const set = { destinationUrl: 'https://fly.example/b' };
+    expect(creativeCopyOf({ copy_text: 'x', audio_delivery: audio, delivery: set }).destinationUrl).toBe('https://fly.example/b');
+    expect(creativeCopyOf({ copy_text: 'x', audio_delivery: null, delivery: {} })).not.toHaveProperty('destinationUrl');
   });
 
   test('a document is no creative asset', async () => {

@@ -8,8 +8,10 @@ import { mp4Sample, webmSample } from '../support/media-samples';
 import { until } from '../support/wait';
 import { grantSellerAccess } from '../support/adcp-buy';
 import {
+  CLICKABLE_VIDEO_FORMAT,
   DISPLAY_FORMAT,
   HEADLINE_MAX,
+  LANDING_SLOT,
   MIN_VIDEO_WIDTH,
   TITLED_VIDEO_FORMAT,
   VIDEO_FORMAT,
@@ -184,6 +186,24 @@ describe("a format with text slots: the creative's words fill them", () => {
     expect(seller.creatives.length).toBe(before);
   }, 60_000);
 });
+
+test("a format's landing-page slot takes the creative's destination; without one, nothing is sent and the review says why", async () => {
+  const token = await buyer('org-crt-clickable');
+  const { creative } = await videoCreative(token, mp4Sample({ width: 1280, height: 720 }), CLICKABLE_VIDEO_FORMAT);
+  const before = seller.creatives.length;
+  const bare = await reviewed(token, creative.id);
+  expect(bare.status).toBe('rejected');
+  expect(bare.reasons!.join(' ')).toContain(`requires a clickthrough URL ("${LANDING_SLOT}"), and the creative has no destination`);
+  expect(seller.creatives.length).toBe(before);
+
+  const set = await post(api, token, `/api/v1/creatives/${creative.id}/destination`, { destinationUrl: 'https://acme.example/spring' });
+  expect(set.status).toBe(200);
+  expect(await reviewed(token, creative.id)).toMatchObject({ status: 'approved', providerReference: `${creative.id}-v2` });
+  const synced = seller.creatives.find((c) => c.creative.creative_id === `${creative.id}-v2`)!;
+  // The tracker slot is the seller's: only the landing page is filled.
+  expect(Object.keys(synced.creative.assets).sort()).toEqual([LANDING_SLOT, VIDEO_SLOT]);
+  expect(synced.creative.assets[LANDING_SLOT]).toEqual({ asset_type: 'url', url: 'https://acme.example/spring', url_type: 'clickthrough' });
+}, 60_000);
 
 /** The reviewer itself, over a stored creative, so what it sends (or not) is seen at the seller. */
 async function reviewDirect(opts: { bytes: Buffer; format: string; publicBaseUrl?: string | null; via?: AdcpSellerConnection }) {

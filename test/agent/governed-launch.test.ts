@@ -147,6 +147,22 @@ describe('campaign.launch by a delegated agent', () => {
       expect(await bookingsOf(campaignId)).toBe(0);
     });
 
+    test('an agent whose product leaves out the campaign’s channel is not found (404), and the approved step is not taken', async () => {
+      const a = await actors(env, api, 'org-narrow');
+      const campaignId = await approvedCampaign(api, a.human);
+      const l = await approvedLaunch(api, a, campaignId, 15_000);
+      const dooh = await env.issuer.token({ org: 'org-narrow', user: 'org-narrow-lead', agent: 'planner-bot', product: 'flightdeck-dooh' });
+      const refused = await execute(api, dooh, campaignId, l.stepId, l.actionDigest);
+      const unknown = await execute(api, dooh, crypto.randomUUID(), l.stepId, l.actionDigest);
+      expect(refused.status).toBe(404);
+      expect({ ...(await json<object>(refused)), requestId: null }).toEqual({ ...(await json<object>(unknown)), requestId: null });
+      expect(await bookingsOf(campaignId)).toBe(0);
+      // The step still launches for the agent within the product it was approved in.
+      const launched = await execute(api, a.agent, campaignId, l.stepId, l.actionDigest);
+      expect(launched.status).toBe(202);
+      expect(launched.headers.get('x-flightdeck-receipt')).toBeNull();
+    });
+
     test('a human launching needs no headers', async () => {
       const a = await actors(env, api, 'org-human');
       const campaignId = await approvedCampaign(api, a.human);

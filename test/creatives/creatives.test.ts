@@ -145,7 +145,48 @@ describe('revisions', () => {
     const other = await env.issuer.token({ org: 'org-cr-3' });
     expect((await api.fetch(`/api/v1/creatives/${c.id}`, { token: other })).status).toBe(404);
     expect((await post(api, other, `/api/v1/creatives/${c.id}/revise`, { cta: 'x' })).status).toBe(404);
+    expect((await post(api, other, `/api/v1/creatives/${c.id}/destination`, { destinationUrl: 'https://x.example/' })).status).toBe(404);
     expect((await post(api, other, `/api/v1/creatives/${c.id}/submit`, { adapterKey: 'sandbox-ctv' })).status).toBe(404);
     expect((await api.fetch('/api/v1/creatives/not-a-uuid', { token })).status).toBe(404);
+  });
+});
+
+describe('a destination (POST /api/v1/creatives/{id}/destination)', () => {
+  const destination = (id: string, body: unknown, as = token) => post(api, as, `/api/v1/creatives/${id}/destination`, body);
+
+  test('any creative may have one: a new version whose metadata digest covers it, its earlier words kept', async () => {
+    const c = await makeCreative(api, token, 'dooh');
+    await post(api, token, `/api/v1/creatives/${c.id}/revise`, { headline: 'Summer is here' });
+    const res = await destination(c.id, { destinationUrl: 'https://acme.example/summer?utm_source=dooh' });
+    expect(res.status).toBe(200);
+    const v3 = (await json<{ creative: CreativeBody & { delivery: Record<string, unknown> } }>(res)).creative;
+    expect(v3).toMatchObject({
+      version: 3,
+      delivery: { headline: 'Summer is here', destinationUrl: 'https://acme.example/summer?utm_source=dooh' },
+      assetFingerprint: c.assetFingerprint,
+    });
+    const read = await json<{ creative: { versions: Array<{ metadataDigest: string }> } }>(
+      await api.fetch(`/api/v1/creatives/${c.id}`, { token }),
+    );
+    expect(new Set(read.creative.versions.map((v) => v.metadataDigest)).size).toBe(3);
+  });
+
+  test.each([
+    ['no URL', {}],
+    ['not a URL', { destinationUrl: 'acme.example' }],
+    ['a script URL', { destinationUrl: 'javascript:alert(1)' }],
+    ['an ftp URL', { destinationUrl: 'ftp://acme.example/x' }],
+    ['a URL over 2048 characters', { destinationUrl: `https://acme.example/${'x'.repeat(2030)}` }],
+    ['an unknown field', { destinationUrl: 'https://acme.example/', headline: 'x' }],
+  ])('%s is a 400 and makes no version', async (_n, body) => {
+    const c = await makeCreative(api, token, 'ctv');
+    const res = await destination(c.id, body);
+    expect(res.status).toBe(400);
+    expect((await json<{ code: string }>(res)).code).toBe('validation_failed');
+    expect(await env.db('creative_versions').where({ creative_id: c.id })).toHaveLength(1);
+  });
+
+  test('an unknown creative is 404', async () => {
+    expect((await destination(crypto.randomUUID(), { destinationUrl: 'https://acme.example/' })).status).toBe(404);
   });
 });

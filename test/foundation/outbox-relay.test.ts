@@ -62,6 +62,26 @@ describe('outbox relay', () => {
     expect(await relayOutbox(env.db, producers.addAll)).toBe(0);
   });
 
+  test('with nothing waiting, a relay is one read and opens no transaction', async () => {
+    // Whatever earlier tests left is relayed first.
+    await relayOutbox(env.db, producers.addAll);
+    const statements: string[] = [];
+    const seen = (q: { sql: string }) => statements.push(q.sql);
+    env.db.on('query', seen);
+    try {
+      expect(await relayOutbox(env.db, producers.addAll)).toBe(0);
+    } finally {
+      env.db.off('query', seen);
+    }
+    expect(statements).toEqual(['select exists (select 1 from outbox where relayed_at is null) as pending']);
+
+    // A row committed after that probe is the next relay's.
+    const sent = messages('after-probe');
+    await env.db.transaction((trx) => enqueueInTransaction(trx, sent));
+    expect(await relayOutbox(env.db, producers.addAll)).toBe(3);
+    expect(await unrelayed(sent)).toBe(0);
+  });
+
   test('a relay after commit and a second relay of the same rows leave one job per message', async () => {
     const sent = messages('twice');
     await env.db.transaction((trx) => enqueueInTransaction(trx, sent));

@@ -236,6 +236,7 @@ const VALID_BODIES: Record<string, () => unknown> = {
   appendBuyerSessionMessage: () => ({ revision: 1, role: 'user', message: 'hello', requestId: randomUUID() }),
   recordAgentEvidence: () => ({ kind: 'note', source: 'dooh', content: {} }),
   reviseCreative: () => ({ headline: 'Changed' }),
+  setCreativeDestination: () => ({ destinationUrl: 'https://acme.example/changed' }),
   quoteStudy: () => ({ sampleSize: 1000 }),
 };
 let digest = '';

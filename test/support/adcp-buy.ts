@@ -3,19 +3,15 @@ import { json, type TestApi, type TestEnv } from './api';
 import { approve, draftCampaign, post, type BookingBody } from './bookings';
 import { approvedCreative } from './creatives';
 import { fundWallet } from './wallet';
+import { grantSupplierAccess } from '../../shared/adapters/supplier-access';
+import type { SellerAccountRecord } from '../../shared/adapters/credentials';
 
 /** The workspace's account on the example sellers (AdCP `account`: brand domain and operator). */
 export const SELLER_ACCOUNT = { brand: { domain: 'acmeoutdoor.example' }, operator: 'acmeoutdoor.example' };
 
-/** Ops grant a workspace access to a seller, naming its account there. */
-export async function grantSellerAccess(db: Knex, org: string, adapterKey: string, account: unknown = SELLER_ACCOUNT): Promise<void> {
-  await db('supplier_credentials').insert({
-    adapter_key: adapterKey,
-    advertiser_id: org,
-    secret_ref: 'env:FLIGHTDECK_TEST_ADCP_TOKEN',
-    approved_at: new Date(),
-    account: JSON.stringify(account),
-  });
+/** Ops grant a workspace access to a seller, naming its account there (as `npm run admin -- suppliers grant` does). */
+export async function grantSellerAccess(db: Knex, org: string, adapterKey: string, account: SellerAccountRecord = SELLER_ACCOUNT): Promise<void> {
+  await grantSupplierAccess(db, { advertiserId: org, adapterKey, account, secretRef: 'env:FLIGHTDECK_TEST_ADCP_TOKEN' });
 }
 
 /**
@@ -29,7 +25,7 @@ export async function launchOnSeller(
   adapterKey: string,
   supplierProduct: { productId: string; pricingOptionId: string },
   /** The campaign's mode and flight (default: live, the helper's far-future flight). */
-  { account, ...campaign }: { executionMode?: 'sandbox' | 'live'; startDate?: string; endDate?: string; account?: unknown } = {},
+  { account, ...campaign }: { executionMode?: 'sandbox' | 'live'; startDate?: string; endDate?: string; account?: SellerAccountRecord } = {},
 ): Promise<{ token: string; campaignId: string; booking: BookingBody }> {
   const token = await env.issuer.token({ org, user: `${org}-buyer` });
   if ((await api.fetch('/api/v1/auth/context', { token })).status !== 200) throw new Error(`${org} could not sign in`);

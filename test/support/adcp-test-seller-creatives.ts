@@ -15,6 +15,9 @@ export const DISPLAY_FORMAT = 'display_300x250';
 /** A video with a title card: the video slot, a required headline of at most 40 characters, an optional call to action. */
 export const TITLED_VIDEO_FORMAT = 'video_15s_titled';
 export const HEADLINE_MAX = 40;
+/** A video that is clicked through: the video slot, a required landing page, an optional impression tracker. */
+export const CLICKABLE_VIDEO_FORMAT = 'video_15s_clickable';
+export const LANDING_SLOT = 'landing_page';
 
 export interface SyncedAsset {
   asset_type?: string;
@@ -65,6 +68,21 @@ export function creativeTools(desk: CreativeDesk, origin: string) {
         ],
       },
       {
+        format_id: { agent_url: origin, id: CLICKABLE_VIDEO_FORMAT },
+        name: 'Video, 15 seconds, clickable',
+        assets: [
+          { item_type: 'individual', asset_id: VIDEO_SLOT, asset_type: 'video', required: true },
+          { item_type: 'individual', asset_id: LANDING_SLOT, asset_type: 'url', required: true, requirements: { role: 'landing_page' } },
+          {
+            item_type: 'individual',
+            asset_id: 'impression_pixel',
+            asset_type: 'url',
+            required: false,
+            requirements: { role: 'impression_tracker' },
+          },
+        ],
+      },
+      {
         format_id: { agent_url: origin, id: DISPLAY_FORMAT },
         name: 'Display, 300×250',
         assets: [{ item_type: 'individual', asset_id: 'banner_image', asset_type: 'image', required: true }],
@@ -95,6 +113,13 @@ export function creativeTools(desk: CreativeDesk, origin: string) {
           if (c.format_id.id === TITLED_VIDEO_FORMAT) {
             const headline = c.assets.headline?.content;
             if (typeof headline !== 'string' || headline.length > HEADLINE_MAX) return failed('INVALID_REQUEST', 'headline is required');
+            return { creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const };
+          }
+          if (c.format_id.id === CLICKABLE_VIDEO_FORMAT) {
+            const landing = c.assets[LANDING_SLOT];
+            if (landing?.url_type !== 'clickthrough' || !URL.canParse(String(landing.url))) {
+              return failed('INVALID_REQUEST', `${LANDING_SLOT} is required`);
+            }
             return { creative_id: c.creative_id, action: 'created' as const, status: 'approved' as const };
           }
           if (c.format_id.id !== VIDEO_FORMAT)

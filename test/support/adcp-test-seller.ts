@@ -22,7 +22,16 @@ import type {
 import { HARNESS_TOKEN } from './adcp-env';
 import { creativeTools, type CreativeDesk } from './adcp-test-seller-creatives';
 
-export { DISPLAY_FORMAT, HEADLINE_MAX, MIN_VIDEO_WIDTH, TITLED_VIDEO_FORMAT, VIDEO_FORMAT, VIDEO_SLOT } from './adcp-test-seller-creatives';
+export {
+  CLICKABLE_VIDEO_FORMAT,
+  DISPLAY_FORMAT,
+  HEADLINE_MAX,
+  LANDING_SLOT,
+  MIN_VIDEO_WIDTH,
+  TITLED_VIDEO_FORMAT,
+  VIDEO_FORMAT,
+  VIDEO_SLOT,
+} from './adcp-test-seller-creatives';
 import { freePort } from './ports';
 import { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
 

@@ -40,20 +40,28 @@ const wordsFor = (slot: FormatAsset, copy: CreativeCopy): string | undefined => 
   return TEXT_SLOTS.find(([pattern]) => pattern.test(name))?.[1](copy);
 };
 
+/** A URL slot for where the creative sends people, by its role or name; other URL slots (trackers) are the seller's. */
+const isDestinationSlot = (slot: FormatAsset) =>
+  slot.asset_type === 'url' &&
+  /click_?through|landing|destination/.test((slot.requirements?.role ?? `${slot.asset_id} ${slot.asset_role ?? ''}`).toLowerCase());
+
 /**
- * The format's text slots filled from the creative's words, and a clickthrough slot from an audio
- * spot's destination. A required text slot the creative has no words for, or words outside a
- * slot's length, refuse the creative before anything is sent (the seller would refuse it, with
- * less to go on); an optional one is filled only when they fit.
+ * The format's text slots filled from the creative's words, and its clickthrough or landing-page
+ * slot from the creative's destination. A required slot the creative has nothing for, or words
+ * outside a slot's length, refuse the creative before anything is sent (the seller would refuse
+ * it, with less to go on); an optional one is filled only when they fit.
  */
 function textAssets(formatId: string, format: SellerFormat, copy: CreativeCopy): Manifest {
   const assets: Record<string, Record<string, unknown>> = {};
   for (const slot of format.assets ?? []) {
     if (slot.item_type === 'repeatable_group' || !slot.asset_id) continue;
-    // A clickthrough or landing page slot takes an audio spot's destination; other URL slots (trackers) are the seller's.
-    const clickthrough = slot.requirements?.role ?? `${slot.asset_id} ${slot.asset_role ?? ''}`;
-    if (slot.asset_type === 'url' && copy.audio && /click_?through|landing|destination/.test(clickthrough.toLowerCase())) {
-      assets[slot.asset_id] = { asset_type: 'url', url: copy.audio.destinationUrl, url_type: 'clickthrough' };
+    if (isDestinationSlot(slot)) {
+      if (copy.destinationUrl) assets[slot.asset_id] = { asset_type: 'url', url: copy.destinationUrl, url_type: 'clickthrough' };
+      else if (slot.required) {
+        return {
+          refusal: `The seller's format ${formatId} requires a clickthrough URL ("${slot.asset_id}"), and the creative has no destination (set one with POST /api/v1/creatives/{id}/destination); nothing was sent.`,
+        };
+      }
       continue;
     }
     if (slot.asset_type !== 'text') continue;

@@ -24,6 +24,7 @@ const LAYERS = [
       'ratelimit/',
       'idempotency/',
       'crypto/',
+      'net/',
     ],
   },
   { name: 'identity-and-access', units: ['auth/', 'workspaces/', 'staff/', 'access/', 'mcp/'] },

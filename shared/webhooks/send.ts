@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { resolveTarget, UnsafeTarget, type UrlPolicy } from './url-safety';
+import { pinnedLookup, resolveTarget, UnsafeTarget, type CheckedAddress } from '../net/public-address';
+import type { UrlPolicy } from './url-safety';
 import type { Claimed, SendResult } from './delivery-engine';
 
 /** The JSON a receiver gets: the event's envelope and its small body of ids and states. */
@@ -45,7 +45,7 @@ export async function sendDelivery(c: Claimed, policy: UrlPolicy, timeoutMs: num
     error,
   });
   const url = new URL(c.url);
-  let target: { address: string; family: 4 | 6 };
+  let target: CheckedAddress;
   try {
     target = await resolveTarget(url, policy);
   } catch (err) {
@@ -57,15 +57,10 @@ export async function sendDelivery(c: Claimed, policy: UrlPolicy, timeoutMs: num
     'user-agent': 'Flightdeck-Webhooks/1',
     ...signedHeaders(c.secrets, c.event.id, new Date(), payload),
   };
-  const pinned: LookupFunction = (_host, opts, cb) => {
-    if ((opts as { all?: boolean }).all)
-      (cb as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [target]);
-    else cb(null, target.address, target.family);
-  };
   return new Promise<SendResult>((resolve) => {
     const req = (url.protocol === 'https:' ? https : http).request(
       url,
-      { method: 'POST', headers, lookup: pinned, agent: false, timeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) },
+      { method: 'POST', headers, lookup: pinnedLookup(target), agent: false, timeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) },
       (res) => {
         // The body is not needed: read and drop it, so the socket closes cleanly.
         res.resume();

@@ -30,20 +30,29 @@ export interface GuardProxy {
   bytes(): number;
   /** Set once the byte limit was passed: every connection was cut. */
   overLimit(): boolean;
-  refused: RefusedRequest[];
+  refused: ProxyRefusal[];
   close(): Promise<void>;
 }
 
+/**
+ * A refusal, and whether a page sent it: a plain request with a Referer or Origin (Chromium's own
+ * background requests, such as extension update checks, carry neither). A tunnel cannot say.
+ */
+export interface ProxyRefusal extends RefusedRequest {
+  fromPage: boolean | null;
+}
+
 const HOP_BY_HOP = ['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'transfer-encoding'];
-const MAX_REFUSED = 50;
+const MAX_REFUSED = 200;
 
 export async function startGuardProxy(o: { origins: BrowserJobOrigins; policy: AddressPolicy; maxBytes: number }): Promise<GuardProxy> {
-  const refused: RefusedRequest[] = [];
+  const refused: ProxyRefusal[] = [];
   const sockets = new Set<Duplex>();
   let received = 0;
   let over = false;
-  const note = (method: string, url: string, reason: string) => {
-    if (refused.length < MAX_REFUSED) refused.push({ method, url: url.slice(0, 500), reason });
+  const note = (method: string, url: string, reason: string, req?: http.IncomingMessage) => {
+    const fromPage = req ? Boolean(req.headers.referer || req.headers.origin) : null;
+    if (refused.length < MAX_REFUSED) refused.push({ method, url: url.slice(0, 500), reason, fromPage });
   };
   const track = (s: Duplex) => {
     sockets.add(s);
@@ -111,7 +120,7 @@ export async function startGuardProxy(o: { origins: BrowserJobOrigins; policy: A
   // A WebSocket (or any upgrade) over plain http: it could carry anything both ways.
   server.on('upgrade', (req: http.IncomingMessage, client: Duplex) => {
     track(client);
-    note(req.method ?? 'GET', req.url ?? '', 'a browser job opens no WebSocket or upgraded connection');
+    note(req.method ?? 'GET', req.url ?? '', 'a browser job opens no WebSocket or upgraded connection', req);
     client.destroy();
   });
 
@@ -127,7 +136,7 @@ export async function startGuardProxy(o: { origins: BrowserJobOrigins; policy: A
       return;
     }
     if (method !== 'GET' && method !== 'HEAD') {
-      note(method, url.href, 'only GET and HEAD: a browser job changes nothing');
+      note(method, url.href, 'only GET and HEAD: a browser job changes nothing', req);
       req.socket.destroy();
       return;
     }
@@ -147,7 +156,7 @@ export async function startGuardProxy(o: { origins: BrowserJobOrigins; policy: A
         upstream.end();
       },
       (err: unknown) => {
-        note(method, url.href, reasonOf(err));
+        note(method, url.href, reasonOf(err), req);
         req.socket.destroy();
       },
     );

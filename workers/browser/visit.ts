@@ -65,8 +65,22 @@ const VIEWPORT = { width: 1366, height: 900 };
 const MAX_SCREENSHOT_HEIGHT = 16_000;
 const MAX_TEXT_CHARS = 500_000;
 const SETTLE_MS = 3_000;
+const LOAD_MS = 15_000;
 
-const firstLine = (err: unknown) => String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 300);
+/** The tunnel an https (or wss) address goes through: its host and port. */
+function tunnelOf(address: string): string | null {
+  try {
+    const u = new URL(address);
+    return u.protocol === 'https:' || u.protocol === 'wss:' ? `${u.hostname}:${u.port || 443}` : null;
+  } catch {
+    return null;
+  }
+}
+
+const firstLine = (err: unknown) =>
+  String((err as Error)?.message ?? err)
+    .split('\n')[0]!
+    .slice(0, 300);
 
 export async function visitPage(o: {
   chromiumPath: string;
@@ -117,32 +131,42 @@ export async function visitPage(o: {
     }
     const page = context.pages()[0] ?? (await context.newPage());
     let opened = false;
-    const refuse = (route: Route, reason: string) => {
+    /** Refused requests are aborted; a refused navigation is answered 204, so the page stays as it was instead of becoming an error page. */
+    const refusing = new Set<Promise<unknown>>();
+    const refuse = (route: Route, reason: string, navigation = false) => {
       const r = route.request();
       if (refused.length < 50) refused.push({ method: r.method(), url: r.url().slice(0, 500), reason });
-      return route.abort('blockedbyclient').catch(() => undefined);
+      const done = (navigation ? route.fulfill({ status: 204, body: '' }) : route.abort('blockedbyclient')).catch(() => undefined);
+      refusing.add(done);
+      return done.finally(() => refusing.delete(done));
     };
     await context.route('**/*', async (route) => {
       const request = route.request();
       const method = request.method();
-      if (method !== 'GET' && method !== 'HEAD') return refuse(route, 'only GET and HEAD: a browser job changes nothing');
-      let mainFrame = false;
+      let frame: ReturnType<typeof request.frame> | null;
       try {
-        mainFrame = request.isNavigationRequest() && request.frame() === page.mainFrame();
+        frame = request.frame();
       } catch {
-        mainFrame = false;
+        frame = null;
       }
-      if (mainFrame) {
-        if (opened) return refuse(route, 'the page may not navigate away: a browser job opens one page and follows nothing');
+      const navigation = request.isNavigationRequest();
+      if (method !== 'GET' && method !== 'HEAD') return refuse(route, 'only GET and HEAD: a browser job changes nothing', navigation);
+      // A new window's first request comes before its frame exists.
+      if (navigation && (!frame || frame.page() !== page)) return refuse(route, 'a browser job opens no other window', true);
+      if (navigation && frame === page.mainFrame()) {
+        if (opened) return refuse(route, 'the page may not navigate away: a browser job opens one page and follows nothing', true);
         opened = true;
       }
       made++;
       if (made > o.limits.maxRequests) {
         tooMany = true;
-        return refuse(route, `more than ${o.limits.maxRequests} requests`);
+        return refuse(route, `more than ${o.limits.maxRequests} requests`, navigation);
       }
       return route.continue().catch(() => undefined);
     });
+    // Requests the page made (redirect hops included): the proxy's refusals of anything else are the browser's own.
+    const asked = new Set<string>();
+    context.on('request', (r) => void asked.add(r.url()));
     await context.routeWebSocket(
       () => true,
       (ws) => {
@@ -150,41 +174,58 @@ export async function visitPage(o: {
         return ws.close();
       },
     );
-    context.on('page', (other) => {
-      if (other === page) return;
-      if (refused.length < 50) refused.push({ method: 'GET', url: other.url().slice(0, 500), reason: 'a browser job opens no other window' });
-      void other.close().catch(() => undefined);
-    });
+    context.on('page', (other) => void (other !== page && other.close().catch(() => undefined)));
     page.on('dialog', (d) => void d.dismiss().catch(() => undefined));
     page.on('download', (d) => {
       if (refused.length < 50) refused.push({ method: 'GET', url: d.url().slice(0, 500), reason: 'downloads are refused' });
       void d.cancel().catch(() => undefined);
     });
+    /**
+     * What the proxy refused of the page's own traffic: a plain request the page made (or sent with
+     * its Referer or Origin, a redirect hop among them), or a tunnel to a host the page asked for or
+     * refused for its address. Chromium's own background requests are refused too, but are no
+     * evidence about the page.
+     */
+    const proxyRefusals = () =>
+      proxy.refused
+        .filter((r) =>
+          r.method === 'CONNECT'
+            ? /the address is/.test(r.reason) || [...asked].some((u) => tunnelOf(u) === tunnelOf(r.url))
+            : r.fromPage || asked.has(r.url),
+        )
+        .map(({ method, url, reason }) => ({ method, url, reason }));
     let crashed = false;
     page.on('crash', () => (crashed = true));
 
     let response;
     try {
-      response = await page.goto(o.url, { waitUntil: 'load', timeout: remaining() });
+      response = await page.goto(o.url, { waitUntil: 'commit', timeout: remaining() });
     } catch (err) {
       if (/download is starting/i.test(String((err as Error)?.message))) {
         throw new VisitFailure('download_refused', 'The address is a download, not a page; downloads are refused.');
       }
-      // Before the page loaded, what the proxy refused was the navigation or a redirect on its way.
-      const first = proxy.refused[0];
-      if (first && !proxy.overLimit() && !tooMany && !timedOut) {
-        const code = /does not resolve/.test(first.reason) ? 'unreachable' : 'address_refused';
-        throw new VisitFailure(code, `The page (or a redirect on the way) went to ${first.url}, which was refused: ${first.reason}.`);
+      // The navigation, or a redirect on its way, that the proxy refused.
+      const stopped = proxyRefusals().find((r) => r.method !== 'CONNECT') ?? proxyRefusals()[0];
+      if (stopped && !proxy.overLimit() && !tooMany && !timedOut) {
+        const code = /does not resolve/.test(stopped.reason) ? 'unreachable' : 'address_refused';
+        throw new VisitFailure(code, `The page (or a redirect on the way) went to ${stopped.url}, which was refused: ${stopped.reason}.`);
       }
       throw failure(err);
     }
-    // Let the page's own scripts run their course, within the time left; what they try is refused above.
+    // Let the page load and its own scripts run their course, within the time left; what they try is refused
+    // above. A page that starts another navigation while loading never fires its load event: no matter.
+    const loading = { timeout: Math.min(LOAD_MS, remaining()) };
+    await Promise.race([page.waitForLoadState('load', loading), page.waitForLoadState('networkidle', loading)]).catch(() => undefined);
     await page.waitForLoadState('networkidle', { timeout: Math.min(SETTLE_MS, remaining()) }).catch(() => undefined);
     if (proxy.overLimit() || tooMany || timedOut) throw failure(null);
     if (crashed) throw new VisitFailure('browser_crashed', 'The page crashed the browser.');
+    // A navigation the page started just now is being refused: the page is evidence once it stays put.
+    await Promise.allSettled([...refusing]);
     const observedAt = new Date();
-    const title = await page.title();
-    const fullText = await page.evaluate(() => (globalThis as unknown as { document: { body?: { innerText: string } } }).document.body?.innerText ?? '');
+    const title = await page.evaluate(() => (globalThis as unknown as { document: { title: string } }).document.title);
+    const fullText = await page.evaluate(
+      () => (globalThis as unknown as { document: { body?: { innerText: string } } }).document.body?.innerText ?? '',
+    );
     const fields = o.readFields ? await readFields(page) : [];
     const size = await page.evaluate(() => {
       const d = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; scrollHeight: number } } }).document;
@@ -209,7 +250,7 @@ export async function visitPage(o: {
       screenshot: { png, width, height, truncated },
       text: { value: fullText.slice(0, MAX_TEXT_CHARS), truncated: fullText.length > MAX_TEXT_CHARS },
       fields,
-      requests: { made, bytes: proxy.bytes(), refused: [...refused, ...proxy.refused].slice(0, 50) },
+      requests: { made, bytes: proxy.bytes(), refused: [...refused, ...proxyRefusals()].slice(0, 50) },
     };
   } catch (err) {
     throw failure(err);

@@ -50,7 +50,8 @@ export function browserJobRoutes(deps: ApiDeps): RouteDef[] {
       method: 'get',
       path: '/api/v1/internal/fulfilment/browser-jobs/:id',
       operationId: 'getBrowserJob',
-      summary: 'A browser job: its status, timings, and once completed its evidence (screenshot, visible text, final URL and status, SHA-256 of each).',
+      summary:
+        'A browser job: its status, timings, and once completed its evidence (screenshot, visible text, final URL and status, SHA-256 of each).',
       tags: ['staff'],
       access: 'bearer',
       scope: 'staff',
@@ -72,10 +73,15 @@ export function browserJobRoutes(deps: ApiDeps): RouteDef[] {
       scope: 'staff',
       params: z.strictObject({ id: PathId }),
       authorize: staffOnly(deps),
-      responses: { 200: { description: 'The jobs.', schema: BrowserJobList }, 404: { description: 'Not staff, not assigned, or no such booking.' } },
+      responses: {
+        200: { description: 'The jobs.', schema: BrowserJobList },
+        404: { description: 'Not staff, not assigned, or no such booking.' },
+      },
       async handler({ principal, params }) {
         const staff = await requireStaff(deps.staff, principal);
-        const booking = await db('bookings').where({ id: uuidOr404(params.id) }).first('id', 'advertiser_id');
+        const booking = await db('bookings')
+          .where({ id: uuidOr404(params.id) })
+          .first('id', 'advertiser_id');
         if (!booking) throw notFound();
         requireAssigned(staff, booking.advertiser_id);
         return { status: 200, body: { browserJobs: await listBookingBrowserJobs(db, booking.id) } };

@@ -567,7 +567,7 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/api/v1/internal/fulfilment/browser-jobs/{id}': {
+  '/api/v1/internal/fulfilment/browser-jobs/{browserJobId}': {
     parameters: {
       query?: never;
       header?: never;
@@ -584,7 +584,7 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/api/v1/internal/fulfilment/bookings/{id}/browser-jobs': {
+  '/api/v1/internal/fulfilment/bookings/{bookingId}/browser-jobs': {
     parameters: {
       query?: never;
       header?: never;
@@ -9714,7 +9714,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        id: string;
+        browserJobId: string;
       };
       cookie?: never;
     };
@@ -9880,7 +9880,7 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        id: string;
+        bookingId: string;
       };
       cookie?: never;
     };

@@ -48,30 +48,30 @@ export function browserJobRoutes(deps: ApiDeps): RouteDef[] {
     }),
     defineRoute({
       method: 'get',
-      path: '/api/v1/internal/fulfilment/browser-jobs/:id',
+      path: '/api/v1/internal/fulfilment/browser-jobs/:browserJobId',
       operationId: 'getBrowserJob',
       summary:
         'A browser job: its status, timings, and once completed its evidence (screenshot, visible text, final URL and status, SHA-256 of each).',
       tags: ['staff'],
       access: 'bearer',
       scope: 'staff',
-      params: z.strictObject({ id: PathId }),
+      params: z.strictObject({ browserJobId: PathId }),
       authorize: staffOnly(deps),
       responses: { 200: { description: 'The job.', schema: BrowserJobEnvelope }, 404: { description: NOT_YOURS } },
       async handler({ principal, params }) {
         const staff = await requireStaff(deps.staff, principal);
-        return { status: 200, body: { browserJob: await findBrowserJob(db, staff, params.id) } };
+        return { status: 200, body: { browserJob: await findBrowserJob(db, staff, params.browserJobId) } };
       },
     }),
     defineRoute({
       method: 'get',
-      path: '/api/v1/internal/fulfilment/bookings/:id/browser-jobs',
+      path: '/api/v1/internal/fulfilment/bookings/:bookingId/browser-jobs',
       operationId: 'listBookingBrowserJobs',
       summary: "A booking's browser jobs, newest first (the latest 50).",
       tags: ['staff'],
       access: 'bearer',
       scope: 'staff',
-      params: z.strictObject({ id: PathId }),
+      params: z.strictObject({ bookingId: PathId }),
       authorize: staffOnly(deps),
       responses: {
         200: { description: 'The jobs.', schema: BrowserJobList },
@@ -80,7 +80,7 @@ export function browserJobRoutes(deps: ApiDeps): RouteDef[] {
       async handler({ principal, params }) {
         const staff = await requireStaff(deps.staff, principal);
         const booking = await db('bookings')
-          .where({ id: uuidOr404(params.id) })
+          .where({ id: uuidOr404(params.bookingId) })
           .first('id', 'advertiser_id');
         if (!booking) throw notFound();
         requireAssigned(staff, booking.advertiser_id);

@@ -77,11 +77,11 @@ export function deliveryPollMessage(adapterKey: string, advertiserId: string, at
 }
 
 /** A browser job: one supervised, read-only visit of a supplier's site, run once. */
-export const BrowserJobRunSchema = z.strictObject({ browserJobId: z.uuid() });
-export type BrowserJobRun = z.infer<typeof BrowserJobRunSchema>;
+export const RunBrowserJobSchema = z.strictObject({ browserJobId: z.uuid() });
+export type RunBrowserJob = z.infer<typeof RunBrowserJobSchema>;
 export const RUN_BROWSER_JOB = 'browser-job';
 export const browserJobRunId = (browserJobId: string) => `browser-job-${browserJobId}`;
 
-export function browserJobMessage(job: BrowserJobRun): JobMessage {
+export function browserJobMessage(job: RunBrowserJob): JobMessage {
   return { queue: BROWSER_JOBS_QUEUE, jobName: RUN_BROWSER_JOB, jobId: browserJobRunId(job.browserJobId), payload: job };
 }

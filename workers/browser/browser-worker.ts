@@ -8,7 +8,7 @@ import type { Logger } from '../../shared/logger';
 import type { AssetStore } from '../../shared/assets/asset-store';
 import { digestOf } from '../../shared/digest';
 import { BROWSER_JOBS_QUEUE } from '../../shared/queues/names';
-import { BrowserJobRunSchema, RUN_BROWSER_JOB } from '../../shared/queues/jobs';
+import { RunBrowserJobSchema, RUN_BROWSER_JOB } from '../../shared/queues/jobs';
 import { browserJobOrigins } from '../../shared/bookings/browser-job-policy';
 import { beginBrowserJob, completeBrowserJob, failAbandonedBrowserJobs, failBrowserJob } from '../../shared/bookings/browser-job-run';
 import { preparationWorksheet } from '../../shared/bookings/browser-worksheet';
@@ -52,7 +52,7 @@ export function browserWorker(deps: { connection: RedisClient; config: Config; d
     BROWSER_JOBS_QUEUE,
     async (job) => {
       if (job.name !== RUN_BROWSER_JOB) throw new Error(`unknown browser job ${job.name}`);
-      const { browserJobId } = BrowserJobRunSchema.parse(job.data);
+      const { browserJobId } = RunBrowserJobSchema.parse(job.data);
       const start = await beginBrowserJob(db, browserJobId, runBy);
       if (start.kind !== 'run') {
         log.info({ jobId: job.id, browserJobId, result: start.kind }, 'browser job not run');

@@ -42,9 +42,11 @@ export function supplierUrlRefusal(
   allowLoopback: boolean,
 ): { code: 'unofficial_source' | 'credentials_in_url'; why: string } | null {
   const url = new URL(supplierUrl);
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { code: 'unofficial_source', why: "the supplier's official sources are https only" };
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return { code: 'unofficial_source', why: "the supplier's official sources are https only" };
   const why = browserJobOrigins(adapterKey, supplierUrl, allowLoopback).refusal(hostOf(url), portOf(url), url.protocol);
   if (why) return { code: 'unofficial_source', why };
-  if (url.username || url.password) return { code: 'credentials_in_url', why: 'a browser job never signs in, so its address may carry no credentials' };
+  if (url.username || url.password)
+    return { code: 'credentials_in_url', why: 'a browser job never signs in, so its address may carry no credentials' };
   return null;
 }

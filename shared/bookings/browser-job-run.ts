@@ -22,7 +22,12 @@ export const INTERRUPTED =
   'The worker running this job stopped before it finished (a crash, a kill or a lost lock). Browser jobs are never run twice: ask for a new one.';
 
 /** The job's end, told to subscribers in the transaction that records it. */
-function ended(trx: Knex, job: Pick<BrowserJobRow, 'id' | 'advertiser_id' | 'booking_id' | 'line_id' | 'purpose'>, version: number, end: End) {
+function ended(
+  trx: Knex,
+  job: Pick<BrowserJobRow, 'id' | 'advertiser_id' | 'booking_id' | 'line_id' | 'purpose'>,
+  version: number,
+  end: End,
+) {
   return recordEvent(trx, {
     workspaceId: job.advertiser_id,
     type: end.status === 'completed' ? 'browser_job.completed' : 'browser_job.failed',
@@ -116,6 +121,7 @@ export async function failAbandonedBrowserJobs(db: Knex, runningLongerThanMs: nu
     .where('started_at', '<', new Date(Date.now() - runningLongerThanMs))
     .pluck('id')) as string[];
   let n = 0;
-  for (const id of ids) if (await db.transaction((trx) => endJob(trx, id, ['running'], { status: 'failed', code: 'interrupted', reason: INTERRUPTED }))) n++;
+  for (const id of ids)
+    if (await db.transaction((trx) => endJob(trx, id, ['running'], { status: 'failed', code: 'interrupted', reason: INTERRUPTED }))) n++;
   return n;
 }

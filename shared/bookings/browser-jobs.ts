@@ -113,7 +113,10 @@ export async function requestBrowserJob(
   const refused = supplierUrlRefusal(line.adapterKey, body.supplierUrl, opts.allowLoopback);
   const refuseUrl = () => {
     if (!refused) return;
-    const where = body.purpose === 'observe' ? "Observation is limited to the supplier's official public sources" : "Preparation is limited to the supplier's own site";
+    const where =
+      body.purpose === 'observe'
+        ? "Observation is limited to the supplier's official public sources"
+        : "Preparation is limited to the supplier's own site";
     throw unprocessable(`${where}: ${refused.why}.`, refused.code);
   };
   if (body.purpose === 'observe') refuseUrl();

@@ -77,8 +77,7 @@ export const resolveTarget = (url: URL, policy: AddressPolicy) => resolvePublic(
 /** A DNS lookup for node:http(s) and node:net that answers only the address already checked. */
 export function pinnedLookup(target: CheckedAddress): LookupFunction {
   return (_host, opts, cb) => {
-    if ((opts as { all?: boolean }).all)
-      (cb as unknown as (e: null, a: CheckedAddress[]) => void)(null, [target]);
+    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: CheckedAddress[]) => void)(null, [target]);
     else cb(null, target.address, target.family);
   };
 }

@@ -43,7 +43,13 @@ export interface BrowserWorker {
  * mutations, a job is never retried (attempts: 1); one whose worker died is re-delivered once, and
  * that delivery ends it failed (`interrupted`) instead of running it again.
  */
-export function browserWorker(deps: { connection: RedisClient; config: Config; db: Knex; logger: Logger; assets: AssetStore }): BrowserWorker {
+export function browserWorker(deps: {
+  connection: RedisClient;
+  config: Config;
+  db: Knex;
+  logger: Logger;
+  assets: AssetStore;
+}): BrowserWorker {
   const { config, db, assets } = deps;
   const log = deps.logger.child({ queue: BROWSER_JOBS_QUEUE });
   const runBy = `${os.hostname()}:${process.pid}`;
@@ -73,10 +79,14 @@ export function browserWorker(deps: { connection: RedisClient; config: Config; d
         });
         const evidence = await storeEvidence(assets, start.job, start.line, visit);
         await completeBrowserJob(db, browserJobId, evidence);
-        log.info({ jobId: job.id, browserJobId, evidenceDigest: evidence.digest, refused: evidence.requests.refused.length }, 'browser job completed');
+        log.info(
+          { jobId: job.id, browserJobId, evidenceDigest: evidence.digest, refused: evidence.requests.refused.length },
+          'browser job completed',
+        );
         return { result: 'completed' };
       } catch (err) {
-        const failure = err instanceof VisitFailure ? err : new VisitFailure('internal_error', 'The job failed inside the worker; see its log.');
+        const failure =
+          err instanceof VisitFailure ? err : new VisitFailure('internal_error', 'The job failed inside the worker; see its log.');
         if (!(err instanceof VisitFailure)) log.error({ err, browserJobId }, 'browser job failed inside the worker');
         await failBrowserJob(db, browserJobId, failure.code, failure.message);
         log.warn({ jobId: job.id, browserJobId, code: failure.code }, 'browser job failed');

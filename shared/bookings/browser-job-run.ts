@@ -82,11 +82,13 @@ export function beginBrowserJob(db: Knex, id: string, runBy: string): Promise<Br
       return { kind: 'interrupted' };
     }
     if (job.status !== 'queued') return { kind: 'ended' };
-    const line = toBrowserJobLine(await browserJobLines(trx).where('l.id', job.line_id).first());
     const refuse = async (code: string, reason: string): Promise<BrowserJobStart> => {
       await endJob(trx, id, ['queued'], { status: 'failed', code, reason });
       return { kind: 'refused', code, reason };
     };
+    const row = await browserJobLines(trx).where('l.id', job.line_id).first();
+    if (!row) return refuse('snapshot_changed', 'The line this job was asked for is gone: it was not run.');
+    const line = toBrowserJobLine(row);
     if (line.snapshotDigest !== job.snapshot_digest || lineTermsDigest(line) !== job.line_terms_digest) {
       return refuse(
         'snapshot_changed',

@@ -32,6 +32,8 @@ const RATE_CARD = () => `<!doctype html><html lang="en"><head><title>Sandbox DOO
 <a id="dl" href="/report.csv" download>Download the report</a>
 <img alt="" src="http://localhost:${elsewhere.port}/pixel.gif">
 <script>
+// Each navigation in turn: a later one would cancel an earlier one before its request left.
+location.href = '/elsewhere';
 (async () => {
   await fetch('/api/track', { method: 'POST', body: 'spend=1' }).catch(() => {});
   navigator.sendBeacon('/beacon', 'seen');
@@ -39,8 +41,7 @@ const RATE_CARD = () => `<!doctype html><html lang="en"><head><title>Sandbox DOO
   window.open('/popup');
   document.getElementById('dl').click();
   document.getElementById('b').value = 'typed by the page';
-  document.getElementById('order').submit();
-  setTimeout(() => { location.href = '/elsewhere'; }, 50);
+  setTimeout(() => document.getElementById('order').submit(), 300);
 })();
 </script></body></html>`;
 
@@ -163,6 +164,8 @@ describe('observing an official source', () => {
           new RegExp(`^GET http://localhost:${elsewhere.port}/pixel.gif: not one of the supplier's official source hosts`),
         ),
         expect.stringMatching(/^GET \/report.csv: downloads are refused/),
+        expect.stringMatching(/^GET \/elsewhere: the page may not navigate away/),
+        expect.stringMatching(/^GET \/popup: a browser job opens no other window/),
       ]),
     );
     // The digest covers everything else the evidence says.

@@ -20,6 +20,7 @@ import { campaignRoutes } from './routes/campaigns';
 import { bookingRoutes } from './routes/bookings';
 import { inFlightRoutes } from './routes/in-flight';
 import { fulfilmentRoutes } from './routes/fulfilment';
+import { browserJobRoutes } from './routes/browser-jobs';
 import { agentRoutes } from './routes/agent';
 import { studyRoutes } from './routes/studies';
 import { personaRoutes } from './routes/personas';
@@ -52,6 +53,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...inFlightRoutes(deps),
     ...adapterRoutes(deps),
     ...fulfilmentRoutes(deps),
+    ...browserJobRoutes(deps),
     ...agentRoutes(deps),
     ...studyRoutes(deps),
     ...personaRoutes(deps),

@@ -559,8 +559,42 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Record the intent to observe or prepare a booking in a supervised browser. Queues nothing and buys nothing. */
+    /** Ask for a supervised, read-only browser job on a supplier's site: recorded and queued. Observe: an official public source; prepare: your started computer-use line. It submits nothing and buys nothing; read the job at its href for its evidence. */
     post: operations['recordBrowserJob'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/internal/fulfilment/browser-jobs/{browserJobId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A browser job: its status, timings, and once completed its evidence (screenshot, visible text, final URL and status, SHA-256 of each). */
+    get: operations['getBrowserJob'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/internal/fulfilment/bookings/{bookingId}/browser-jobs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A booking's browser jobs, newest first (the latest 50). */
+    get: operations['listBookingBrowserJobs'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1962,10 +1996,12 @@ export interface components {
       expectedVersion: number;
       providerReference?: string;
       evidence: string;
+      browserJobIds?: string[];
     };
     RejectLine: {
       expectedVersion: number;
       evidence: string;
+      browserJobIds?: string[];
     };
     ResolveLine: {
       expectedVersion: number;
@@ -1973,24 +2009,88 @@ export interface components {
       outcome: 'applied' | 'not-applied';
       evidence: string;
       providerReference?: string;
+      browserJobIds?: string[];
     };
     BrowserJobEnvelope: {
-      browserJob: {
-        id: string;
-        /** @enum {string} */
-        purpose: 'observe' | 'prepare';
-        supplierUrl: string;
-        bookingId: string;
-        lineId: string;
-        channelCampaignId: string;
-        /** @enum {string} */
-        status: 'recorded';
-        /** @enum {boolean} */
-        queued: false;
-        /** Format: date-time */
-        createdAt: string;
-      };
+      browserJob: components['schemas']['BrowserJob'];
     };
+    BrowserJob: {
+      id: string;
+      advertiserId: string;
+      campaignId: string;
+      bookingId: string;
+      lineId: string;
+      channelCampaignId: string;
+      /** @enum {string} */
+      purpose: 'observe' | 'prepare';
+      supplierUrl: string;
+      /** @enum {string} */
+      status: 'queued' | 'running' | 'completed' | 'failed';
+      snapshotDigest: string;
+      lineTermsDigest: string | null;
+      requestedBy: string;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      startedAt: string | null;
+      /** Format: date-time */
+      finishedAt: string | null;
+      failure: {
+        code: string;
+        reason: string;
+      } | null;
+      evidence: components['schemas']['BrowserEvidence'];
+      href: string;
+    };
+    BrowserEvidence: {
+      digest: string;
+      bookingId: string;
+      lineId: string;
+      snapshotDigest: string;
+      lineTermsDigest: string;
+      /** @enum {string} */
+      purpose: 'observe' | 'prepare';
+      requestedUrl: string;
+      finalUrl: string;
+      httpStatus: number | null;
+      title: string;
+      /** Format: date-time */
+      observedAt: string;
+      screenshot: {
+        url: string;
+        sha256: string;
+        bytes: number;
+        contentType: string;
+        width: number;
+        height: number;
+        truncated: boolean;
+      };
+      text: {
+        url: string;
+        sha256: string;
+        bytes: number;
+        contentType: string;
+        characters: number;
+        truncated: boolean;
+      };
+      requests: {
+        made: number;
+        bytes: number;
+        refused: {
+          method: string;
+          url: string;
+          reason: string;
+        }[];
+      };
+      worksheet: {
+        sha256: string;
+        rows: {
+          detail: string;
+          value: string;
+          field: string | null;
+        }[];
+      } | null;
+    } | null;
     BrowserJobRequest: {
       channelCampaignId: string;
       /** @enum {string} */
@@ -2000,6 +2100,9 @@ export interface components {
       expectedSnapshotDigest: string;
       /** @enum {boolean} */
       readOnlyConfirmed: true;
+    };
+    BrowserJobList: {
+      browserJobs: components['schemas']['BrowserJob'][];
     };
     AgentActionContract: {
       /** @enum {string} */
@@ -9419,8 +9522,8 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Recorded. */
-      201: {
+      /** @description Recorded and queued: the job is `queued`. Read it at its `href` (also the Location header). */
+      202: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -9430,6 +9533,8 @@ export interface operations {
           'x-ratelimit-reset': number;
           /** @description The request id, also in logs and problem bodies. */
           'x-request-id': string;
+          /** @description Where to read the job. */
+          location: string;
           [name: string]: unknown;
         };
         content: {
@@ -9540,8 +9645,340 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Not an official source, or automation not permitted. */
+      /** @description Not an official source, credentials in the address, or automation not permitted. */
       422: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getBrowserJob: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        browserJobId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The job. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BrowserJobEnvelope'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not staff, not assigned to this client, or no such job. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listBookingBrowserJobs: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        bookingId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The jobs. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BrowserJobList'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not staff, not assigned, or no such booking. */
+      404: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -19320,7 +19757,9 @@ export interface operations {
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
                 | 'funding.credited'
-                | 'creative.review.completed';
+                | 'creative.review.completed'
+                | 'browser_job.completed'
+                | 'browser_job.failed';
               subject: string;
               description: string;
             }[];
@@ -19490,6 +19929,8 @@ export interface operations {
                 | 'agent.step.unknown'
                 | 'funding.credited'
                 | 'creative.review.completed'
+                | 'browser_job.completed'
+                | 'browser_job.failed'
               )[];
               description: string | null;
               enabled: boolean;
@@ -19650,6 +20091,8 @@ export interface operations {
             | 'agent.step.unknown'
             | 'funding.credited'
             | 'creative.review.completed'
+            | 'browser_job.completed'
+            | 'browser_job.failed'
           )[];
           description?: string;
         };
@@ -19689,6 +20132,8 @@ export interface operations {
                 | 'agent.step.unknown'
                 | 'funding.credited'
                 | 'creative.review.completed'
+                | 'browser_job.completed'
+                | 'browser_job.failed'
               )[];
               description: string | null;
               enabled: boolean;
@@ -19886,6 +20331,8 @@ export interface operations {
                 | 'agent.step.unknown'
                 | 'funding.credited'
                 | 'creative.review.completed'
+                | 'browser_job.completed'
+                | 'browser_job.failed'
               )[];
               description: string | null;
               enabled: boolean;
@@ -20236,6 +20683,8 @@ export interface operations {
             | 'agent.step.unknown'
             | 'funding.credited'
             | 'creative.review.completed'
+            | 'browser_job.completed'
+            | 'browser_job.failed'
           )[];
           description?: string | null;
           enabled?: boolean;
@@ -20277,6 +20726,8 @@ export interface operations {
                 | 'agent.step.unknown'
                 | 'funding.credited'
                 | 'creative.review.completed'
+                | 'browser_job.completed'
+                | 'browser_job.failed'
               )[];
               description: string | null;
               enabled: boolean;
@@ -20507,6 +20958,8 @@ export interface operations {
                 | 'agent.step.unknown'
                 | 'funding.credited'
                 | 'creative.review.completed'
+                | 'browser_job.completed'
+                | 'browser_job.failed'
               )[];
               description: string | null;
               enabled: boolean;
@@ -20708,7 +21161,9 @@ export interface operations {
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
                 | 'funding.credited'
-                | 'creative.review.completed';
+                | 'creative.review.completed'
+                | 'browser_job.completed'
+                | 'browser_job.failed';
               subjectId: string;
               subjectVersion: number;
               /** @enum {string} */
@@ -20914,7 +21369,9 @@ export interface operations {
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
                 | 'funding.credited'
-                | 'creative.review.completed';
+                | 'creative.review.completed'
+                | 'browser_job.completed'
+                | 'browser_job.failed';
               subjectId: string;
               subjectVersion: number;
               /** @enum {string} */

@@ -11,6 +11,8 @@ export interface Heartbeat {
   host: string;
   pid: number;
   at: number;
+  /** Queues this process was asked to consume and cannot (no browser for browser jobs), each with why. */
+  unavailable?: Record<string, string>;
 }
 
 const hashKey = (prefix: string) => `${prefix}:heartbeats`;
@@ -22,10 +24,19 @@ export function startHeartbeat(
   role: HeartbeatRole,
   queues: string[],
   ttlMs: number,
+  unavailable: Record<string, string> = {},
 ): { id: string; stop(): Promise<void> } {
   const id = `${role}:${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const beat = async () => {
-    const hb: Heartbeat = { id, role, queues, host: os.hostname(), pid: process.pid, at: Date.now() };
+    const hb: Heartbeat = {
+      id,
+      role,
+      queues,
+      host: os.hostname(),
+      pid: process.pid,
+      at: Date.now(),
+      ...(Object.keys(unavailable).length ? { unavailable } : {}),
+    };
     await redis.hset(hashKey(prefix), id, JSON.stringify(hb));
   };
   const announce = () => void beat().catch(() => undefined);

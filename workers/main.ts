@@ -1,11 +1,13 @@
 import type { Worker } from 'bullmq';
 import type { Knex } from 'knex';
-import type { Config } from '../shared/config/config';
+import { assetDirOf, type Config } from '../shared/config/config';
+import { AssetStore } from '../shared/assets/asset-store';
 import type { Logger } from '../shared/logger';
 import { createWorkerRedis, redisTarget } from '../shared/redis';
 import { startHeartbeat } from '../shared/heartbeat';
 import {
   AUDIENCE_SYNC_QUEUE,
+  BROWSER_JOBS_QUEUE,
   MAINTENANCE_QUEUE,
   PERSONA_EXTRACT_QUEUE,
   PIXEL_EVENTS_QUEUE,
@@ -30,6 +32,7 @@ import { audienceWorker } from './audience-worker';
 import { creativeReviewWorker } from './creative-review-worker';
 import { startPixelWriter, type PixelWriter } from './pixel-writer';
 import { webhookWorker, type WebhookWorker } from './webhook-worker';
+import { browserMissing, browserWorker, type BrowserWorker } from './browser/browser-worker';
 
 export interface WorkerInputs {
   config: Config;
@@ -88,6 +91,9 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   let pixelRedis: ReturnType<typeof createWorkerRedis> | null = null;
   let webhooks: WebhookWorker | null = null;
   const sellers = adcpConnections(config.ADCP_SELLERS, { capabilitiesTtlMs: config.ADCP_CAPABILITIES_TTL_MS, logger });
+  let browser: BrowserWorker | null = null;
+  /** Queues asked of this process that it cannot consume, each with why (told in its heartbeat). */
+  const unavailable: Record<string, string> = {};
   const implementations = adapterImplementations({
     adcp: sellers,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
@@ -116,6 +122,18 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
     if (queue === WEBHOOKS_QUEUE) {
       webhooks = webhookWorker({ connection, config, db, logger, queue: producers.get(WEBHOOKS_QUEUE) });
       workers.push(webhooks.worker);
+      continue;
+    }
+    if (queue === BROWSER_JOBS_QUEUE) {
+      const missing = await browserMissing(config.CHROMIUM_PATH);
+      if (missing) {
+        // Not consumed here, so that a process with a browser takes the jobs; readiness says why.
+        unavailable[queue] = missing;
+        logger.error({ queue }, `browser jobs are not run by this process: ${missing}`);
+        continue;
+      }
+      browser = browserWorker({ connection, config, db, logger, assets: new AssetStore(db, assetDirOf(config)) });
+      workers.push(browser.worker);
       continue;
     }
     if (queue === AUDIENCE_SYNC_QUEUE) {
@@ -152,7 +170,14 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   });
 
   const beats = [
-    startHeartbeat(connection, prefix, 'worker', queues, config.HEARTBEAT_TTL_MS),
+    startHeartbeat(
+      connection,
+      prefix,
+      'worker',
+      queues.filter((q) => !unavailable[q]),
+      config.HEARTBEAT_TTL_MS,
+      unavailable,
+    ),
     startHeartbeat(connection, prefix, 'scheduler', [], config.HEARTBEAT_TTL_MS),
   ];
   logger.info({ queues: queues.length }, 'workers started');
@@ -171,6 +196,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
         await Promise.all(beats.map((b) => b.stop()));
         await relay.stop();
         await webhooks?.stopSweep();
+        await browser?.stop();
         await taskPoller.stop();
         await Promise.all([...workers.map((w) => w.close()), pixelWriter?.close()]);
         // After the jobs in flight: they may still be talking to a seller.

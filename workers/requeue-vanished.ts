@@ -5,6 +5,7 @@ import type { JobMessage } from '../shared/queues/jobs';
 import {
   audienceSyncMessage,
   bookLineMessage,
+  browserJobMessage,
   creativeReviewMessage,
   lineOperationJobId,
   lineOperationMessage,
@@ -79,6 +80,10 @@ const KINDS: WaitingKind[] = [
   {
     page: queuedSince('cohort_sync_attempts', 'cohort_id'),
     message: (r) => audienceSyncMessage({ cohortId: String(r.cohort_id), attemptId: String(r.id) }),
+  },
+  {
+    page: queuedSince('browser_jobs'),
+    message: (r) => browserJobMessage({ browserJobId: String(r.id) }),
   },
 ];
 

@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
-import { AUDIENCE_SYNC, BOOK_LINE, CREATIVE_REVIEW, LINE_OPERATION, lineOperationJobId } from '../shared/queues/jobs';
-import { AUDIENCE_SYNC_QUEUE, CREATIVE_REVIEW_QUEUES, SUPPLIER_QUEUES } from '../shared/queues/names';
+import { AUDIENCE_SYNC, BOOK_LINE, CREATIVE_REVIEW, LINE_OPERATION, RUN_BROWSER_JOB, lineOperationJobId } from '../shared/queues/jobs';
+import { AUDIENCE_SYNC_QUEUE, BROWSER_JOBS_QUEUE, CREATIVE_REVIEW_QUEUES, SUPPLIER_QUEUES } from '../shared/queues/names';
 
 /**
  * Supplier jobs are never retried, because a retry could send twice. A job that failed
@@ -28,6 +28,8 @@ const NOTHING_SENT: Record<string, (db: Knex, data: Record<string, string>) => P
   },
   [CREATIVE_REVIEW]: async (db, d) => (await db('creative_reviews').where({ id: d.reviewId }).first('status'))?.status === 'queued',
   [AUDIENCE_SYNC]: async (db, d) => (await db('cohort_sync_attempts').where({ id: d.attemptId }).first('status'))?.status === 'queued',
+  // A browser job that never started (still queued) opened nothing; one that started is never run again.
+  [RUN_BROWSER_JOB]: async (db, d) => (await db('browser_jobs').where({ id: d.browserJobId }).first('status'))?.status === 'queued',
 };
 
 /**
@@ -42,7 +44,7 @@ export async function retryUnsent(
   { pageSize = 200 }: { pageSize?: number } = {},
 ): Promise<number> {
   let retried = 0;
-  for (const name of [...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES, AUDIENCE_SYNC_QUEUE]) {
+  for (const name of [...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES, AUDIENCE_SYNC_QUEUE, BROWSER_JOBS_QUEUE]) {
     const queue = queueFor(name);
     // A job retried here that fails again meanwhile joins the front of the list and shifts the
     // rest: it waits for the next run rather than being retried twice in one.

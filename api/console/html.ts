@@ -45,7 +45,9 @@ section.line{border-left:4px solid #b8c0c8;padding-left:.8rem;margin:1.2rem 0}se
 blockquote{margin:.3rem 0 .6rem;padding:.4rem .7rem;border-left:3px solid #6b7785;background:#f6f8fa;white-space:pre-wrap}
 ol.evidence,ol.timeline{list-style:none;padding-left:0}ol.evidence>li,ol.timeline>li{margin:.5rem 0;padding:.3rem 0;border-bottom:1px solid #e3e7eb}
 dl.detail{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .8rem;margin:.3rem 0}dl.detail dt{font-weight:600}dl.detail dd{margin:0}
-.who-when{color:#3d4752}ul.plain{list-style:none;padding:0;margin:0}form.filters fieldset{display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;align-items:end}form.filters legend{width:100%}
+.who-when{color:#3d4752}.evidence-pair{display:grid;grid-template-columns:minmax(0,40rem) minmax(0,1fr);gap:1rem;align-items:start}
+.evidence-pair img{max-width:100%;height:auto;border:1px solid #b8c0c8}figure{margin:0}figcaption{font-size:13px;color:#3d4752}
+@media (max-width:60rem){.evidence-pair{grid-template-columns:1fr}}ul.plain{list-style:none;padding:0;margin:0}form.filters fieldset{display:flex;flex-wrap:wrap;gap:.4rem 1.2rem;align-items:end}form.filters legend{width:100%}
 `;
 
 /** The console page frame: skip link, navigation for what the viewer may use, and sign-out (a POST with the CSRF token). */

@@ -54,7 +54,9 @@ export function mountConsole(app: Express, deps: ApiDeps, routes: RouteDef[]): v
     res.setHeader('x-frame-options', 'DENY');
     res.setHeader(
       'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' " + base.origin + "; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self' " +
+        base.origin +
+        "; frame-ancestors 'none'; base-uri 'none'",
     );
     res.setHeader('referrer-policy', 'same-origin');
     next();

@@ -6,7 +6,6 @@ import { requireAssigned, requireStaff } from '../../shared/staff/staff-access';
 import { BookingEnvelope, BookingSchema } from '../../shared/bookings/booking-schemas';
 import { findBookingById } from '../../shared/bookings/booking-store';
 import { FulfilmentQuerySchema, listFulfilmentQueue } from '../../shared/bookings/fulfilment-queue';
-import { BrowserJobEnvelope, BrowserJobSchema, recordBrowserJob } from '../../shared/bookings/browser-jobs';
 import {
   ClaimSchema,
   ConfirmSchema,
@@ -25,7 +24,7 @@ import {
 import { DeliveryEntrySchema, enterDelivery } from '../../shared/delivery/staff-entry';
 import type { ApiDeps } from '../deps';
 import { defineRoute, type RouteDef } from '../http/route';
-import { LineParams, PathId, uuidOr404 } from '../http/params';
+import { LineParams, uuidOr404 } from '../http/params';
 
 const LINE_ERRORS = {
   404: { description: 'Not staff, not assigned to this client, or no such line.' },
@@ -67,7 +66,7 @@ function lineOperation<S extends z.ZodType>(
 }
 
 /** Runs before parsing: a non-staff caller learns nothing, not even that its request was malformed. */
-const staffOnly = (deps: ApiDeps) => async (principal: Principal) => void (await requireStaff(deps.staff, principal));
+export const staffOnly = (deps: ApiDeps) => async (principal: Principal) => void (await requireStaff(deps.staff, principal));
 
 async function staffLine(deps: ApiDeps, principal: Principal, params: { bookingId: string; lineId: string }) {
   const staff = await requireStaff(deps.staff, principal);
@@ -145,30 +144,6 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
       summary: 'Resolve a reconciliation-required line from evidence: applied → confirmed, not-applied → rejected.',
       body: ResolveSchema,
       run: (ref, body, who) => resolveLine(db, ref, body, who),
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/api/v1/internal/fulfilment/clients/:advertiserId/campaigns/:campaignId/browser-jobs',
-      operationId: 'recordBrowserJob',
-      summary: 'Record the intent to observe or prepare a booking in a supervised browser. Queues nothing and buys nothing.',
-      tags: ['staff'],
-      access: 'bearer',
-      scope: 'staff',
-      params: z.strictObject({ advertiserId: PathId, campaignId: PathId }),
-      body: BrowserJobSchema,
-      authorize: staffOnly(deps),
-      responses: {
-        201: { description: 'Recorded.', schema: BrowserJobEnvelope },
-        404: { description: 'Not staff, not assigned, or no such line.' },
-        409: { description: 'Snapshot digest mismatch, or the line is not claimed and in flight.' },
-        422: { description: 'Not an official source, or automation not permitted.' },
-      },
-      async handler({ principal, params, body }) {
-        const staff = await requireStaff(deps.staff, principal);
-        requireAssigned(staff, params.advertiserId);
-        const browserJob = await recordBrowserJob(db, staff, params.advertiserId, params.campaignId, body);
-        return { status: 201, body: { browserJob } };
-      },
     }),
   ];
 }

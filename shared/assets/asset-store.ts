@@ -17,6 +17,10 @@ export const ASSET_TYPES: Record<string, string> = {
   'application/pdf': 'pdf',
 };
 
+/** What else the store keeps beyond uploads: the text of a browser job's evidence. */
+const EVIDENCE_TYPES: Record<string, string> = { 'text/plain; charset=utf-8': 'txt' };
+const STORED_TYPES: Record<string, string> = { ...ASSET_TYPES, ...EVIDENCE_TYPES };
+
 /** Stored names are `<sha256 hex>.<ext>`; anything else cannot name a stored file (so no traversal). */
 export const ASSET_NAME = /^[a-f0-9]{64}\.[a-z0-9]{2,5}$/;
 
@@ -44,7 +48,7 @@ export class AssetStore {
 
   /** Content-addressed: the same bytes always land at the same name, stored once. */
   async put(bytes: Buffer, contentType: string, owner: { advertiserId?: string; userId?: string } = {}): Promise<StoredAsset> {
-    const ext = ASSET_TYPES[contentType];
+    const ext = STORED_TYPES[contentType];
     if (!ext) throw new Error(`unsupported asset content type ${contentType}`);
     const sha256 = createHash('sha256').update(bytes).digest('hex');
     const name = `${sha256}.${ext}`;

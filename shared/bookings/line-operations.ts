@@ -10,6 +10,7 @@ import { amendmentLineSettled } from './amendment-status';
 import { outcomeAction, settleLineOperation } from './line-operation-outcomes';
 import { lockLineOperation, markLineOperation } from './line-operation-store';
 import { isOpen, operationStates } from './line-state';
+import { CitedBrowserJobs, citedEvidence } from './browser-evidence-citation';
 
 const ExpectedVersion = z.number().int().min(0);
 const Evidence = z.string().min(10).max(20000);
@@ -20,15 +21,23 @@ export const ClaimSchema = z.strictObject({ expectedVersion: ExpectedVersion }).
 export const StartSchema = z.strictObject({ expectedVersion: ExpectedVersion }).meta({ id: 'StartLine' });
 /** `providerReference` is needed to confirm a booking; a change after it (pause, resume, stop, budget) may carry one. */
 export const ConfirmSchema = z
-  .strictObject({ expectedVersion: ExpectedVersion, providerReference: ProviderReference.optional(), evidence: Evidence })
+  .strictObject({
+    expectedVersion: ExpectedVersion,
+    providerReference: ProviderReference.optional(),
+    evidence: Evidence,
+    browserJobIds: CitedBrowserJobs.optional(),
+  })
   .meta({ id: 'ConfirmLine' });
-export const RejectSchema = z.strictObject({ expectedVersion: ExpectedVersion, evidence: Evidence }).meta({ id: 'RejectLine' });
+export const RejectSchema = z
+  .strictObject({ expectedVersion: ExpectedVersion, evidence: Evidence, browserJobIds: CitedBrowserJobs.optional() })
+  .meta({ id: 'RejectLine' });
 export const ResolveSchema = z
   .strictObject({
     expectedVersion: ExpectedVersion,
     outcome: z.enum(['applied', 'not-applied']),
     evidence: Evidence,
     providerReference: ProviderReference.optional(),
+    browserJobIds: CitedBrowserJobs.optional(),
   })
   .meta({ id: 'ResolveLine' });
 
@@ -187,6 +196,9 @@ export function startLine(db: Knex, ref: LineRef, body: z.infer<typeof StartSche
   });
 }
 
+/** Cited browser evidence goes with the event, beside the words. */
+const citing = (cited: Awaited<ReturnType<typeof citedEvidence>>) => (cited ? { browserEvidence: cited } : {});
+
 /** The line's open attempt closed by the statement that moves the line. */
 const closingAttempt = (trx: Knex, lineId: string, status: string, providerReference: string | null) =>
   closeOpenAttemptsSql(trx, 'line', lineId, { status, providerReference });
@@ -206,6 +218,7 @@ export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof Confirm
     const locked = await lockLine(trx, ref.bookingId, ref.lineId);
     if (!locked) throw notFound();
     const { op: pending, states } = await inHand(trx, locked.line);
+    const cited = await citedEvidence(trx, ref.lineId, body.browserJobIds);
     return settleLineOperation(trx, locked, {
       applied: true,
       expectedVersion: body.expectedVersion,
@@ -214,7 +227,7 @@ export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof Confirm
       evidence: body.evidence,
       providerReference: body.providerReference ?? null,
       // The evidence with the event too: the line's own field is overwritten by whatever comes next.
-      detail: { providerReference: body.providerReference ?? null, evidence: body.evidence },
+      detail: { providerReference: body.providerReference ?? null, evidence: body.evidence, ...citing(cited) },
       guard: (l) => {
         claimedBy(op.userId)(l);
         if (l.status !== states.inFlight || (pending && pending.status !== 'in-flight')) {
@@ -233,13 +246,14 @@ export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSc
     const locked = await lockLine(trx, ref.bookingId, ref.lineId);
     if (!locked) throw notFound();
     const { op: pending, states } = await inHand(trx, locked.line);
+    const cited = await citedEvidence(trx, ref.lineId, body.browserJobIds);
     return settleLineOperation(trx, locked, {
       applied: false,
       expectedVersion: body.expectedVersion,
       actor: op.actor,
       action: outcomeAction(locked.line.operation, false),
       evidence: body.evidence,
-      detail: { evidence: body.evidence },
+      detail: { evidence: body.evidence, ...citing(cited) },
       guard: (l) => {
         claimedBy(op.userId)(l);
         const waiting = l.status === states.requested || l.status === states.inFlight;
@@ -262,6 +276,7 @@ export function resolveLine(db: Knex, ref: LineRef, body: z.infer<typeof Resolve
     const locked = await lockLine(trx, ref.bookingId, ref.lineId);
     if (!locked) throw notFound();
     const applied = body.outcome === 'applied';
+    const cited = await citedEvidence(trx, ref.lineId, body.browserJobIds);
     return settleLineOperation(trx, locked, {
       applied,
       expectedVersion: body.expectedVersion,
@@ -273,6 +288,7 @@ export function resolveLine(db: Knex, ref: LineRef, body: z.infer<typeof Resolve
         outcome: body.outcome,
         ...(applied && body.providerReference ? { providerReference: body.providerReference } : {}),
         evidence: body.evidence,
+        ...citing(cited),
       },
       guard: (l) => {
         if (l.status !== 'reconciliation-required') {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { measurementConfig } from './measurement-settings';
 import { webhookConfig } from './webhook-settings';
+import { browserConfig } from './browser-settings';
 import { AdcpSellersSchema } from './adcp-sellers';
 
 /**
@@ -82,8 +83,8 @@ const ConfigFields = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(9_000).default(5_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /**
-   * Comma-separated queues or roles (suppliers, creative-reviews, audiences, personas,
-   * housekeeping, pixel) this worker process consumes; empty means all. The workers expand the
+   * Comma-separated queues or roles (suppliers, creative-reviews, audiences, personas, webhooks,
+   * browser, housekeeping, pixel) this worker process consumes; empty means all. The workers expand the
    * roles, and refuse names they do not know, when they start (`workerQueuesOf`).
    */
   WORKER_QUEUES: z
@@ -218,6 +219,7 @@ const ConfigFields = z.object({
   CONFIRMATION_SLA_HOURS: z.coerce.number().int().min(1).default(48),
   ...measurementConfig,
   ...webhookConfig,
+  ...browserConfig,
   /** The agent endpoint's exact URL: the audience of its tokens. Default http://localhost:$PORT/mcp. */
   MCP_RESOURCE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** The authorization server for /mcp; unset in development means the embedded one under /oauth. */
@@ -299,6 +301,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (config[name] && !config[name].startsWith('https:')) missing.push(`${name} must be an https URL`);
     }
     // `true` trusts every X-Forwarded-For entry, so each client would pick its own rate-limit key.
+    if (config.BROWSER_ALLOW_LOOPBACK) {
+      missing.push('BROWSER_ALLOW_LOOPBACK=true is for tests: it lets browser jobs open loopback addresses');
+    }
     if (config.TRUST_PROXY === true) {
       missing.push(
         'TRUST_PROXY=true trusts any client-sent address; set the number of proxies in front (e.g. 1) or their subnets (e.g. 10.0.0.0/8)',

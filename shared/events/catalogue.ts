@@ -39,6 +39,18 @@ export const EVENT_TYPES = [
     subject: 'creative_review',
     description: "A supplier's review of a creative ended (approved or rejected).",
   },
+  {
+    type: 'browser_job.completed',
+    subject: 'browser_job',
+    description:
+      "A supervised, read-only browser job on a supplier's site brought back its evidence (screenshot, visible text, final URL and status), bound to the line and its approved snapshot.",
+  },
+  {
+    type: 'browser_job.failed',
+    subject: 'browser_job',
+    description:
+      'A browser job ended without evidence: refused at start (its line changed), a limit reached, an address refused, a timeout or a crash. It is never retried.',
+  },
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number]['type'];

@@ -27,7 +27,7 @@ function normalised(address: string): ipaddr.IPv4 | ipaddr.IPv6 {
 
 /** Why a request may not go to this address, or null when it may. */
 export function addressRefusal(address: string, policy: AddressPolicy): string | null {
-  const range = normalised(address).range();
+  const range = normalised(address.replace(/^\[|\]$/g, '')).range();
   if (range === 'unicast') return null;
   if (range === 'loopback' && policy.allowLoopback) return null;
   return `the address is ${range}`;
@@ -35,12 +35,18 @@ export function addressRefusal(address: string, policy: AddressPolicy): string |
 
 export const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '');
 
-/** Whether the URL names this machine: `localhost` or a loopback address. */
-export function isLoopbackUrl(url: URL): boolean {
-  const host = hostOf(url);
-  if (host === 'localhost') return true;
-  return ipaddr.isValid(host) && normalised(host).range() === 'loopback';
+/** Whether a host (name or address) is a loopback one: `localhost`, 127.0.0.0/8, ::1 (mapped or not). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost') return true;
+  return ipaddr.isValid(bare) && normalised(bare).range() === 'loopback';
 }
+
+/** Whether the URL names this machine: `localhost` or a loopback address. */
+export const isLoopbackUrl = (url: URL) => isLoopbackHost(hostOf(url));
+
+/** Whether a host is an address literal rather than a name. */
+export const isAddressLiteral = (host: string) => ipaddr.isValid(host.replace(/^\[|\]$/g, ''));
 
 /**
  * Why a request may not go to this URL as written (its scheme, credentials, literal address),
@@ -64,14 +70,15 @@ export interface Target {
 }
 
 /**
- * Resolves a URL's host now and checks every address it resolves to; the first is the one to
- * connect to. Throws UnsafeTarget when any address is refused or nothing resolves.
+ * Resolves a host now and checks every address it resolves to (a literal address is checked as
+ * it is); the first is the one to connect to. Throws UnsafeTarget when any address is refused or
+ * nothing resolves: a name with one private address among public ones is refused whole.
  */
-export async function resolvePublicTarget(url: URL, policy: AddressPolicy): Promise<Target> {
-  const host = hostOf(url);
-  const addresses = ipaddr.isValid(host)
-    ? [{ address: host, family: ipaddr.parse(host).kind() === 'ipv6' ? 6 : 4 }]
-    : await lookup(host, { all: true, verbatim: true }).catch(() => []);
+export async function resolvePublic(host: string, policy: AddressPolicy): Promise<Target> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  const addresses = ipaddr.isValid(bare)
+    ? [{ address: bare, family: ipaddr.parse(bare).kind() === 'ipv6' ? 6 : 4 }]
+    : await lookup(bare, { all: true, verbatim: true }).catch(() => []);
   if (!addresses.length) throw new UnsafeTarget('the host does not resolve');
   for (const a of addresses) {
     const why = addressRefusal(a.address, policy);
@@ -80,6 +87,9 @@ export async function resolvePublicTarget(url: URL, policy: AddressPolicy): Prom
   const first = addresses[0]!;
   return { address: first.address, family: first.family === 6 ? 6 : 4 };
 }
+
+/** A URL's host, resolved and checked as `resolvePublic` does. */
+export const resolvePublicTarget = (url: URL, policy: AddressPolicy) => resolvePublic(hostOf(url), policy);
 
 /** A DNS lookup for node's http(s) that answers only the address that was checked. */
 export function pinnedLookup(target: Target): LookupFunction {

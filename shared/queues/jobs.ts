@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIENCE_SYNC_QUEUE, creativeReviewQueueName, supplierQueueName } from './names';
+import { AUDIENCE_SYNC_QUEUE, BROWSER_JOBS_QUEUE, creativeReviewQueueName, supplierQueueName } from './names';
 
 /** A job to add to a queue: which queue, the job's name, its deterministic id and its payload (ids only). */
 export interface JobMessage {
@@ -74,4 +74,14 @@ export function deliveryPollMessage(adapterKey: string, advertiserId: string, at
     jobId: `${POLL_DELIVERY}-${advertiserId}-${at.getTime()}`,
     payload: { advertiserId },
   };
+}
+
+/** A browser job: one supervised, read-only visit of a supplier's site, run once. */
+export const RunBrowserJobSchema = z.strictObject({ browserJobId: z.uuid() });
+export type RunBrowserJob = z.infer<typeof RunBrowserJobSchema>;
+export const RUN_BROWSER_JOB = 'browser-job';
+export const browserJobRunId = (browserJobId: string) => `browser-job-${browserJobId}`;
+
+export function browserJobMessage(job: RunBrowserJob): JobMessage {
+  return { queue: BROWSER_JOBS_QUEUE, jobName: RUN_BROWSER_JOB, jobId: browserJobRunId(job.browserJobId), payload: job };
 }

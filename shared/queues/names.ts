@@ -10,6 +10,8 @@ export const PERSONA_EXTRACT_QUEUE = 'persona-extract';
 export const AUDIENCE_SYNC_QUEUE = 'audience-sync';
 /** Outbound webhook deliveries (the name the database function `webhook_record` writes in its outbox rows). */
 export const WEBHOOKS_QUEUE = 'webhooks';
+/** Browser jobs: supervised, read-only visits of supplier sites, each in a Chromium of its own. */
+export const BROWSER_JOBS_QUEUE = 'browser-jobs';
 /** Not a BullMQ queue: the Redis stream of accepted pageviews, written to PostgreSQL in batches. */
 export const PIXEL_EVENTS_QUEUE = 'pixel-events';
 
@@ -31,7 +33,15 @@ export const CREATIVE_REVIEW_QUEUES = ADAPTERS.filter((a) => a.kind !== 'workflo
 
 /** The BullMQ queues, each with jobs to show on the dashboard. */
 export function jobQueues(): string[] {
-  return [MAINTENANCE_QUEUE, PERSONA_EXTRACT_QUEUE, AUDIENCE_SYNC_QUEUE, WEBHOOKS_QUEUE, ...SUPPLIER_QUEUES, ...CREATIVE_REVIEW_QUEUES];
+  return [
+    MAINTENANCE_QUEUE,
+    PERSONA_EXTRACT_QUEUE,
+    AUDIENCE_SYNC_QUEUE,
+    WEBHOOKS_QUEUE,
+    BROWSER_JOBS_QUEUE,
+    ...SUPPLIER_QUEUES,
+    ...CREATIVE_REVIEW_QUEUES,
+  ];
 }
 
 /** Every queue a deployment must have consumers for: the job queues and the pageview stream. */
@@ -52,6 +62,8 @@ export const QUEUE_GROUPS: Readonly<Record<string, readonly string[]>> = {
   audiences: [AUDIENCE_SYNC_QUEUE],
   personas: [PERSONA_EXTRACT_QUEUE],
   webhooks: [WEBHOOKS_QUEUE],
+  // Only on processes whose machine has Chromium (CHROMIUM_PATH).
+  browser: [BROWSER_JOBS_QUEUE],
   housekeeping: [MAINTENANCE_QUEUE],
   pixel: [PIXEL_EVENTS_QUEUE],
 };

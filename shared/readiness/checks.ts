@@ -4,7 +4,7 @@ import type { RedisClient } from '../redis';
 import { pendingMigrations } from '../db/migrations';
 import { ADAPTERS, catalogueProblems } from '../adapters/catalogue';
 import { freshHeartbeats } from '../heartbeat';
-import { requiredQueues } from '../queues/names';
+import { BROWSER_JOBS_QUEUE, requiredQueues } from '../queues/names';
 import type { AssetStore } from '../assets/asset-store';
 
 export interface CheckResult {
@@ -77,6 +77,17 @@ const CHECKS: Record<string, Check> = {
     const uncovered = requiredQueues().filter((q) => !covered.has(q));
     if (uncovered.length) throw new NotReady(`no live worker for ${uncovered.length} queue(s)`, `uncovered: ${uncovered.join(', ')}`);
     return `${beats.length} live heartbeat(s)`;
+  },
+  /** Browser jobs need a worker whose machine has Chromium; one that was asked to run them without it says so. */
+  async browser({ redis, redisPrefix, heartbeatTtlMs }) {
+    const workers = (await freshHeartbeats(redis, redisPrefix, heartbeatTtlMs)).filter((b) => b.role === 'worker');
+    const running = workers.filter((b) => b.queues.includes(BROWSER_JOBS_QUEUE)).length;
+    if (running) return `${running} worker(s) running browser jobs`;
+    const without = workers.find((b) => b.unavailable?.[BROWSER_JOBS_QUEUE]);
+    if (without) {
+      throw new NotReady('browser jobs cannot run: no worker has a browser (Chromium not found)', without.unavailable![BROWSER_JOBS_QUEUE]);
+    }
+    throw new NotReady('no live worker for browser jobs');
   },
 };
 

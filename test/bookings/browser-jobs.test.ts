@@ -74,26 +74,45 @@ async function expectRefused(res: Response, status: number, code?: string) {
 
 describe('observe', () => {
   test.each([[OFFICIAL], ['https://rates.sandbox-suppliers.flightdeck.dev/dooh?flight=2027-03']])(
-    'observing the official source %s is recorded (201) and queues nothing',
+    'observing the official source %s is recorded and queued (202), and says where to read it; the booking is untouched',
     async (supplierUrl) => {
       const before = await world();
       const res = await record(cu, { supplierUrl });
-      expect(res.status).toBe(201);
+      expect(res.status).toBe(202);
       const { browserJob } = await json<{ browserJob: Record<string, unknown> }>(res);
       expect(browserJob).toMatchObject({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         purpose: 'observe',
         supplierUrl,
+        advertiserId: 'org-a',
+        campaignId: cu.campaignId,
         bookingId: cu.booking.id,
         lineId: cu.booking.lines[0]!.id,
         channelCampaignId: cu.booking.lines[0]!.channelCampaignId,
-        status: 'recorded',
-        queued: false,
+        status: 'queued',
+        snapshotDigest: cu.booking.snapshotDigest,
+        lineTermsDigest: expect.stringMatching(/^[a-f0-9]{64}$/),
+        requestedBy: 'bj-staff',
+        startedAt: null,
+        finishedAt: null,
+        failure: null,
+        evidence: null,
+        href: `/api/v1/internal/fulfilment/browser-jobs/${browserJob.id}`,
         createdAt: expect.any(String),
       });
+      expect(res.headers.get('location')).toBe(browserJob.href);
       const row = await env.db('browser_jobs').where({ id: browserJob.id }).first();
       expect(row).toMatchObject({ purpose: 'observe', supplier_url: supplierUrl, requested_by: 'bj-staff', advertiser_id: 'org-a' });
-      expect(await world()).toEqual({ ...before, jobs: before.jobs + 1 });
+      // Through the outbox, like every other intent: one job on the browser-jobs queue, ids only.
+      const outbox = await env.db('outbox').where({ job_id: `browser-job-${browserJob.id}` });
+      expect(outbox.map((o) => [o.queue, o.job_name, o.payload])).toEqual([
+        ['browser-jobs', 'browser-job', { browserJobId: browserJob.id }],
+      ]);
+      expect(await world()).toEqual({ ...before, jobs: before.jobs + 1, outbox: before.outbox + 1 });
+      // Read back where the answer said.
+      const read = await api.fetch(String(browserJob.href), { token: t['bj-staff'] });
+      expect(read.status).toBe(200);
+      expect((await json<{ browserJob: unknown }>(read)).browserJob).toEqual(browserJob);
     },
   );
 
@@ -104,9 +123,23 @@ describe('observe', () => {
     ['a look-alike prefix', 'https://evilsandbox-suppliers.flightdeck.dev/'],
     ['credentials that disguise the host', 'https://sandbox-suppliers.flightdeck.dev@example.com/'],
     ['an ftp URL', 'ftp://sandbox-suppliers.flightdeck.dev/'],
-  ])('observing %s is refused with 422 unofficial_source and nothing is recorded', async (_name, supplierUrl) => {
+    ['loopback (a test-only allowance, off here)', 'http://127.0.0.1:8080/rate-card'],
+    ['localhost', 'http://localhost/rate-card'],
+    ['the cloud metadata address', 'http://169.254.169.254/latest/meta-data/'],
+    ['the official host on another port', 'https://sandbox-suppliers.flightdeck.dev:8443/'],
+  ])('observing %s is refused with 422 unofficial_source and nothing is recorded or queued', async (_name, supplierUrl) => {
     const before = await world();
     await expectRefused(await record(cu, { supplierUrl }), 422, 'unofficial_source');
+    expect(await world()).toEqual(before);
+  });
+
+  test('an address carrying credentials is refused with 422 credentials_in_url: a browser job never signs in', async () => {
+    const before = await world();
+    await expectRefused(
+      await record(cu, { supplierUrl: 'https://desk:secret@sandbox-suppliers.flightdeck.dev/ctv' }),
+      422,
+      'credentials_in_url',
+    );
     expect(await world()).toEqual(before);
   });
 });
@@ -133,7 +166,7 @@ describe('the request body', () => {
   test('a supplierUrl of exactly 2000 characters is accepted', async () => {
     const supplierUrl = `${OFFICIAL}?q=${'x'.repeat(2000 - OFFICIAL.length - 3)}`;
     expect(supplierUrl).toHaveLength(2000);
-    expect((await record(cu, { supplierUrl })).status).toBe(201);
+    expect((await record(cu, { supplierUrl })).status).toBe(202);
   });
 
   test("an expectedSnapshotDigest that is not the booking's is refused with 409 and nothing is recorded", async () => {
@@ -166,10 +199,12 @@ describe('prepare', () => {
     expect(await world()).toEqual(snapshot);
 
     const res = await prepare(t['bj-staff-2']);
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(202);
     const { browserJob } = await json<{ browserJob: Record<string, unknown> }>(res);
-    expect(browserJob).toMatchObject({ purpose: 'prepare', status: 'recorded', queued: false, lineId: target.booking.lines[0]!.id });
-    expect(await world()).toEqual({ ...snapshot, jobs: snapshot.jobs + 1 });
+    expect(browserJob).toMatchObject({ purpose: 'prepare', status: 'queued', lineId: target.booking.lines[0]!.id });
+    const line = await env.db('booking_lines').where({ id: target.booking.lines[0]!.id }).first('provider_attempt_id');
+    expect(await env.db('browser_jobs').where({ id: browserJob.id }).first('provider_attempt_id')).toEqual(line);
+    expect(await world()).toEqual({ ...snapshot, jobs: snapshot.jobs + 1, outbox: snapshot.outbox + 1 });
   });
 
   test('a line no longer in flight (marked uncertain, or confirmed) cannot be prepared', async () => {
@@ -228,7 +263,42 @@ describe('who may record a browser job', () => {
       await expectRefused(await post(api, staff, jobsPath(advertiserId, campaignId), body), 404, 'not_found');
     }
     // The same request from the staff member assigned to org-b is recorded: the 404s were about access, not the request.
-    expect((await post(api, t['bj-other']!, jobsPath('org-b', foreign.campaignId), bodyFor(foreign.booking))).status).toBe(201);
-    expect(await world()).toEqual({ ...before, jobs: before.jobs + 1 });
+    expect((await post(api, t['bj-other']!, jobsPath('org-b', foreign.campaignId), bodyFor(foreign.booking))).status).toBe(202);
+    expect(await world()).toEqual({ ...before, jobs: before.jobs + 1, outbox: before.outbox + 1 });
+  });
+});
+
+describe('reading browser jobs', () => {
+  test('staff assigned to the client read a job and the booking’s jobs, newest first', async () => {
+    const first = await json<{ browserJob: { id: string } }>(await record(cu));
+    const second = await json<{ browserJob: { id: string } }>(await record(cu));
+    const res = await api.fetch(`/api/v1/internal/fulfilment/bookings/${cu.booking.id}/browser-jobs`, { token: t['bj-staff'] });
+    expect(res.status).toBe(200);
+    const ids = (await json<{ browserJobs: Array<{ id: string }> }>(res)).browserJobs.map((j) => j.id);
+    expect(ids.indexOf(second.browserJob.id)).toBeLessThan(ids.indexOf(first.browserJob.id));
+    expect(ids.indexOf(second.browserJob.id)).toBeGreaterThanOrEqual(0);
+  });
+
+  test.each([
+    ["the client's own customer", 'customer'],
+    ['a delegated agent acting for a staff member', 'agent'],
+    ['a staff member not assigned to the client', 'bj-other'],
+    ['a revoked staff member', 'bj-revoked'],
+  ])('%s gets the same 404 as for a job that never existed', async (_who, key) => {
+    const { browserJob } = await json<{ browserJob: { id: string } }>(await record(cu));
+    const unknown = await api.fetch(`/api/v1/internal/fulfilment/browser-jobs/${randomUUID()}`, { token: t['bj-staff'] });
+    const refused = await api.fetch(`/api/v1/internal/fulfilment/browser-jobs/${browserJob.id}`, { token: t[key] });
+    expect([unknown.status, refused.status]).toEqual([404, 404]);
+    const strip = (b: Record<string, unknown>) => ({ ...b, requestId: undefined });
+    expect(strip(await json(refused))).toEqual(strip(await json(unknown)));
+    const list = await api.fetch(`/api/v1/internal/fulfilment/bookings/${cu.booking.id}/browser-jobs`, { token: t[key] });
+    expect(list.status).toBe(404);
+  });
+
+  test('an id that is not a uuid, and a booking that does not exist, are 404', async () => {
+    expect((await api.fetch('/api/v1/internal/fulfilment/browser-jobs/not-a-uuid', { token: t['bj-staff'] })).status).toBe(404);
+    expect((await api.fetch(`/api/v1/internal/fulfilment/bookings/${randomUUID()}/browser-jobs`, { token: t['bj-staff'] })).status).toBe(
+      404,
+    );
   });
 });

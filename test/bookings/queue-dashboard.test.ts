@@ -177,6 +177,7 @@ describe('what the dashboard shows of a job is ids only', () => {
       'DeliveryPollJobSchema',
       'LineOperationJobSchema',
       'PersonaExtractJobSchema',
+      'RunBrowserJobSchema',
     ]);
     for (const [name, schema] of schemas) {
       const json = z.toJSONSchema(schema as z.ZodType) as {

@@ -1,3 +1,4 @@
+import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { Queue } from 'bullmq';
 import { until } from '../support/wait';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
@@ -161,5 +162,47 @@ describe('supplier work whose job vanished from Redis', () => {
     const done = await waitForBooking(api, token, booking.id, (b) => b.status === 'confirmed');
     await maintenance.close();
     expect(await env.db('sandbox_ledger').where({ line_id: done.lines[0]!.id })).toHaveLength(1);
+  });
+});
+
+describe('a browser job whose job vanished from Redis', () => {
+  test('still queued, it is queued again once; one that already ended is left alone', async () => {
+    await grantStaff(env.staff, 'rv-staff');
+    await assignClient(env.staff, 'rv-staff', 'org-rv');
+    const staff = await env.issuer.token({ org: 'staff-org', user: 'rv-staff' });
+    const l = await launchPlan(env, api, [{ channel: 'dooh', adapterKey: 'computer-use', budgetMinor: 5_000 }], 'org-rv');
+    const ask = async () => {
+      const res = await api.fetch(`/api/v1/internal/fulfilment/clients/org-rv/campaigns/${l.campaignId}/browser-jobs`, {
+        method: 'POST',
+        token: staff,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          channelCampaignId: l.booking.lines[0]!.channelCampaignId,
+          purpose: 'observe',
+          supplierUrl: 'https://sandbox-suppliers.flightdeck.dev/dooh',
+          expectedSnapshotDigest: l.booking.snapshotDigest,
+          readOnlyConfirmed: true,
+        }),
+      });
+      expect(res.status).toBe(202);
+      return ((await res.json()) as { browserJob: { id: string } }).browserJob.id;
+    };
+    const [lost, ended] = [await ask(), await ask()];
+    const jobOf = (id: string) => `browser-job-${id}`;
+    for (const id of [lost, ended]) await vanish('browser-jobs', jobOf(id));
+    await env
+      .db('browser_jobs')
+      .where({ id: ended })
+      .update({ status: 'failed', failure_code: 'timed_out', failure_reason: 'The job did not finish in time.' });
+    expect(await sweep()).toBe(0);
+    await env.db('browser_jobs').whereIn('id', [lost, ended]).update({ created_at: longAgo() });
+    expect(await sweep()).toBe(1);
+    const reopened = await env
+      .db('outbox')
+      .whereIn('job_id', [jobOf(lost), jobOf(ended)])
+      .whereNull('relayed_at')
+      .pluck('job_id');
+    expect(reopened).toEqual([jobOf(lost)]);
+    expect(await sweep()).toBe(0);
   });
 });

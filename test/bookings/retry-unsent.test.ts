@@ -1,3 +1,4 @@
+import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
@@ -94,5 +95,42 @@ describe('supplier jobs that failed before sending anything', () => {
     await waitForBooking(api, token, booking.id, (b) => b.lines.every((l) => l.status === 'confirmed'));
     await workers.close();
     for (const l of booking.lines) expect(await env.db('sandbox_ledger').where({ line_id: l.id })).toHaveLength(1);
+  });
+});
+
+describe('browser jobs whose BullMQ job failed', () => {
+  test('one whose row is still queued opened nothing and is retried; one that ran and failed is never retried', async () => {
+    await grantStaff(env.staff, 'ru-staff');
+    await assignClient(env.staff, 'ru-staff', 'org-ru');
+    const staff = await env.issuer.token({ org: 'staff-org', user: 'ru-staff' });
+    const l = await launchPlan(env, api, [{ channel: 'dooh', adapterKey: 'computer-use', budgetMinor: 5_000 }], 'org-ru');
+    const ask = async () => {
+      const res = await api.fetch(`/api/v1/internal/fulfilment/clients/org-ru/campaigns/${l.campaignId}/browser-jobs`, {
+        method: 'POST',
+        token: staff,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          channelCampaignId: l.booking.lines[0]!.channelCampaignId,
+          purpose: 'observe',
+          supplierUrl: 'https://sandbox-suppliers.flightdeck.dev/dooh',
+          expectedSnapshotDigest: l.booking.snapshotDigest,
+          readOnlyConfirmed: true,
+        }),
+      });
+      expect(res.status).toBe(202);
+      return ((await res.json()) as { browserJob: { id: string } }).browserJob.id;
+    };
+    const [unsent, ran] = [await ask(), await ask()];
+    await failEverything('browser-jobs', 2);
+    await env
+      .db('browser_jobs')
+      .where({ id: ran })
+      .update({ status: 'failed', failure_code: 'timed_out', failure_reason: 'The job did not finish in time.' });
+    const producers = new QueueProducers(connection, env.prefix);
+    expect(await retryUnsent(env.db, producers.get, createLogger('silent'))).toBe(1);
+    const queue = producers.get('browser-jobs');
+    expect(await (await queue.getJob(`browser-job-${unsent}`))!.getState()).toBe('waiting');
+    expect(await (await queue.getJob(`browser-job-${ran}`))!.getState()).toBe('failed');
+    await producers.close();
   });
 });

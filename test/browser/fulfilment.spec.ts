@@ -1,21 +1,32 @@
 import { expect, test } from '@playwright/test';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { post } from '../support/bookings';
+import { html, startSupplierSite, type SupplierSite } from '../support/supplier-site';
 import { accessible, signIn, startConsoleWorld, type ConsoleWorld } from './support/world';
 
 const EVIDENCE = 'Supplier desk confirmed the order by phone, reference read back.';
 let world: ConsoleWorld;
+let site: SupplierSite;
 
 test.beforeAll(async () => {
   // A slow sandbox supplier (budget …93) answers after 20 s, within the supplier timeout of 30 s:
   // late, once staff have marked the line uncertain, even where signing in takes many seconds.
-  world = await startConsoleWorld({ SANDBOX_SLOW_MS: '20000' });
+  // Browser jobs may open the supplier site this file serves on loopback (a test-only allowance).
+  world = await startConsoleWorld({ SANDBOX_SLOW_MS: '20000', BROWSER_ALLOW_LOOPBACK: 'true' }, { BROWSER_ALLOW_LOOPBACK: 'true' });
+  site = await startSupplierSite({
+    '/rate-card': html(
+      '<!doctype html><html lang="en"><title>Rate card</title><h1>Rate card</h1><p>CPM 9.75 GBP on 12 screens.</p></html>',
+    ),
+  });
   for (const user of ['staff-1', 'staff-2']) {
     await grantStaff(world.env.staff, user);
     await assignClient(world.env.staff, user, 'org-a');
   }
 });
-test.afterAll(() => world?.close());
+test.afterAll(async () => {
+  await world?.close();
+  await site?.close();
+});
 
 const lineRow = (id: string) => world.env.db('booking_lines').where({ id }).first();
 
@@ -121,7 +132,7 @@ test('refusals: a non-staff person sees no queue; an unassigned client’s booki
   await context.close();
 });
 
-test('a supplier answer that arrives after staff marked the line uncertain is shown as late evidence; browser-job intents carry the snapshot digest', async ({
+test('a supplier answer that arrives after staff marked the line uncertain is shown as late evidence; a browser job carries the snapshot digest, and one that failed says why', async ({
   page,
 }) => {
   // The supplier's late answer comes 20 s after the launch.
@@ -146,14 +157,51 @@ test('a supplier answer that arrives after staff marked the line uncertain is sh
   await expect(page.locator('[data-line-status]')).toHaveText('reconciliation-required');
   await accessible(page);
 
-  // An intent to observe the supplier's official source, bound to the snapshot the page showed.
+  // A browser job on the supplier's official source, bound to the snapshot the page showed. The
+  // sandbox's official host does not resolve here: the job ends failed, and the page says why.
   await expect(page.locator('[data-snapshot-digest]')).toHaveText(booking.snapshotDigest);
   await page.getByLabel('Supplier URL').fill('https://sandbox-suppliers.flightdeck.dev/ctv/rate-card');
   await page.getByLabel('I confirm this is read-only').check();
-  await page.getByRole('button', { name: 'Record intent' }).click();
-  await expect(page.getByRole('status')).toContainText('Recorded browser-job intent');
+  await page.getByRole('button', { name: 'Queue browser job' }).click();
+  await expect(page.getByRole('status')).toContainText('Queued browser job');
   const jobs = await world.env.db('browser_jobs').where({ booking_id: booking.id });
   expect(jobs).toHaveLength(1);
-  expect(jobs[0]).toMatchObject({ purpose: 'observe', requested_by: 'staff-1', status: 'recorded' });
-  await expect(page.getByRole('listitem').filter({ hasText: 'rate-card' })).toContainText('observe');
+  expect(jobs[0]).toMatchObject({
+    purpose: 'observe',
+    requested_by: 'staff-1',
+    supplier_url: 'https://sandbox-suppliers.flightdeck.dev/ctv/rate-card',
+  });
+  await expect
+    .poll(async () => (await world.env.db('browser_jobs').where({ id: jobs[0].id }).first()).status, { timeout: 60_000 })
+    .toBe('failed');
+  await page.reload();
+  const item = page.locator(`[data-browser-job="${jobs[0].id}"]`);
+  await expect(item.locator('[data-browser-job-status]')).toHaveText('failed');
+  await expect(item).toContainText('Failed:');
+  await accessible(page);
+});
+
+test("a browser job's evidence is shown on the booking page: the screenshot as a picture, beside what the page said", async ({ page }) => {
+  test.setTimeout(120_000);
+  const booking = await world.launch('org-a', [{ channel: 'dooh', adapterKey: 'computer-use', budgetMinor: 10_000 }]);
+  await signIn(page, world, { user: 'staff-2', workspace: 'staff-org' }, `/console/fulfilment/bookings/${booking.id}`);
+  await page.getByLabel('Supplier URL').fill(`${site.origin}/rate-card`);
+  await page.getByLabel('I confirm this is read-only').check();
+  await page.getByRole('button', { name: 'Queue browser job' }).click();
+  await expect(page.getByRole('status')).toContainText('Queued browser job');
+  const [job] = await world.env.db('browser_jobs').where({ booking_id: booking.id });
+  await expect
+    .poll(async () => (await world.env.db('browser_jobs').where({ id: job.id }).first()).status, { timeout: 90_000 })
+    .toBe('completed');
+  await page.reload();
+  const item = page.locator(`[data-browser-job="${job.id}"]`);
+  await expect(item.locator('[data-browser-job-status]')).toHaveText('completed');
+  const picture = item.getByRole('img', { name: new RegExp(`^Screenshot of ${site.origin.replace(/\./g, '\\.')}/rate-card`) });
+  await expect(picture).toBeVisible();
+  // Loaded, not merely placed: the console's policy lets it show pictures from its own origin.
+  expect(await picture.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
+  await expect(item.locator('[data-final-url]')).toHaveText(`${site.origin}/rate-card`);
+  await expect(item.locator('[data-http-status]')).toHaveText('200');
+  await accessible(page);
+  expect(site.received.map((r) => r.method)).toEqual(['GET']);
 });

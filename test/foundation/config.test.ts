@@ -143,6 +143,21 @@ describe('configuration', () => {
     expect(loadConfig({ MCP_CLIENT_ID_METADATA_DOCUMENTS: 'false' }).MCP_CLIENT_ID_METADATA_DOCUMENTS).toBe(false);
   });
 
+  test('production refuses the test-only BROWSER_ALLOW_LOOPBACK, naming it; elsewhere it is off unless set', () => {
+    const attempt = () => loadConfig({ ...PRODUCTION, BROWSER_ALLOW_LOOPBACK: 'true' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/BROWSER_ALLOW_LOOPBACK=true is for tests/);
+    expect(loadConfig({ ...PRODUCTION, BROWSER_ALLOW_LOOPBACK: 'false' }).BROWSER_ALLOW_LOOPBACK).toBe(false);
+    expect(loadConfig({}).BROWSER_ALLOW_LOOPBACK).toBe(false);
+    expect(loadConfig({ BROWSER_ALLOW_LOOPBACK: 'true' }).BROWSER_ALLOW_LOOPBACK).toBe(true);
+  });
+
+  test('the browser role is the browser-jobs queue alone, so a process without Chromium can be left without it', () => {
+    expect(workerQueuesOf(loadConfig({ WORKER_QUEUES: 'browser' }).WORKER_QUEUES)).toEqual(['browser-jobs']);
+    expect(workerQueuesOf([])).toContain('browser-jobs');
+    expect(workerQueuesOf(loadConfig({ WORKER_QUEUES: 'suppliers,webhooks' }).WORKER_QUEUES)).not.toContain('browser-jobs');
+  });
+
   test('with the development issuer the service listens on loopback only, unless told the network is trusted', () => {
     expect(loadConfig({}).HOST).toBe('127.0.0.1');
     expect(loadConfig({ AUTH_JWKS_URL: 'https://id.example/jwks.json', AUTH_ISSUER: 'https://id.example/' }).HOST).toBe('0.0.0.0');

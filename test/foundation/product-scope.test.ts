@@ -130,6 +130,7 @@ beforeAll(async () => {
     studyId: study.id,
     advertiserId: 'org-a',
     agentClientId: 'planner-bot',
+    browserJobId: randomUUID(),
   });
 
   const doc = await json<{

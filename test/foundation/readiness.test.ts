@@ -49,7 +49,15 @@ describe('GET /readyz', () => {
     const body = await json<Report>(res);
     expect(res.status).toBe(200);
     expect(body.status).toBe('ready');
-    expect(Object.keys(body.checks).sort()).toEqual(['adapterRegistry', 'creativeEvidence', 'credentials', 'database', 'redis', 'workers']);
+    expect(Object.keys(body.checks).sort()).toEqual([
+      'adapterRegistry',
+      'browser',
+      'creativeEvidence',
+      'credentials',
+      'database',
+      'redis',
+      'workers',
+    ]);
     expect(Object.values(body.checks).every((c) => c.ok)).toBe(true);
     expect(body.runtime).toMatchObject({ executionModeDefault: 'sandbox', authMode: 'jwks', database: 'external' });
     expect(body.billing).toEqual({ mode: 'sandbox' });
@@ -62,8 +70,9 @@ describe('GET /readyz', () => {
     const res = await api.fetch('/readyz');
     expect(res.status).toBe(503);
     const body = await json<Report>(res);
-    expect(body.failed).toEqual(['workers']);
+    expect(body.failed).toEqual(['workers', 'browser']);
     expect(body.checks.workers!.detail).toMatch(/scheduler/);
+    expect(body.checks.browser!.detail).toBe('no live worker for browser jobs');
   });
 
   test('when Redis is down, it is 503 and names redis, without exposing addresses', async () => {

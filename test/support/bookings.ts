@@ -34,6 +34,7 @@ export interface BookingBody {
     providerAttemptId: string | null;
     executionMethod: string | null;
     workflowSteps?: unknown;
+    pendingOperation?: string | null;
     claimedBy: string | null;
     assignedToUserId: string | null;
     evidence: string | null;

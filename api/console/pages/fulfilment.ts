@@ -6,6 +6,7 @@ import type { StaffCache } from '../../../shared/staff/staff-cache';
 import { findBookingById } from '../../../shared/bookings/booking-store';
 import { listNeedingAttention } from '../../../shared/bookings/fulfilment-queue';
 import { pendingOperationsOf } from '../../../shared/bookings/line-operation-store';
+import { listBookingBrowserJobs } from '../../../shared/bookings/browser-jobs';
 import type { Booking } from '../../../shared/bookings/booking-schemas';
 import { uuidOr404 } from '../../http/params';
 import type { ConsoleRequest } from '../context';
@@ -24,6 +25,14 @@ async function staffBooking(r: ConsoleRequest, db: Knex, staffCache: StaffCache,
   return booking;
 }
 
+/** Browser jobs cited as evidence: checkboxes (one value each), or the comma-joined list a confirmation step carries. */
+const CITED = 'browserJobIds';
+const citedOf = (v: unknown): string[] =>
+  [v]
+    .flat()
+    .flatMap((x) => (typeof x === 'string' ? x.split(',') : []))
+    .filter(Boolean);
+
 /** Each line operation: the API's operation, the fields its form sends, and what the person is told when it is done. */
 const LINE_OPS: Record<
   string,
@@ -32,12 +41,12 @@ const LINE_OPS: Record<
   delivery: { operationId: 'fulfilmentDeliveryLine', fields: ['csv'], done: () => 'delivery entered.', unversioned: true },
   claim: { operationId: 'fulfilmentClaimLine', fields: [], done: () => 'claimed: it is yours to work.' },
   start: { operationId: 'fulfilmentStartLine', fields: [], done: () => 'started: its managed-booking attempt is open.' },
-  confirm: { operationId: 'fulfilmentConfirmLine', fields: ['providerReference', 'evidence'], done: () => 'confirmed.' },
-  reject: { operationId: 'fulfilmentRejectLine', fields: ['evidence'], done: () => 'rejected.' },
+  confirm: { operationId: 'fulfilmentConfirmLine', fields: ['providerReference', 'evidence', CITED], done: () => 'confirmed.' },
+  reject: { operationId: 'fulfilmentRejectLine', fields: ['evidence', CITED], done: () => 'rejected.' },
   uncertain: { operationId: 'fulfilmentUncertainLine', fields: ['evidence'], done: () => 'marked uncertain: it now needs reconciliation.' },
   resolve: {
     operationId: 'fulfilmentResolveLine',
-    fields: ['outcome', 'providerReference', 'evidence'],
+    fields: ['outcome', 'providerReference', 'evidence', CITED],
     done: (f, what) =>
       what === 'booking'
         ? f.outcome === 'not-applied'
@@ -70,7 +79,7 @@ export const fulfilmentPages: PageRegistrar = (_router: Router, { get, post }, c
 
   get('/console/fulfilment/bookings/:id', async (r, req, res) => {
     const booking = await staffBooking(r, db, staffCache, String(req.params.id));
-    const jobs = await db('browser_jobs').where({ booking_id: booking.id }).orderBy('created_at', 'desc').limit(20);
+    const jobs = await listBookingBrowserJobs(db, booking.id, 20);
     res.type('html').send(bookingPage(r, booking, jobs, await pendingOperationsOf(db, booking.id)));
   });
 
@@ -86,11 +95,13 @@ export const fulfilmentPages: PageRegistrar = (_router: Router, { get, post }, c
     const form = req.body as Record<string, string>;
     const args: Record<string, unknown> = { bookingId: booking.id, lineId: line.id };
     if (!op.unversioned) args.expectedVersion = formInt(form.expectedVersion);
-    for (const f of op.fields) if (form[f]) args[f] = form[f];
+    for (const f of op.fields) if (form[f]) args[f] = f === CITED ? citedOf(form[f]) : form[f];
     if (rejects(String(req.params.op), form, line) && form.confirmed !== 'yes') {
       // Checked now, so that a form the operation would refuse is not first asked to be confirmed.
       r.check(op.operationId, args);
-      const kept = Object.fromEntries(['expectedVersion', ...op.fields].flatMap((f) => (form[f] ? [[f, form[f]]] : [])));
+      const kept = Object.fromEntries(
+        ['expectedVersion', ...op.fields].flatMap((f) => (form[f] ? [[f, f === CITED ? citedOf(form[f]).join(',') : form[f]]] : [])),
+      );
       return {
         page: rejectConfirmation(r, booking, line, String(req.params.op), kept),
         draft: draftOf(`${bookingPath(booking.id)}/lines/${line.id}/${String(req.params.op)}`, kept),
@@ -102,7 +113,7 @@ export const fulfilmentPages: PageRegistrar = (_router: Router, { get, post }, c
 
   post('/console/fulfilment/bookings/:id/browser-jobs', async (r, req, about) => {
     const booking = await staffBooking(r, db, staffCache, String(req.params.id));
-    about.subject = 'Browser-job intent';
+    about.subject = 'Browser job';
     about.back = `${bookingPath(booking.id)}#bj-line`;
     const form = req.body as Record<string, string>;
     const { browserJob } = (await r.call('recordBrowserJob', {
@@ -116,8 +127,8 @@ export const fulfilmentPages: PageRegistrar = (_router: Router, { get, post }, c
     })) as { browserJob: { id: string } };
     const line = booking.lines.find((l) => l.channelCampaignId === form.channelCampaignId);
     return {
-      text: `Recorded browser-job intent ${browserJob.id}${line ? ` on ${lineNames(booking).get(line.id)}` : ''}. Nothing was started.`,
-      back: bookingPath(booking.id),
+      text: `Queued browser job ${browserJob.id}${line ? ` on ${lineNames(booking).get(line.id)}` : ''}: it opens the page read-only and brings back evidence, shown here when it is done.`,
+      back: `${bookingPath(booking.id)}#browser-job-${browserJob.id}`,
     };
   });
 };

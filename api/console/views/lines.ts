@@ -1,4 +1,5 @@
 import type { Booking } from '../../../shared/bookings/booking-schemas';
+import type { CitedEvidence } from '../../../shared/bookings/browser-evidence-citation';
 import { esc, json } from '../html';
 import { at } from '../time';
 
@@ -23,6 +24,10 @@ const TONE: Record<string, Tone> = {
   stopping: 'open',
   stopped: 'neutral',
   'partially-confirmed': 'neutral',
+  // Browser jobs.
+  running: 'open',
+  completed: 'ok',
+  failed: 'bad',
 };
 // A mark beside the colour, so the status never rests on colour alone.
 const MARK: Record<Tone, string> = { attention: '⚠', ok: '✓', bad: '✕', open: '◷', neutral: '■' };
@@ -88,11 +93,12 @@ const FIELD_WORDS: Record<string, string> = {
   executionMode: 'Execution mode',
   reservedMinor: 'Reserved (minor units)',
   snapshotDigest: 'Snapshot digest',
+  browserEvidence: 'Browser evidence cited',
   lines: 'Lines',
 };
 
 /** What a person or supplier said, of an event's detail: the rest (statuses, ids) is the timeline's. */
-const WORDS_KEYS = ['evidence', 'reason', 'outcome', 'providerReference'];
+const WORDS_KEYS = ['evidence', 'reason', 'outcome', 'providerReference', 'browserEvidence'];
 
 /** An event's detail as a person reads it: fields in words, what people wrote quoted, a status change as one line, anything nested as JSON. */
 export function detailHtml(detail: unknown, only?: readonly string[]): string {
@@ -107,14 +113,26 @@ export function detailHtml(detail: unknown, only?: readonly string[]): string {
       const value =
         k === 'evidence' || k === 'reason'
           ? quote(v)
-          : v !== null && typeof v === 'object'
-            ? json(v)
-            : typeof v === 'string' && v.startsWith('att_')
-              ? `<code>${esc(v)}</code>`
-              : esc(v);
+          : k === 'browserEvidence' && Array.isArray(v)
+            ? citedHtml(v as CitedEvidence[])
+            : v !== null && typeof v === 'object'
+              ? json(v)
+              : typeof v === 'string' && v.startsWith('att_')
+                ? `<code>${esc(v)}</code>`
+                : esc(v);
       return `<dt>${esc(FIELD_WORDS[k] ?? k)}</dt><dd>${value}</dd>`;
     })
     .join('')}</dl>`;
+}
+
+/** Cited browser evidence: the screenshot to open, where it was taken, and the digest that pins it. */
+function citedHtml(cited: readonly CitedEvidence[]): string {
+  return `<ul class="plain">${cited
+    .map(
+      (c) =>
+        `<li><a href="/files/assets/${esc(c.screenshotSha256)}.png">Screenshot</a> of <code>${esc(c.finalUrl)}</code> (browser job <a href="#browser-job-${esc(c.browserJobId)}"><code>${esc(c.browserJobId.slice(0, 8))}</code></a>), evidence digest <code>${esc(c.evidenceDigest)}</code></li>`,
+    )
+    .join('')}</ul>`;
 }
 
 /** Events that say why a line is as it is: evidence typed by people, a supplier's reason, a person's outcome. */

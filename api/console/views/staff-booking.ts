@@ -6,6 +6,8 @@ import { FormFill } from '../forms';
 import { esc, json, layout, money, postForm } from '../html';
 import { at, dueWords } from '../time';
 import { attentionRank, byAttention, evidenceTrail, lineAnchor, lineNames, statusBadge, timeline, type Line } from './lines';
+import type { BrowserJob } from '../../../shared/bookings/browser-job-schemas';
+import { browserJobsSection, citeEvidence } from './browser-jobs';
 
 export const bookingPath = (bookingId: string) => `/console/fulfilment/bookings/${bookingId}`;
 export const linePath = (bookingId: string, lineId: string) => `${bookingPath(bookingId)}/lines/${lineId}`;
@@ -40,7 +42,7 @@ export function withItsSupplier(l: Line, pending: LineOperation | undefined): bo
 }
 
 /** The actions a line offers now; the domain decides again when one is sent, with the version shown here. */
-function lineActions(r: ConsoleRequest, b: Booking, l: Line, pending: LineOperation | undefined): string {
+function lineActions(r: ConsoleRequest, b: Booking, l: Line, pending: LineOperation | undefined, jobs: readonly BrowserJob[]): string {
   const v = r.viewer;
   const base = linePath(b.id, l.id);
   const fill = (op: string) => new FormFill(r.draft, `${base}/${op}`);
@@ -51,7 +53,9 @@ function lineActions(r: ConsoleRequest, b: Booking, l: Line, pending: LineOperat
   const work = workOf(l, pending);
   const booking = work.kind === 'book';
   const what = operationWords(work.kind);
-  const evidence = (f: FormFill, id: string) => f.textarea({ id, name: 'evidence', required: true, attrs: EVIDENCE });
+  // What staff write, and the browser evidence of this line they may cite with it.
+  const evidence = (f: FormFill, id: string) =>
+    f.textarea({ id, name: 'evidence', required: true, attrs: EVIDENCE }) + citeEvidence(l, jobs, `${id}-bj`, v.timeZone);
   const out: string[] = [];
   if (workflow && (isOpen(status) || l.pendingOperation !== null) && !mine && !l.claimedBy)
     out.push(postForm(v, `${base}/claim`, hidden, '<button type="submit">Claim</button>', 'inline'));
@@ -91,7 +95,7 @@ function lineActions(r: ConsoleRequest, b: Booking, l: Line, pending: LineOperat
         v,
         f.action,
         hidden,
-        `<fieldset><legend>Outcome uncertain</legend>${evidence(f, `ue-${l.id}`)}<button type="submit">Mark uncertain</button></fieldset>`,
+        `<fieldset><legend>Outcome uncertain</legend>${f.textarea({ id: `ue-${l.id}`, name: 'evidence', required: true, attrs: EVIDENCE })}<button type="submit">Mark uncertain</button></fieldset>`,
       ),
     );
   }
@@ -151,12 +155,7 @@ export function due(b: Pick<Booking, 'confirmationDueAt' | 'overdue'>, zone: str
   return `${at(b.confirmationDueAt, zone)} <span class="${b.overdue ? 'status attention' : 'who-when'}" data-due>${esc(text)}</span>`;
 }
 
-export function bookingPage(
-  r: ConsoleRequest,
-  b: Booking,
-  jobs: Array<Record<string, unknown>>,
-  pending: Map<string, LineOperation>,
-): string {
+export function bookingPage(r: ConsoleRequest, b: Booking, jobs: readonly BrowserJob[], pending: Map<string, LineOperation>): string {
   const v = r.viewer;
   const names = lineNames(b);
   const name = (l: Line) => names.get(l.id)!;
@@ -179,35 +178,10 @@ export function bookingPage(
 <p>Line <code>${esc(l.id)}</code>, version <strong data-line-version>${esc(l.version)}</strong>, budget ${money(l.budgetMinor, b.currency)},
 method ${esc(l.executionMethod ?? 'supplier adapter')}, claimed by ${esc(l.claimedBy ?? 'nobody')}, provider reference ${esc(l.providerReference ?? '—')}.</p>
 ${l.pendingOperation && l.pendingOperation !== 'book' ? `<p class="note">In hand: <strong data-line-operation>${esc(operationWords(l.pendingOperation))}</strong>${pending.get(l.id) ? ` (${esc(pending.get(l.id)!.status)})` : ''}, asked after the booking${pending.get(l.id)?.note ? `: <q>${esc(pending.get(l.id)!.note)}</q>` : ''}.</p>` : ''}
-${evidenceTrail(b, l, v.timeZone)}${attemptsTable(l)}${lineActions(r, b, l, pending.get(l.id))}</section>`,
+${evidenceTrail(b, l, v.timeZone)}${attemptsTable(l)}${lineActions(r, b, l, pending.get(l.id), jobs)}</section>`,
     )
     .join('');
-  const jobsList = jobs.length
-    ? `<ul>${jobs.map((j) => `<li>${esc(j.purpose)} <code>${esc(j.supplier_url)}</code> on ${esc(b.lines.find((l) => l.id === j.line_id) ? name(b.lines.find((l) => l.id === j.line_id)!) : String(j.line_id))} by ${esc(j.requested_by)}, ${esc(j.status)}</li>`).join('')}</ul>`
-    : '<p>None recorded.</p>';
-  const jobForm = new FormFill(r.draft, `${bookingPath(b.id)}/browser-jobs`);
-  const browserJobs = `<h2>Browser-job intents</h2>
-<p class="note">Recording an intent starts nothing and buys nothing. It is bound to the approved snapshot
-<code data-snapshot-digest>${esc(b.snapshotDigest)}</code>: if the booking's snapshot differs, it is refused.</p>${jobsList}
-${postForm(
-  v,
-  jobForm.action,
-  { expectedSnapshotDigest: b.snapshotDigest },
-  `<fieldset><legend>Record an intent</legend>
-${jobForm.select({ id: 'bj-line', name: 'channelCampaignId', required: true, options: b.lines.map((l) => [l.channelCampaignId, name(l)]) })}
-${jobForm.select({
-  id: 'bj-purpose',
-  name: 'purpose',
-  required: true,
-  options: [
-    ['observe', 'observe'],
-    ['prepare', 'prepare'],
-  ],
-})}
-${jobForm.input({ id: 'bj-url', name: 'supplierUrl', type: 'url', required: true, attrs: 'maxlength="2000" size="60"' })}
-${jobForm.checkbox({ id: 'bj-ro', name: 'readOnlyConfirmed', value: 'true', required: true, label: 'I confirm this is read-only' })}
-<button type="submit">Record intent</button></fieldset>`,
-)}`;
+  const browserJobs = browserJobsSection(r, b, jobs, names, `${bookingPath(b.id)}/browser-jobs`);
   const summary = `<p>Client ${esc(b.client.name)} <code>${esc(b.advertiserId)}</code> · campaign ${esc(b.campaignName)} · status ${statusBadge(b.status, 'data-booking-status')}
 · version ${esc(b.version)} · ${esc(b.executionMode)} · media budget ${money(b.mediaBudgetMinor, b.currency)} · confirmation due ${due(b, v.timeZone)}</p>`;
   return layout(`Booking ${b.id.slice(0, 8)}`, summary + needs + lines + timeline(b, v.timeZone) + browserJobs, v, r.flash);

@@ -29,15 +29,19 @@ const WORKFLOW_QUEUES = ['supplier.manual', 'supplier.computer-use'];
 /**
  * The service as `npm start` runs it, for one spec file: its own database and Redis prefix, the
  * development issuer for API tokens and the embedded authorization server the console signs in
- * with, and workers for every queue but the workflow ones (staff move those lines).
+ * with, and workers for every queue but the workflow ones (staff move those lines). `workers` and
+ * `apiSettings` add settings to each side.
  */
-export async function startConsoleWorld(workers: Record<string, string> = {}): Promise<ConsoleWorld> {
+export async function startConsoleWorld(
+  workers: Record<string, string> = {},
+  apiSettings: Record<string, string> = {},
+): Promise<ConsoleWorld> {
   const env = await createTestEnv();
   const port = await freePort();
   const base = `http://localhost:${port}`;
   const issuer = await loadDevIssuer(env.dataDir, TEST_AUDIENCE, TEST_ISSUER);
   const api = await env.api(
-    { PORT: String(port), PUBLIC_BASE_URL: base, MCP_RESOURCE_URL: `${base}/mcp` },
+    { PORT: String(port), PUBLIC_BASE_URL: base, MCP_RESOURCE_URL: `${base}/mcp`, ...apiSettings },
     {
       auth: {
         verifier: createTokenVerifier({ issuer: issuer.issuer, audience: issuer.audience, jwks: issuer.jwks }),

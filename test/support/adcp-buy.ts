@@ -10,7 +10,12 @@ import type { SellerAccountRecord } from '../../shared/adapters/credentials';
 export const SELLER_ACCOUNT = { brand: { domain: 'acmeoutdoor.example' }, operator: 'acmeoutdoor.example' };
 
 /** Ops grant a workspace access to a seller, naming its account there (as `npm run admin -- suppliers grant` does). */
-export async function grantSellerAccess(db: Knex, org: string, adapterKey: string, account: SellerAccountRecord = SELLER_ACCOUNT): Promise<void> {
+export async function grantSellerAccess(
+  db: Knex,
+  org: string,
+  adapterKey: string,
+  account: SellerAccountRecord = SELLER_ACCOUNT,
+): Promise<void> {
   await grantSupplierAccess(db, { advertiserId: org, adapterKey, account, secretRef: 'env:FLIGHTDECK_TEST_ADCP_TOKEN' });
 }
 
@@ -25,7 +30,10 @@ export async function launchOnSeller(
   adapterKey: string,
   supplierProduct: { productId: string; pricingOptionId: string },
   /** The campaign's mode and flight (default: live, the helper's far-future flight). */
-  { account, ...campaign }: { executionMode?: 'sandbox' | 'live'; startDate?: string; endDate?: string; account?: SellerAccountRecord } = {},
+  {
+    account,
+    ...campaign
+  }: { executionMode?: 'sandbox' | 'live'; startDate?: string; endDate?: string; account?: SellerAccountRecord } = {},
 ): Promise<{ token: string; campaignId: string; booking: BookingBody }> {
   const token = await env.issuer.token({ org, user: `${org}-buyer` });
   if ((await api.fetch('/api/v1/auth/context', { token })).status !== 200) throw new Error(`${org} could not sign in`);

@@ -73,6 +73,7 @@ export async function benchDelivery(service: BenchService): Promise<void> {
   const options = {
     batchSize: 500,
     restatementDays: DAYS,
+    finalizationHours: 72,
     callsPerSecond: 1_000,
     timeoutMs: 30_000,
     sandboxSlowMs: 0,

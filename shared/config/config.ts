@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { measurementConfig } from './measurement-settings';
 import { webhookConfig } from './webhook-settings';
+import { sellerBillingConfig } from './seller-billing';
 import { AdcpSellersSchema } from './adcp-sellers';
 
 /**
@@ -206,6 +207,7 @@ const ConfigFields = z.object({
   CONFIRMATION_SLA_HOURS: z.coerce.number().int().min(1).default(48),
   ...measurementConfig,
   ...webhookConfig,
+  ...sellerBillingConfig,
   /** The agent endpoint's exact URL: the audience of its tokens. Default http://localhost:$PORT/mcp. */
   MCP_RESOURCE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** The authorization server for /mcp; unset in development means the embedded one under /oauth. */

@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
 import { addDays, dateOnly, daysFrom } from '../dates';
 import { toMinor } from '../db/knex';
+import { toCsv } from '../csv';
 import { badRequest, notFound } from '../errors';
 import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
 import { pacingOf, PacingSchema } from './pacing';
@@ -219,13 +220,8 @@ const CSV_COLUMNS = ['line_id', 'booking_id', 'channel', 'adapter_key', 'date', 
 
 /** The same delivery as CSV: one row per line and day. */
 export function deliveryCsv(d: CampaignDelivery): string {
-  const rows = [CSV_COLUMNS.join(',')];
-  for (const l of d.lines) {
-    for (const day of l.days) {
-      rows.push(
-        [l.lineId, l.bookingId, l.channel, l.adapterKey, day.date, day.impressions, day.clicks, day.completions, day.spendMinor].join(','),
-      );
-    }
-  }
-  return rows.join('\r\n') + '\r\n';
+  const rows = d.lines.flatMap((l) =>
+    l.days.map((day) => [l.lineId, l.bookingId, l.channel, l.adapterKey, day.date, day.impressions, day.clicks, day.completions, day.spendMinor]),
+  );
+  return toCsv(CSV_COLUMNS, rows);
 }

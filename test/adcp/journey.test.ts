@@ -128,6 +128,7 @@ test('capabilities → products → plan → approve → fund → live launch �
     pollDelivery(env.db, adapter, {
       batchSize: 50,
       restatementDays: 7,
+      finalizationHours: 72,
       callsPerSecond: 50,
       timeoutMs: 10_000,
       sandboxSlowMs: 0,

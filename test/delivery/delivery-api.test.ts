@@ -24,6 +24,7 @@ afterAll(() => env.close());
 const options: PollOptions = {
   batchSize: 2,
   restatementDays: 7,
+  finalizationHours: 72,
   callsPerSecond: 20,
   timeoutMs: 5_000,
   sandboxSlowMs: 0,

@@ -28,6 +28,8 @@ export async function up(db: Knex): Promise<void> {
     t.string('advertiser_id', 200).notNullable();
     t.uuid('booking_id').notNullable();
     t.string('adapter_key', 100).notNullable();
+    // The month's last day of the flight: days after it (a make-good run after the flight) are not closed.
+    t.date('last_day').notNullable();
     t.string('closed_by', 16).notNullable(); // seller | window | staff
     t.string('actor_id', 400).notNullable();
     t.timestamp('closed_at', { useTz: true }).notNullable().defaultTo(db.fn.now());

@@ -56,7 +56,7 @@ upserted as (
   insert into delivery_days as d (line_id, day, advertiser_id, booking_id, impressions, clicks, completions, spend_minor,
     revision, source, entered_by, as_of)
   select line_id, day, advertiser_id, booking_id, impressions, clicks, completions, spend_minor, 1, ?, ?, as_of from incoming i
-   where not exists (select 1 from delivery_month_closes x where x.line_id = i.line_id and x.period = to_char(i.day, 'YYYY-MM'))
+   where not exists (select 1 from delivery_month_closes x where x.line_id = i.line_id and x.period = to_char(i.day, 'YYYY-MM') and i.day <= x.last_day)
   on conflict (line_id, day) do update set
     impressions = excluded.impressions, clicks = excluded.clicks, completions = excluded.completions,
     spend_minor = excluded.spend_minor, revision = d.revision + 1, source = excluded.source,
@@ -81,7 +81,7 @@ restated as (
   left join delivery_days d on d.line_id = i.line_id and d.day = i.day
   -- A final day, or a day first reported after its month closed (final with no figures).
   where (d.final_at is not null or (d.line_id is null and exists (select 1 from delivery_month_closes x
-           where x.line_id = i.line_id and x.period = to_char(i.day, 'YYYY-MM'))))
+           where x.line_id = i.line_id and x.period = to_char(i.day, 'YYYY-MM') and i.day <= x.last_day)))
     and (coalesce(d.impressions, 0), coalesce(d.clicks, 0), coalesce(d.completions, 0), coalesce(d.spend_minor, 0))
     is distinct from (i.impressions, i.clicks, i.completions, i.spend_minor)
   on conflict do nothing

@@ -44,8 +44,8 @@ due as (
     from months m
    where not exists (select 1 from delivery_month_closes x where x.line_id = m.id and x.period = m.period)
 )
-insert into delivery_month_closes (line_id, period, advertiser_id, booking_id, adapter_key, closed_by, actor_id)
-select id, period, advertiser_id, booking_id, adapter_key, case when by_window then 'window' else 'seller' end, 'flightdeck'
+insert into delivery_month_closes (line_id, period, advertiser_id, booking_id, adapter_key, last_day, closed_by, actor_id)
+select id, period, advertiser_id, booking_id, adapter_key, last_day, case when by_window then 'window' else 'seller' end, 'flightdeck'
   from due
  where by_window
     or (select count(*) from delivery_days d where d.line_id = due.id and d.day between due.first_day and due.last_day
@@ -149,6 +149,7 @@ export async function finalizeMonthByStaff(
         advertiser_id: line.advertiser_id,
         booking_id: ref.bookingId,
         adapter_key: line.adapter_key,
+        last_day: flightLast,
         closed_by: 'staff',
         actor_id: actor.actorId,
       })

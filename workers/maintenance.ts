@@ -33,7 +33,7 @@ const SCHEDULES: Array<[name: string, everyMs: number]> = [
   ['purge-oauth-artifacts', 60 * 60 * 1000],
   // Bookings of suppliers that report no delivery themselves (workflow) close out here too.
   ['closeout-bookings', 60 * 60 * 1000],
-  // Days past their seller's window become final (workflow sellers' too, for closeout), and make-goods past their date expire.
+  // Days past their seller's window become final and months close (workflow lines wait for staff); make-goods past their date expire.
   ['settle-finality', 60 * 60 * 1000],
 ];
 

@@ -40,6 +40,13 @@ export async function benchReconciliation(service: BenchService): Promise<void> 
   await db.raw('analyze');
 
   const period = START.slice(0, 7);
+  // The poll already made the month final on the seller's word; measure it made final by the window instead.
+  await db('delivery_month_closes').where({ advertiser_id: org, adapter_key: SELLER.adapterKey }).delete();
+  await db.raw(
+    `update delivery_days d set final_at = null, final_source = null from booking_lines l where l.id = d.line_id and l.adapter_key = ?`,
+    [SELLER.adapterKey],
+  );
+  await db.raw('analyze');
   const started = performance.now();
   const finality = await settleFinality(db, SELLER.adapterKey, 72, { real });
   const finalSeconds = (performance.now() - started) / 1000;
@@ -54,7 +61,13 @@ export async function benchReconciliation(service: BenchService): Promise<void> 
     impressions: Number(r.impressions),
     amountMinor: i % 20 === 0 ? Math.round(Number(r.spend) * 1.2) : Number(r.spend),
   }));
-  const body = JSON.stringify({ invoiceNumber: `BENCH-${randomUUID().slice(0, 8)}`, seller: SELLER.adapterKey, period, currency: 'GBP', lines });
+  const body = JSON.stringify({
+    invoiceNumber: `BENCH-${randomUUID().slice(0, 8)}`,
+    seller: SELLER.adapterKey,
+    period,
+    currency: 'GBP',
+    lines,
+  });
   const importStarted = performance.now();
   const res = await fetch(`${service.url}/api/v1/billing/invoices`, {
     method: 'POST',
@@ -78,16 +91,17 @@ export async function benchReconciliation(service: BenchService): Promise<void> 
     met: total < 30 && counts.disputed === lines.length / 20 && finality.closedMonths === lines.length,
   });
 
+  // Totals over every line, and the first page of lines (200).
   const path = `/api/v1/billing/statements/${SELLER.adapterKey}/${period}`;
   await latencies(service, path); // warm up
   const read = await latencies(service, path);
   const baseline = await latencies(service, '/api/v1/auth/context');
   const p95 = pct(read, 95);
   console.log(
-    `GET statement (${lines.length} lines) p50 ${pct(read, 50).toFixed(1)} ms p95 ${p95.toFixed(1)} ms (target < 100 ms): ${p95 < 100 ? 'met' : 'NOT met'}; auth context p95 ${pct(baseline, 95).toFixed(1)} ms`,
+    `GET statement (totals of ${lines.length} lines, a page of 200) p50 ${pct(read, 50).toFixed(1)} ms p95 ${p95.toFixed(1)} ms (target < 100 ms): ${p95 < 100 ? 'met' : 'NOT met'}; auth context p95 ${pct(baseline, 95).toFixed(1)} ms`,
   );
   figures.push({
-    name: `GET /api/v1/billing/statements/{seller}/{period} p95, ${lines.length} lines`,
+    name: `GET /api/v1/billing/statements/{seller}/{period} p95, ${lines.length} lines (a page of 200)`,
     value: p95,
     unit: 'ms',
     baseline: pct(baseline, 95),

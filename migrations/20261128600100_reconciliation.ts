@@ -30,6 +30,11 @@ export async function up(db: Knex): Promise<void> {
     t.string('adapter_key', 100).notNullable();
     // The month's last day of the flight: days after it (a make-good run after the flight) are not closed.
     t.date('last_day').notNullable();
+    // The month's final figures as it closed (they never change after): statements and invoices read them.
+    t.bigInteger('final_minor').notNullable();
+    t.bigInteger('final_impressions').notNullable();
+    t.bigInteger('billable_minor').notNullable();
+    t.bigInteger('billable_before_minor').notNullable();
     t.string('closed_by', 16).notNullable(); // seller | window | staff
     t.string('actor_id', 400).notNullable();
     t.timestamp('closed_at', { useTz: true }).notNullable().defaultTo(db.fn.now());

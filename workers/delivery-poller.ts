@@ -120,7 +120,9 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
           db.raw("to_char(c.start_date, 'YYYY-MM-DD') as start_date"),
           db.raw("to_char(c.end_date, 'YYYY-MM-DD') as end_date"),
           'sc.offset_days',
-          db.raw("(select to_char(max(m.due_by), 'YYYY-MM-DD') from makegoods m where m.line_id = l.id and m.status = 'owed') as makegood_due"),
+          db.raw(
+            "(select to_char(max(m.due_by), 'YYYY-MM-DD') from makegoods m where m.line_id = l.id and m.status = 'owed') as makegood_due",
+          ),
         )) as DueLine[];
       if (!batch.length) break;
       after = batch[batch.length - 1]!.id;

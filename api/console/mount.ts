@@ -193,7 +193,16 @@ export function mountConsole(app: Express, deps: ApiDeps, routes: RouteDef[]): v
     ].join('');
     res.type('html').send(layout('Console', `<ul>${items}</ul>`, v, r.flash));
   });
-  for (const pages of [fulfilmentPages, operatorPages, approvalPages, campaignPages, queuePages, preferencePages, deliveryPages, billingPages])
+  for (const pages of [
+    fulfilmentPages,
+    operatorPages,
+    approvalPages,
+    campaignPages,
+    queuePages,
+    preferencePages,
+    deliveryPages,
+    billingPages,
+  ])
     pages(router, reg, c);
   // Anything else under /console is a page that does not exist, said as a page.
   router.use('/console', (_req: Request, res: Response) => {

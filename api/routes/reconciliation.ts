@@ -25,7 +25,13 @@ import {
   listInvoices,
   readInvoice,
 } from '../../shared/reconciliation/invoice-read';
-import { sellerStatement, statementCsv, StatementParams, StatementSchema } from '../../shared/reconciliation/statement';
+import {
+  sellerStatement,
+  statementCsv,
+  StatementParams,
+  StatementQuerySchema,
+  StatementSchema,
+} from '../../shared/reconciliation/statement';
 import type { ApiDeps } from '../deps';
 import { IdParams, PathId } from '../http/params';
 import { defineRoute, type RouteDef } from '../http/route';
@@ -63,15 +69,18 @@ export function reconciliationRoutes(deps: ApiDeps): RouteDef[] {
       scope: 'caller',
       authorize: reads,
       params: StatementParams,
+      query: StatementQuerySchema,
       responses: {
         200: { description: 'The statement.', schema: StatementSchema, alternatives: { 'text/csv': z.string() } },
         400: { description: 'A malformed seller or month.' },
         ...READ_403,
         404: { description: 'No such seller.' },
       },
-      async handler({ principal, params, req, res }) {
-        const statement = await sellerStatement(db, principal, params.seller, params.period);
-        if (req?.accepts(['application/json', 'text/csv']) === 'text/csv') {
+      async handler({ principal, params, query, req, res }) {
+        const csv = req?.accepts(['application/json', 'text/csv']) === 'text/csv';
+        // The CSV is the whole statement; JSON pages its lines (the totals always cover them all).
+        const statement = await sellerStatement(db, principal, params.seller, params.period, csv ? undefined : query);
+        if (csv) {
           res
             .status(200)
             .type('text/csv; charset=utf-8')
@@ -100,7 +109,9 @@ export function reconciliationRoutes(deps: ApiDeps): RouteDef[] {
         201: { description: 'Imported and matched.', schema: InvoiceEnvelope },
         400: { description: 'Bad rows (each named), an unknown line or seller, a currency other than the booking’s; nothing was stored.' },
         ...CHANGE_403,
-        409: { description: 'The invoice number is already used, a line’s month is already invoiced or not final yet; nothing was stored.' },
+        409: {
+          description: 'The invoice number is already used, a line’s month is already invoiced or not final yet; nothing was stored.',
+        },
         413: { description: 'Body too large.' },
       },
       async handler({ principal, body, headers }) {
@@ -126,7 +137,8 @@ export function reconciliationRoutes(deps: ApiDeps): RouteDef[] {
       method: 'get',
       path: '/api/v1/billing/invoices/:id',
       operationId: 'getInvoice',
-      summary: 'An invoice and its lines in row order (a page of them): each matched to the final figures, its variance, its state, and for a disputed line the evidence.',
+      summary:
+        'An invoice and its lines in row order (a page of them): each matched to the final figures, its variance, its state, and for a disputed line the evidence.',
       tags: ['billing'],
       access: 'bearer',
       scope: 'caller',
@@ -170,7 +182,7 @@ export function reconciliationRoutes(deps: ApiDeps): RouteDef[] {
       method: 'get',
       path: '/api/v1/billing/makegoods',
       operationId: 'listMakegoods',
-      summary: "The make-goods sellers owe the workspace: impressions owed and delivered at no cost, by when, and whether met or expired.",
+      summary: 'The make-goods sellers owe the workspace: impressions owed and delivered at no cost, by when, and whether met or expired.',
       tags: ['billing'],
       access: 'bearer',
       scope: 'caller',
@@ -191,7 +203,11 @@ export function reconciliationRoutes(deps: ApiDeps): RouteDef[] {
       scope: 'caller',
       authorize: reads,
       query: DiscrepancyQuerySchema,
-      responses: { 200: { description: 'Discrepancies.', schema: DiscrepancyListEnvelope }, 400: { description: 'A bad filter.' }, ...READ_403 },
+      responses: {
+        200: { description: 'Discrepancies.', schema: DiscrepancyListEnvelope },
+        400: { description: 'A bad filter.' },
+        ...READ_403,
+      },
       async handler({ principal, query }) {
         return { status: 200, body: await listDiscrepancies(db, principal, query) };
       },
@@ -200,7 +216,8 @@ export function reconciliationRoutes(deps: ApiDeps): RouteDef[] {
       method: 'post',
       path: '/api/v1/delivery/discrepancies/:id/acknowledge',
       operationId: 'acknowledgeDeliveryDiscrepancy',
-      summary: 'A person takes a discrepancy up and says how: it leaves the needs-attention list with their note. The final figure still stands.',
+      summary:
+        'A person takes a discrepancy up and says how: it leaves the needs-attention list with their note. The final figure still stands.',
       tags: ['delivery'],
       access: 'bearer',
       scope: 'caller',

@@ -221,7 +221,17 @@ const CSV_COLUMNS = ['line_id', 'booking_id', 'channel', 'adapter_key', 'date', 
 /** The same delivery as CSV: one row per line and day. */
 export function deliveryCsv(d: CampaignDelivery): string {
   const rows = d.lines.flatMap((l) =>
-    l.days.map((day) => [l.lineId, l.bookingId, l.channel, l.adapterKey, day.date, day.impressions, day.clicks, day.completions, day.spendMinor]),
+    l.days.map((day) => [
+      l.lineId,
+      l.bookingId,
+      l.channel,
+      l.adapterKey,
+      day.date,
+      day.impressions,
+      day.clicks,
+      day.completions,
+      day.spendMinor,
+    ]),
   );
   return toCsv(CSV_COLUMNS, rows);
 }

@@ -153,7 +153,13 @@ export async function recordDelivery(db: Knex, reports: DeliveryReportFor[], sou
   ]);
   if (final.line.length) await db.raw(MARK_SELLER_FINAL, [final.line, final.day]);
   const out: RecordedDelivery = { changed: [], restated: [] };
-  for (const r of rows as Array<{ line_id: string; day: string; revision: number | null; discrepancy_id: string | null; discrepancy: Record<string, unknown> | null }>) {
+  for (const r of rows as Array<{
+    line_id: string;
+    day: string;
+    revision: number | null;
+    discrepancy_id: string | null;
+    discrepancy: Record<string, unknown> | null;
+  }>) {
     if (r.discrepancy_id) {
       out.restated.push({ discrepancyId: r.discrepancy_id, lineId: r.line_id, day: r.day });
       await tellDiscrepancy(db, r.discrepancy!, r.day);

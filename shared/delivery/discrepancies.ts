@@ -6,7 +6,12 @@ import { toMinor } from '../db/knex';
 import { conflict, notFound } from '../errors';
 import { isUuid } from '../ids';
 
-const Figures = z.object({ impressions: z.number().int(), clicks: z.number().int(), completions: z.number().int(), spendMinor: z.number().int() });
+const Figures = z.object({
+  impressions: z.number().int(),
+  clicks: z.number().int(),
+  completions: z.number().int(),
+  spendMinor: z.number().int(),
+});
 export const DiscrepancySchema = z.object({
   id: z.uuid(),
   lineId: z.uuid(),

@@ -24,9 +24,17 @@ update delivery_days d set final_at = now(), final_source = 'window'
  where d.line_id = l.id and d.final_at is null and l.adapter_key = ? and (?::text is null or l.advertiser_id = ?)
    and (d.day + 1)::timestamp + make_interval(hours => ?) <= ${CLOCK}`;
 
+/** A line's month as it stands (`m` has id, first_day, last_day): its spend before, its flight days' figures, how many are final. */
+const MONTH_FIGURES = (m: string) => `
+  select coalesce(sum(d.spend_minor) filter (where d.day < ${m}.first_day), 0) as before_minor,
+         coalesce(sum(d.spend_minor) filter (where d.day >= ${m}.first_day), 0) as month_minor,
+         coalesce(sum(d.impressions) filter (where d.day >= ${m}.first_day), 0) as month_impressions,
+         count(*) filter (where d.day >= ${m}.first_day and d.final_at is not null) as final_days
+    from delivery_days d where d.line_id = ${m}.id and d.day <= ${m}.last_day`;
+
 const CLOSE_MONTHS = `
 with ran as (
-  select l.id, l.advertiser_id, l.booking_id, l.adapter_key, c.start_date, c.end_date, ${CLOCK} as now
+  select l.id, l.advertiser_id, l.booking_id, l.adapter_key, l.budget_minor, c.start_date, c.end_date, ${CLOCK} as now
     from booking_lines l
     join bookings b on b.id = l.booking_id
     join campaigns c on c.id = b.campaign_id
@@ -44,12 +52,14 @@ due as (
     from months m
    where not exists (select 1 from delivery_month_closes x where x.line_id = m.id and x.period = m.period)
 )
-insert into delivery_month_closes (line_id, period, advertiser_id, booking_id, adapter_key, last_day, closed_by, actor_id)
-select id, period, advertiser_id, booking_id, adapter_key, last_day, case when by_window then 'window' else 'seller' end, 'flightdeck'
+insert into delivery_month_closes (line_id, period, advertiser_id, booking_id, adapter_key, last_day,
+  final_minor, final_impressions, billable_minor, billable_before_minor, closed_by, actor_id)
+select due.id, period, advertiser_id, booking_id, adapter_key, last_day, f.month_minor, f.month_impressions,
+       least(f.before_minor + f.month_minor, due.budget_minor) - least(f.before_minor, due.budget_minor),
+       least(f.before_minor, due.budget_minor), case when by_window then 'window' else 'seller' end, 'flightdeck'
   from due
- where by_window
-    or (select count(*) from delivery_days d where d.line_id = due.id and d.day between due.first_day and due.last_day
-          and d.final_at is not null) = (due.last_day - due.first_day + 1)
+  cross join lateral (${MONTH_FIGURES('due')}) f
+ where by_window or f.final_days = (due.last_day - due.first_day + 1)
 on conflict do nothing`;
 
 /**
@@ -122,6 +132,7 @@ export async function finalizeMonthByStaff(
         'l.status',
         'l.confirmed_at',
         'l.execution_mode',
+        'l.budget_minor',
         trx.raw("to_char(c.start_date, 'YYYY-MM-DD') as start_date"),
         trx.raw("to_char(c.end_date, 'YYYY-MM-DD') as end_date"),
       );
@@ -142,6 +153,20 @@ export async function finalizeMonthByStaff(
     if (flightLast >= today) {
       throw conflict(`The flight’s days in ${period} are not over yet (the last is ${flightLast}; today is ${today}).`, 'period_not_over');
     }
+    const finalDays = await trx('delivery_days')
+      .where({ line_id: ref.lineId })
+      .whereBetween('day', [first, last])
+      .whereNull('final_at')
+      .update({ final_at: trx.fn.now(), final_source: 'staff' });
+    const monthFirst = first > line.start_date ? first : line.start_date;
+    const { rows } = await trx.raw(
+      `with m as (select ?::uuid as id, ?::date as first_day, ?::date as last_day) select f.* from m cross join lateral (${MONTH_FIGURES('m')}) f`,
+      [ref.lineId, monthFirst, flightLast],
+    );
+    const f = rows[0] as { before_minor: string; month_minor: string; month_impressions: string };
+    const budget = Number(line.budget_minor);
+    const before = Number(f.before_minor);
+    const month = Number(f.month_minor);
     const closed = await trx('delivery_month_closes')
       .insert({
         line_id: ref.lineId,
@@ -150,6 +175,10 @@ export async function finalizeMonthByStaff(
         booking_id: ref.bookingId,
         adapter_key: line.adapter_key,
         last_day: flightLast,
+        final_minor: month,
+        final_impressions: Number(f.month_impressions),
+        billable_minor: Math.min(before + month, budget) - Math.min(before, budget),
+        billable_before_minor: Math.min(before, budget),
         closed_by: 'staff',
         actor_id: actor.actorId,
       })
@@ -157,11 +186,6 @@ export async function finalizeMonthByStaff(
       .ignore()
       .returning('line_id');
     if (!closed.length) throw conflict(`${period} is already final for this line.`, 'month_already_final');
-    const finalDays = await trx('delivery_days')
-      .where({ line_id: ref.lineId })
-      .whereBetween('day', [first, last])
-      .whereNull('final_at')
-      .update({ final_at: trx.fn.now(), final_source: 'staff' });
     await appendEvent(trx, {
       bookingId: ref.bookingId,
       lineId: ref.lineId,

@@ -77,7 +77,11 @@ export async function burnDownMakegoods(trx: Knex, lineIds: readonly string[]): 
     .whereIn('line_id', [...new Set(goods.map((g) => g.line_id))])
     .where('spend_minor', 0)
     .where('impressions', '>', 0)
-    .where('day', '>=', goods.reduce((m, g) => (g.from_day < m ? g.from_day : m), goods[0]!.from_day))
+    .where(
+      'day',
+      '>=',
+      goods.reduce((m, g) => (g.from_day < m ? g.from_day : m), goods[0]!.from_day),
+    )
     .orderBy(['line_id', 'day'])
     .select('line_id', 'day', 'impressions')) as Array<{ line_id: string; day: string; impressions: string }>;
   let fulfilled = 0;
@@ -85,7 +89,11 @@ export async function burnDownMakegoods(trx: Knex, lineIds: readonly string[]): 
     const mine = goods.filter((g) => g.line_id === lineId);
     // What each make-good may take: a met one its owed impressions, an expired one what it had.
     const room = mine.map((g) =>
-      g.status === 'owed' ? toMinor(g.owed_impressions) : g.status === 'fulfilled' ? toMinor(g.owed_impressions) : toMinor(g.delivered_impressions),
+      g.status === 'owed'
+        ? toMinor(g.owed_impressions)
+        : g.status === 'fulfilled'
+          ? toMinor(g.owed_impressions)
+          : toMinor(g.delivered_impressions),
     );
     const got = mine.map(() => 0);
     for (const d of days.filter((x) => x.line_id === lineId)) {
@@ -133,7 +141,11 @@ update makegoods m set status = 'expired', expired_at = now(), version = m.versi
 returning m.*`;
 
 /** Make-goods past their date unmet are flagged expired, and subscribers told (`makegood.expired`), once. */
-export async function expireMakegoods(db: Knex, filter: { adapterKey?: string; advertiserId?: string } = {}, real = new Date()): Promise<number> {
+export async function expireMakegoods(
+  db: Knex,
+  filter: { adapterKey?: string; advertiserId?: string } = {},
+  real = new Date(),
+): Promise<number> {
   return db.transaction(async (trx) => {
     const seller = filter.adapterKey ?? null;
     const who = filter.advertiserId ?? null;
@@ -145,7 +157,13 @@ export async function expireMakegoods(db: Knex, filter: { adapterKey?: string; a
         type: 'makegood.expired',
         subjectId: m.id,
         subjectVersion: m.version,
-        body: { lineId: m.lineId, seller: m.seller, owedImpressions: m.owedImpressions, deliveredImpressions: m.deliveredImpressions, dueBy: m.dueBy },
+        body: {
+          lineId: m.lineId,
+          seller: m.seller,
+          owedImpressions: m.owedImpressions,
+          deliveredImpressions: m.deliveredImpressions,
+          dueBy: m.dueBy,
+        },
       });
     }
     return rows.length;

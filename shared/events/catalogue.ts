@@ -45,11 +45,19 @@ export const EVENT_TYPES = [
   {
     type: 'invoice.resolved',
     subject: 'invoice_line',
-    description: "A person resolved a disputed invoice line with a remedy (credit, invoice_adjustment, additional_delivery or accepted).",
+    description: 'A person resolved a disputed invoice line with a remedy (credit, invoice_adjustment, additional_delivery or accepted).',
   },
   { type: 'makegood.owed', subject: 'makegood', description: 'A seller owes a make-good: impressions to deliver at no cost by a date.' },
-  { type: 'makegood.fulfilled', subject: 'makegood', description: "A make-good's impressions were delivered at no cost: the obligation is met." },
-  { type: 'makegood.expired', subject: 'makegood', description: 'A make-good reached its date unmet: a person must take it up with the seller.' },
+  {
+    type: 'makegood.fulfilled',
+    subject: 'makegood',
+    description: "A make-good's impressions were delivered at no cost: the obligation is met.",
+  },
+  {
+    type: 'makegood.expired',
+    subject: 'makegood',
+    description: 'A make-good reached its date unmet: a person must take it up with the seller.',
+  },
   { type: 'agent.approval.pending', subject: 'agent_approval', description: 'A prepared agent action waits for a person to approve it.' },
   { type: 'agent.approval.decided', subject: 'agent_approval', description: 'A person approved or abandoned a prepared agent action.' },
   {

@@ -64,7 +64,14 @@ export const ResolvedEnvelope = z
  * make-good; `accepted` pays the invoice as it stands. Sandbox lines move no money: their remedy
  * is recorded without a ledger entry. A line not disputed, or changed since it was shown, is 409.
  */
-export async function resolveDispute(db: Knex, p: Principal, invoiceId: string, invoiceLineId: string, b: ResolveDispute, real = new Date()) {
+export async function resolveDispute(
+  db: Knex,
+  p: Principal,
+  invoiceId: string,
+  invoiceLineId: string,
+  b: ResolveDispute,
+  real = new Date(),
+) {
   if (!isUuid(invoiceId) || !isUuid(invoiceLineId)) throw notFound();
   const actor = actorOf(p);
   return db.transaction(async (trx) => {
@@ -75,23 +82,29 @@ export async function resolveDispute(db: Knex, p: Principal, invoiceId: string, 
       .forUpdate('il')
       .first('il.*', 'i.adapter_key', 'i.invoice_number', 'l.execution_mode');
     if (!line) throw notFound();
-    if (line.status !== 'disputed') throw conflict(`This invoice line is ${line.status}, not disputed: there is nothing to resolve.`, 'not_disputed');
+    if (line.status !== 'disputed')
+      throw conflict(`This invoice line is ${line.status}, not disputed: there is nothing to resolve.`, 'not_disputed');
     if (line.version !== b.expectedVersion) {
       throw conflict(`The invoice line is at version ${line.version}, not ${b.expectedVersion}: read it again.`, 'version_conflict');
     }
     const invoiced = toMinor(line.amount_minor);
     if (b.remedy === 'credit' && b.amountMinor! > invoiced) {
-      throw badRequest(`A credit cannot exceed the line's invoiced ${invoiced}.`, [{ path: 'body.amountMinor', message: 'more than invoiced' }]);
+      throw badRequest(`A credit cannot exceed the line's invoiced ${invoiced}.`, [
+        { path: 'body.amountMinor', message: 'more than invoiced' },
+      ]);
     }
     if (b.remedy === 'invoice_adjustment' && b.amountMinor! >= invoiced) {
-      throw badRequest(`The reissued amount must be below the invoiced ${invoiced}.`, [{ path: 'body.amountMinor', message: 'not below invoiced' }]);
+      throw badRequest(`The reissued amount must be below the invoiced ${invoiced}.`, [
+        { path: 'body.amountMinor', message: 'not below invoiced' },
+      ]);
     }
     const mode = line.execution_mode as 'sandbox' | 'live';
     let owedImpressions = b.owedImpressions ?? 0;
     let today = '';
     if (b.remedy === 'additional_delivery') {
       today = dateOnly(clockedNow(mode, await readOffsetDays(trx, p.advertiserId), real));
-      if (b.dueBy! <= today) throw badRequest(`dueBy must be after today (${today}).`, [{ path: 'body.dueBy', message: 'not in the future' }]);
+      if (b.dueBy! <= today)
+        throw badRequest(`dueBy must be after today (${today}).`, [{ path: 'body.dueBy', message: 'not in the future' }]);
       if (b.owedValueMinor !== undefined) {
         const finalMinor = toMinor(line.final_minor);
         const finalImpressions = toMinor(line.final_impressions);

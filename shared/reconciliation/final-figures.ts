@@ -31,13 +31,38 @@ select l.id as line_id, l.budget_minor,
  where l.id = any(?::uuid[])
  group by l.id, l.budget_minor`;
 
-/** The month's figures of these lines, each line read once. */
+/**
+ * The month's figures of these lines: a closed month's as they were when it closed (final days
+ * never change after), an open one's read from its days.
+ */
 export async function lineMonthFigures(db: Knex, lineIds: readonly string[], period: string): Promise<Map<string, LineMonthFigures>> {
   const first = `${period}-01`;
   const last = lastDayOfPeriod(period);
   const out = new Map<string, LineMonthFigures>();
   if (!lineIds.length) return out;
-  const { rows } = await db.raw(FIGURES, [first, first, first, first, first, period, last, [...lineIds]]);
+  const closed = (await db('delivery_month_closes as x')
+    .join('booking_lines as l', 'l.id', 'x.line_id')
+    .whereIn('x.line_id', [...lineIds])
+    .where('x.period', period)
+    .select('x.line_id', 'l.budget_minor', 'x.final_minor', 'x.final_impressions', 'x.billable_minor', 'x.billable_before_minor')) as Array<
+    Record<string, string>
+  >;
+  for (const r of closed) {
+    out.set(r.line_id!, {
+      lineId: r.line_id!,
+      budgetMinor: toMinor(r.budget_minor),
+      finalMinor: toMinor(r.final_minor),
+      finalImpressions: toMinor(r.final_impressions),
+      provisionalMinor: 0,
+      provisionalImpressions: 0,
+      billableMinor: toMinor(r.billable_minor),
+      billableBeforeMinor: toMinor(r.billable_before_minor),
+      closed: true,
+    });
+  }
+  const open = lineIds.filter((id) => !out.has(id));
+  if (!open.length) return out;
+  const { rows } = await db.raw(FIGURES, [first, first, first, first, first, period, last, open]);
   for (const r of rows as Array<Record<string, string | number | boolean>>) {
     const budget = toMinor(r.budget_minor as string);
     const before = toMinor(r.before_minor as string);
@@ -53,7 +78,7 @@ export async function lineMonthFigures(db: Knex, lineIds: readonly string[], per
       provisionalImpressions: toMinor(r.provisional_impressions as string),
       billableMinor: Math.min(before + finalMinor + provisionalMinor, budget) - billableBeforeMinor,
       billableBeforeMinor,
-      closed: Boolean(r.closed),
+      closed: false,
     });
   }
   return out;

@@ -78,7 +78,14 @@ export async function importInvoice(
     const line = l.lineId ? byId.get(l.lineId.toLowerCase()) : byRef.get(refOf(l));
     if (!line) {
       const named = l.lineId ? `line ${l.lineId}` : `buy ${refOf(l)}`;
-      issues.push(rowIssue(l.row, `${named} is not a line of this workspace booked with ${seller.key}`, 'unknown_line', l.lineId ? 'lineId' : 'buyId'));
+      issues.push(
+        rowIssue(
+          l.row,
+          `${named} is not a line of this workspace booked with ${seller.key}`,
+          'unknown_line',
+          l.lineId ? 'lineId' : 'buyId',
+        ),
+      );
       continue;
     }
     const earlier = seen.get(line.id);
@@ -105,7 +112,9 @@ export async function importInvoice(
     const on = new Map(billed.map((b) => [b.line_id, b.invoice_number]));
     const rows = resolved.filter((l) => on.has(l.line.id));
     refuseRows(
-      rows.map((l) => rowIssue(l.row, `this line's ${input.period} is already invoiced (invoice ${on.get(l.line.id)})`, 'already_invoiced')),
+      rows.map((l) =>
+        rowIssue(l.row, `this line's ${input.period} is already invoiced (invoice ${on.get(l.line.id)})`, 'already_invoiced'),
+      ),
       'line(s) already invoiced for the month',
       'already_invoiced',
       'conflict',
@@ -133,7 +142,12 @@ export async function importInvoice(
       disputed: beyondTolerance(l.amountMinor, f.billableMinor, terms.maxVariancePercent),
     };
   });
-  const evidence = await disputeEvidence(db, matched.filter((m) => m.disputed), input.period, terms.maxVariancePercent);
+  const evidence = await disputeEvidence(
+    db,
+    matched.filter((m) => m.disputed),
+    input.period,
+    terms.maxVariancePercent,
+  );
   const total = (f: (m: Matched) => number) => matched.reduce((s, m) => s + f(m), 0);
   const disputed = matched.filter((m) => m.disputed).length;
   const invoiceId = randomUUID();
@@ -188,9 +202,21 @@ export async function importInvoice(
         invoicedMinor: total((m) => m.amountMinor),
         finalMinor: total((m) => m.finalMinor),
       };
-      await recordEvent(trx, { workspaceId: p.advertiserId, type: 'invoice.imported', subjectId: invoiceId, subjectVersion: 1, body: told });
+      await recordEvent(trx, {
+        workspaceId: p.advertiserId,
+        type: 'invoice.imported',
+        subjectId: invoiceId,
+        subjectVersion: 1,
+        body: told,
+      });
       if (disputed) {
-        await recordEvent(trx, { workspaceId: p.advertiserId, type: 'invoice.disputed', subjectId: invoiceId, subjectVersion: 1, body: told });
+        await recordEvent(trx, {
+          workspaceId: p.advertiserId,
+          type: 'invoice.disputed',
+          subjectId: invoiceId,
+          subjectVersion: 1,
+          body: told,
+        });
       }
     });
   } catch (err) {

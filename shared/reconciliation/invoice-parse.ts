@@ -141,7 +141,11 @@ export function parseInvoice(body: RawBody, contentType: string | undefined): In
     }
     const envelope = InvoiceBodySchema.safeParse(parsed);
     if (!envelope.success) {
-      const errors = envelope.error.issues.map((i) => ({ path: ['body', ...i.path.map(String)].join('.'), message: i.message, code: i.code }));
+      const errors = envelope.error.issues.map((i) => ({
+        path: ['body', ...i.path.map(String)].join('.'),
+        message: i.message,
+        code: i.code,
+      }));
       throw badRequest(`The invoice is not valid (${MAX_INVOICE_LINES} lines at most).`, errors);
     }
     const { lines, ...rest } = envelope.data;
@@ -157,7 +161,11 @@ export function parseInvoice(body: RawBody, contentType: string | undefined): In
       currency: rest.currency,
     });
     if (!checked.success) {
-      const errors = checked.error.issues.map((i) => ({ path: ['body', ...i.path.map(String)].join('.'), message: i.message, code: i.code }));
+      const errors = checked.error.issues.map((i) => ({
+        path: ['body', ...i.path.map(String)].join('.'),
+        message: i.message,
+        code: i.code,
+      }));
       throw badRequest('The invoice columns are not valid.', errors);
     }
     head = { ...checked.data, format: 'csv' };

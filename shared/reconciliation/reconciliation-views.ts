@@ -113,7 +113,8 @@ export function invoiceLineView(r: Record<string, unknown>): InvoiceLineView {
     status: r.status as InvoiceLineView['status'],
     version: Number(r.version),
     remedy: (r.remedy as InvoiceLineView['remedy']) ?? null,
-    remedyAmountMinor: r.remedy_amount_minor === null || r.remedy_amount_minor === undefined ? null : toMinor(r.remedy_amount_minor as string),
+    remedyAmountMinor:
+      r.remedy_amount_minor === null || r.remedy_amount_minor === undefined ? null : toMinor(r.remedy_amount_minor as string),
     reason: (r.reason as string | null) ?? null,
     resolvedBy: (r.resolved_by as string | null) ?? null,
     resolvedAt: r.resolved_at ? (r.resolved_at as Date).toISOString() : null,

@@ -10,6 +10,12 @@ import { lineMonthFigures } from './final-figures';
 import { PeriodSchema, SellerSchema } from './reconciliation-views';
 
 export const StatementParams = z.strictObject({ seller: SellerSchema, period: PeriodSchema });
+/** The totals cover every line; `lines` is a page of them (the CSV has them all). */
+export const StatementQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(10_000).default(200),
+  /** Lines after this many (the previous page's `nextOffset`). */
+  offset: z.coerce.number().int().min(0).default(0),
+});
 
 const Money = z.number().int();
 const Figures = {
@@ -47,6 +53,8 @@ export const StatementSchema = z
       to: z.string(),
       totals: z.object({ ...Figures, lines: z.number().int(), closedLines: z.number().int() }),
       lines: z.array(StatementLineSchema),
+      /** Where the next page of lines starts; null on the last. */
+      nextOffset: z.number().int().nullable(),
     }),
   })
   .meta({ id: 'SellerStatement' });
@@ -75,7 +83,13 @@ interface LineRow {
  * Captured spend follows the billable figure month by month, so a month's captured share is what
  * the line captured beyond its earlier months; its fees are the line's fees in that proportion.
  */
-export async function sellerStatement(db: Knex, p: Principal, seller: string, period: string): Promise<Statement> {
+export async function sellerStatement(
+  db: Knex,
+  p: Principal,
+  seller: string,
+  period: string,
+  page: { limit: number; offset: number } = { limit: Number.MAX_SAFE_INTEGER, offset: 0 },
+): Promise<Statement> {
   if (!findAdapter(seller)) throw notFound();
   const from = `${period}-01`;
   const to = lastDayOfPeriod(period);
@@ -110,8 +124,7 @@ export async function sellerStatement(db: Knex, p: Principal, seller: string, pe
   const invoiced = ids.length
     ? ((await db('invoice_lines as il')
         .join('invoices as i', 'i.id', 'il.invoice_id')
-        .where({ 'il.advertiser_id': p.advertiserId, 'il.period': period })
-        .whereIn('il.line_id', ids)
+        .where({ 'il.advertiser_id': p.advertiserId, 'il.period': period, 'i.adapter_key': seller })
         .select('il.id', 'il.line_id', 'il.status', 'il.remedy', 'il.amount_minor', 'i.id as invoice_id', 'i.invoice_number')) as Array<
         Record<string, string>
       >)
@@ -143,7 +156,13 @@ export async function sellerStatement(db: Knex, p: Principal, seller: string, pe
       invoicedMinor: inv ? toMinor(inv.amount_minor) : 0,
       monthClosed: f.closed,
       invoice: inv
-        ? { invoiceId: inv.invoice_id!, invoiceNumber: inv.invoice_number!, invoiceLineId: inv.id!, status: inv.status!, remedy: inv.remedy ?? null }
+        ? {
+            invoiceId: inv.invoice_id!,
+            invoiceNumber: inv.invoice_number!,
+            invoiceLineId: inv.id!,
+            status: inv.status!,
+            remedy: inv.remedy ?? null,
+          }
         : null,
     };
   });
@@ -167,7 +186,8 @@ export async function sellerStatement(db: Knex, p: Principal, seller: string, pe
       lines: out.length,
       closedLines: out.filter((l) => l.monthClosed).length,
     },
-    lines: out,
+    lines: out.slice(page.offset, page.offset + page.limit),
+    nextOffset: page.offset + page.limit < out.length ? page.offset + page.limit : null,
   };
 }
 
@@ -219,7 +239,19 @@ export function statementCsv(s: Statement): string {
     l.invoice?.status ?? '',
   ];
   const t = s.totals;
-  const totals: Array<string | number | boolean> = [s.seller, s.period, 'total', '', '', '', '', '', t.budgetMinor, t.finalSpendMinor, t.finalImpressions];
+  const totals: Array<string | number | boolean> = [
+    s.seller,
+    s.period,
+    'total',
+    '',
+    '',
+    '',
+    '',
+    '',
+    t.budgetMinor,
+    t.finalSpendMinor,
+    t.finalImpressions,
+  ];
   totals.push(t.provisionalSpendMinor, t.provisionalImpressions, t.billableMinor, t.capturedMinor, t.feesMinor);
   totals.push(t.closedLines === t.lines, '', t.invoicedMinor, '');
   return toCsv(STATEMENT_CSV_COLUMNS, [...s.lines.map(row), totals]);

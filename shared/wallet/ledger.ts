@@ -77,11 +77,11 @@ function effectOf(e: NewEntry): { balance: number; reserved: number } {
     // A seller's credit note on a disputed line: money back to the workspace.
     case 'seller_credit':
       return { balance: a, reserved: 0 };
+    // Accruals, and what a seller took off a reissued invoice line: recorded, not wallet movements.
     case 'management_fee':
     case 'fee_credit':
     case 'platform_fee':
     case 'asset_charge':
-    // The seller reissued a disputed line for less: what it took off, recorded, not a wallet movement.
     case 'invoice_adjustment':
       return { balance: 0, reserved: 0 };
   }

@@ -26,8 +26,14 @@ test('staff finalize a workflow month; the buyer resolves the disputed invoice a
     name: '=HYPERLINK("http://x")',
   });
   const line = booking.lines[0]!;
-  await env.db('booking_lines').where({ id: line.id }).update({ status: 'confirmed', confirmed_at: new Date(), execution_method: 'manual' });
-  await env.db('campaigns').where({ id: booking.campaignId }).update({ start_date: lastMonth, end_date: addDays(lastMonth, 1) });
+  await env
+    .db('booking_lines')
+    .where({ id: line.id })
+    .update({ status: 'confirmed', confirmed_at: new Date(), execution_method: 'manual' });
+  await env
+    .db('campaigns')
+    .where({ id: booking.campaignId })
+    .update({ start_date: lastMonth, end_date: addDays(lastMonth, 1) });
 
   const staffToken = await service.token({ org: 'staff', user: 'stan' });
   const base = `/api/v1/internal/fulfilment/bookings/${booking.id}/lines/${line.id}`;
@@ -64,9 +70,18 @@ test('staff finalize a workflow month; the buyer resolves the disputed invoice a
   const refused = await buyer.form(action, { expectedVersion: '1', remedy: 'credit', reason: 'No amount given' });
   expect(refused.status).toBe(303);
   expect((await env.db('invoice_lines').where({ id: lines[0]!.id }).first())!.status).toBe('disputed');
-  const done = await buyer.form(action, { expectedVersion: '1', remedy: 'invoice_adjustment', amountMinor: '2200', reason: 'Reissued at our count' });
+  const done = await buyer.form(action, {
+    expectedVersion: '1',
+    remedy: 'invoice_adjustment',
+    amountMinor: '2200',
+    reason: 'Reissued at our count',
+  });
   expect(done.status).toBe(303);
-  expect((await env.db('invoice_lines').where({ id: lines[0]!.id }).first())!).toMatchObject({ status: 'resolved', remedy: 'invoice_adjustment', resolved_by: 'org-cb-buyer' });
+  expect((await env.db('invoice_lines').where({ id: lines[0]!.id }).first())!).toMatchObject({
+    status: 'resolved',
+    remedy: 'invoice_adjustment',
+    resolved_by: 'org-cb-buyer',
+  });
 
   const statement = await buyer.page(`/console/billing/statements/manual/${period}`);
   expect(statement.status).toBe(200);

@@ -39,10 +39,23 @@ describe('importing an invoice matches each line to the final delivery', () => {
     );
     expect(res.status).toBe(201);
     const { invoice, lines } = await json<Imported>(res);
-    expect(invoice).toMatchObject({ status: 'disputed', invoicedMinor: 35_500, finalMinor: 32_000, varianceMinor: 3_500, maxVariancePercent: 10 });
+    expect(invoice).toMatchObject({
+      status: 'disputed',
+      invoicedMinor: 35_500,
+      finalMinor: 32_000,
+      varianceMinor: 3_500,
+      maxVariancePercent: 10,
+    });
     expect(invoice.variancePercent).toBe(10.94);
     expect(invoice.counts).toEqual({ approved: 1, disputed: 1, resolved: 0 });
-    expect(lines[0]).toMatchObject({ lineId: a, status: 'approved', finalMinor: 20_000, varianceMinor: 500, variancePercent: 2.5, evidence: null });
+    expect(lines[0]).toMatchObject({
+      lineId: a,
+      status: 'approved',
+      finalMinor: 20_000,
+      varianceMinor: 500,
+      variancePercent: 2.5,
+      evidence: null,
+    });
     expect(lines[1]).toMatchObject({ lineId: b, status: 'disputed', finalMinor: 12_000, varianceMinor: 3_000, variancePercent: 25 });
     const evidence = lines[1]!.evidence as { ours: { days: Array<{ date: string; spendMinor: number }> }; seller: { amountMinor: number } };
     expect(evidence.ours.days).toEqual([{ date: '2099-03-01', impressions: 120_000, spendMinor: 12_000, final: 'window' }]);
@@ -100,10 +113,24 @@ describe('importing an invoice matches each line to the final delivery', () => {
 
 describe('an invoice that cannot be matched is refused whole, naming the rows, and nothing changes', () => {
   const refusals: Array<[string, (w: Awaited<ReturnType<typeof world>>) => Promise<Response>, number, string, string[] | null]> = [
-    ['no Idempotency-Key', (w) => postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }]), { key: null }), 400, 'idempotency_key_required', null],
+    [
+      'no Idempotency-Key',
+      (w) => postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }]), { key: null }),
+      400,
+      'idempotency_key_required',
+      null,
+    ],
     [
       'a line that is not ours',
-      (w) => postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }, { lineId: randomUUID(), impressions: 1, amountMinor: 1 }])),
+      (w) =>
+        postInvoice(
+          api,
+          w.token,
+          invoiceBody([
+            { lineId: w.a, impressions: 1, amountMinor: 1 },
+            { lineId: randomUUID(), impressions: 1, amountMinor: 1 },
+          ]),
+        ),
       400,
       'invalid_rows',
       ['body.lines.1.lineId'],
@@ -117,14 +144,30 @@ describe('an invoice that cannot be matched is refused whole, naming the rows, a
     ],
     [
       'a currency other than the booking’s',
-      (w) => postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }, { lineId: w.b, impressions: 1, amountMinor: 1, currency: 'EUR' }])),
+      (w) =>
+        postInvoice(
+          api,
+          w.token,
+          invoiceBody([
+            { lineId: w.a, impressions: 1, amountMinor: 1 },
+            { lineId: w.b, impressions: 1, amountMinor: 1, currency: 'EUR' },
+          ]),
+        ),
       400,
       'invalid_rows',
       ['body.lines.1.currency'],
     ],
     [
       'the same line twice',
-      (w) => postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }, { buyId: 'buy-1', packageId: 'pkg-1', impressions: 1, amountMinor: 1 }])),
+      (w) =>
+        postInvoice(
+          api,
+          w.token,
+          invoiceBody([
+            { lineId: w.a, impressions: 1, amountMinor: 1 },
+            { buyId: 'buy-1', packageId: 'pkg-1', impressions: 1, amountMinor: 1 },
+          ]),
+        ),
       400,
       'invalid_rows',
       ['body.lines.1'],
@@ -136,9 +179,27 @@ describe('an invoice that cannot be matched is refused whole, naming the rows, a
       'invalid_rows',
       null,
     ],
-    ['an unknown seller', (w) => postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }], { seller: 'nobody' })), 400, 'unknown_seller', null],
-    ['an unknown field', (w) => postInvoice(api, w.token, { ...invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }]), total: 1 }), 400, 'validation_failed', null],
-    ['a CSV with the wrong header', (w) => postInvoice(api, w.token, `invoice,line\r\nX,${w.a}`, { contentType: 'text/csv' }), 400, 'malformed_csv', null],
+    [
+      'an unknown seller',
+      (w) => postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }], { seller: 'nobody' })),
+      400,
+      'unknown_seller',
+      null,
+    ],
+    [
+      'an unknown field',
+      (w) => postInvoice(api, w.token, { ...invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }]), total: 1 }),
+      400,
+      'validation_failed',
+      null,
+    ],
+    [
+      'a CSV with the wrong header',
+      (w) => postInvoice(api, w.token, `invoice,line\r\nX,${w.a}`, { contentType: 'text/csv' }),
+      400,
+      'malformed_csv',
+      null,
+    ],
     [
       'a CSV whose rows disagree on the invoice',
       (w) =>
@@ -152,11 +213,33 @@ describe('an invoice that cannot be matched is refused whole, naming the rows, a
       'invalid_rows',
       ['body.lines.1.invoice_number'],
     ],
-    ['a month not final yet', (w) => postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }], { period: '2099-04' })), 409, 'period_not_final', ['body.lines.0']],
-    ['a delegated agent', async (w) => postInvoice(api, await env.issuer.token({ org: w.org, agent: 'assistant' }), invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }])), 403, 'human_required', null],
+    [
+      'a month not final yet',
+      (w) => postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }], { period: '2099-04' })),
+      409,
+      'period_not_final',
+      ['body.lines.0'],
+    ],
+    [
+      'a delegated agent',
+      async (w) =>
+        postInvoice(
+          api,
+          await env.issuer.token({ org: w.org, agent: 'assistant' }),
+          invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }]),
+        ),
+      403,
+      'human_required',
+      null,
+    ],
     [
       'a product that does not cover every channel',
-      async (w) => postInvoice(api, await env.issuer.token({ org: w.org, product: 'flightdeck-dooh' }), invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }])),
+      async (w) =>
+        postInvoice(
+          api,
+          await env.issuer.token({ org: w.org, product: 'flightdeck-dooh' }),
+          invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 1 }]),
+        ),
       403,
       'channel_not_entitled',
       null,
@@ -184,7 +267,14 @@ describe('an invoice that cannot be matched is refused whole, naming the rows, a
     const same = await postInvoice(api, w.token, { ...first, lines: [{ lineId: w.b, impressions: 1, amountMinor: 12_000 }] });
     expect(same.status).toBe(409);
     expect((await json<{ code: string }>(same)).code).toBe('duplicate_invoice');
-    const twice = await postInvoice(api, w.token, invoiceBody([{ lineId: w.b, impressions: 1, amountMinor: 12_000 }, { lineId: w.a, impressions: 1, amountMinor: 20_000 }]));
+    const twice = await postInvoice(
+      api,
+      w.token,
+      invoiceBody([
+        { lineId: w.b, impressions: 1, amountMinor: 12_000 },
+        { lineId: w.a, impressions: 1, amountMinor: 20_000 },
+      ]),
+    );
     expect(twice.status).toBe(409);
     const problem = await json<{ code: string; errors: Array<{ path: string }> }>(twice);
     expect(problem).toMatchObject({ code: 'already_invoiced', errors: [{ path: 'body.lines.1' }] });
@@ -193,7 +283,9 @@ describe('an invoice that cannot be matched is refused whole, naming the rows, a
 
   test('another workspace’s invoice is a 404 exactly like an id that never existed', async () => {
     const w = await world();
-    const { invoice } = await json<Imported>(await postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 20_000 }])));
+    const { invoice } = await json<Imported>(
+      await postInvoice(api, w.token, invoiceBody([{ lineId: w.a, impressions: 1, amountMinor: 20_000 }])),
+    );
     const stranger = await env.issuer.token({ org: 'org-inv-stranger' });
     const theirs = await api.fetch(`/api/v1/billing/invoices/${invoice.id}`, { token: stranger });
     const none = await api.fetch(`/api/v1/billing/invoices/${randomUUID()}`, { token: stranger });
@@ -219,10 +311,22 @@ describe('a person resolves a dispute with one remedy, recorded with who and why
   test('a credit is one seller_credit entry back to the wallet, once; the invoice is resolved', async () => {
     const { org, token, invoice, line } = await disputed();
     const before = await walletAndLedger(env, org);
-    const res = await resolve(token, invoice.id, line.id, { expectedVersion: 1, remedy: 'credit', amountMinor: 3_000, reason: 'Billed above our count' });
+    const res = await resolve(token, invoice.id, line.id, {
+      expectedVersion: 1,
+      remedy: 'credit',
+      amountMinor: 3_000,
+      reason: 'Billed above our count',
+    });
     expect(res.status).toBe(200);
     const body = await json<{ line: InvoiceLineView }>(res);
-    expect(body.line).toMatchObject({ status: 'resolved', remedy: 'credit', remedyAmountMinor: 3_000, resolvedBy: `${org}-buyer`, reason: 'Billed above our count', version: 2 });
+    expect(body.line).toMatchObject({
+      status: 'resolved',
+      remedy: 'credit',
+      remedyAmountMinor: 3_000,
+      resolvedBy: `${org}-buyer`,
+      reason: 'Billed above our count',
+      version: 2,
+    });
     const entries = await env.db('wallet_entries').where({ subject_type: 'invoice_line', subject_id: line.id });
     expect(entries.map((e) => [e.kind, Number(e.amount_minor), Number(e.balance_delta_minor)])).toEqual([['seller_credit', 3_000, 3_000]]);
     const after = await walletAndLedger(env, org);
@@ -234,7 +338,12 @@ describe('a person resolves a dispute with one remedy, recorded with who and why
 
     // The same remedy again: the line is no longer disputed, and no money moves.
     const snap = await snapshot(env, org);
-    const again = await resolve(token, invoice.id, line.id, { expectedVersion: 2, remedy: 'credit', amountMinor: 3_000, reason: 'Billed above our count' });
+    const again = await resolve(token, invoice.id, line.id, {
+      expectedVersion: 2,
+      remedy: 'credit',
+      amountMinor: 3_000,
+      reason: 'Billed above our count',
+    });
     expect(again.status).toBe(409);
     expect((await json<{ code: string }>(again)).code).toBe('not_disputed');
     expect(await snapshot(env, org)).toEqual(snap);
@@ -243,7 +352,12 @@ describe('a person resolves a dispute with one remedy, recorded with who and why
   test('an invoice adjustment is one invoice_adjustment entry of what the seller took off, moving no wallet money', async () => {
     const { org, token, invoice, line } = await disputed();
     const before = await walletAndLedger(env, org);
-    const res = await resolve(token, invoice.id, line.id, { expectedVersion: 1, remedy: 'invoice_adjustment', amountMinor: 12_000, reason: 'Reissued at our count' });
+    const res = await resolve(token, invoice.id, line.id, {
+      expectedVersion: 1,
+      remedy: 'invoice_adjustment',
+      amountMinor: 12_000,
+      reason: 'Reissued at our count',
+    });
     expect(res.status).toBe(200);
     const entries = await env.db('wallet_entries').where({ subject_type: 'invoice_line', subject_id: line.id });
     expect(entries.map((e) => [e.kind, Number(e.amount_minor), Number(e.balance_delta_minor)])).toEqual([['invoice_adjustment', 3_000, 0]]);
@@ -271,10 +385,25 @@ describe('a person resolves a dispute with one remedy, recorded with who and why
 
   const bad: Array<[string, Record<string, unknown>, number, string]> = [
     ['a stale version', { expectedVersion: 2, remedy: 'accepted', reason: 'Fine by us' }, 409, 'version_conflict'],
-    ['a credit above the invoiced amount', { expectedVersion: 1, remedy: 'credit', amountMinor: 15_001, reason: 'Too much' }, 400, 'validation_failed'],
+    [
+      'a credit above the invoiced amount',
+      { expectedVersion: 1, remedy: 'credit', amountMinor: 15_001, reason: 'Too much' },
+      400,
+      'validation_failed',
+    ],
     ['a credit without its amount', { expectedVersion: 1, remedy: 'credit', reason: 'How much?' }, 400, 'validation_failed'],
-    ['an adjustment that does not reduce', { expectedVersion: 1, remedy: 'invoice_adjustment', amountMinor: 15_000, reason: 'Same' }, 400, 'validation_failed'],
-    ['a make-good due today', { expectedVersion: 1, remedy: 'additional_delivery', owedImpressions: 5, dueBy: '2000-01-01', reason: 'Past' }, 400, 'validation_failed'],
+    [
+      'an adjustment that does not reduce',
+      { expectedVersion: 1, remedy: 'invoice_adjustment', amountMinor: 15_000, reason: 'Same' },
+      400,
+      'validation_failed',
+    ],
+    [
+      'a make-good due today',
+      { expectedVersion: 1, remedy: 'additional_delivery', owedImpressions: 5, dueBy: '2000-01-01', reason: 'Past' },
+      400,
+      'validation_failed',
+    ],
     ['accepted with an amount', { expectedVersion: 1, remedy: 'accepted', amountMinor: 1, reason: 'Odd' }, 400, 'validation_failed'],
     ['an unknown remedy', { expectedVersion: 1, remedy: 'refund', reason: 'Nope' }, 400, 'validation_failed'],
   ];

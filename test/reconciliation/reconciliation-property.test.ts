@@ -22,7 +22,13 @@ type Op =
   | { kind: 'deliver'; line: number; day: number; spend: number; final: boolean }
   | { kind: 'finalize' }
   | { kind: 'invoice'; over: number[] }
-  | { kind: 'resolve'; line: number; remedy: 'credit' | 'invoice_adjustment' | 'additional_delivery' | 'accepted'; amount: number; version: number }
+  | {
+      kind: 'resolve';
+      line: number;
+      remedy: 'credit' | 'invoice_adjustment' | 'additional_delivery' | 'accepted';
+      amount: number;
+      version: number;
+    }
   | { kind: 'makegood'; line: number; day: number; impressions: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
@@ -59,7 +65,15 @@ describe('reconciliation keeps the money straight, whatever the order', () => {
         // Nothing delivered yet: the month is not final until a `finalize` step, so deliveries may come first.
         const { bookingId, lineIds } = await finalMarch(env, org, BUDGETS, [[], []]);
         await env.db('delivery_month_closes').where({ advertiser_id: org }).delete();
-        const p: Principal = { userId: `${org}-buyer`, advertiserId: org, product: 'flightdeck', channels: [], permissions: [], agentClientId: null, via: 'api' };
+        const p: Principal = {
+          userId: `${org}-buyer`,
+          advertiserId: org,
+          product: 'flightdeck',
+          channels: [],
+          permissions: [],
+          agentClientId: null,
+          via: 'api',
+        };
         const finalFigures = new Map<string, number>();
         let invoices = 0;
         for (const o of ops) {
@@ -67,11 +81,17 @@ describe('reconciliation keeps the money straight, whatever the order', () => {
           try {
             if (o.kind === 'deliver') {
               const lineId = lineIds[o.line]!;
-              await deliver(env, { lineId, bookingId, advertiserId: org }, [{ ...day(`2099-03-0${o.day}`, o.spend, o.spend * 10), final: o.final }]);
+              await deliver(env, { lineId, bookingId, advertiserId: org }, [
+                { ...day(`2099-03-0${o.day}`, o.spend, o.spend * 10), final: o.final },
+              ]);
             } else if (o.kind === 'finalize') {
               await settleFinality(env.db, 'live-ctv', 72, { real: APRIL });
             } else if (o.kind === 'invoice') {
-              const figures = await env.db('delivery_days').whereIn('line_id', lineIds).groupBy('line_id').select('line_id', env.db.raw('sum(spend_minor) as s'));
+              const figures = await env
+                .db('delivery_days')
+                .whereIn('line_id', lineIds)
+                .groupBy('line_id')
+                .select('line_id', env.db.raw('sum(spend_minor) as s'));
               const spent = (i: number) => Number(figures.find((f) => f.line_id === lineIds[i])?.s ?? 0);
               const lines = lineIds.map((lineId, i) => ({
                 lineId,
@@ -111,7 +131,11 @@ describe('reconciliation keeps the money straight, whatever the order', () => {
           // The wallet is always the sum of its entries.
           expect((await walletAndLedger(env, org)).consistent).toBe(true);
           // A final day never changes its figures.
-          const days = await env.db('delivery_days').whereIn('line_id', lineIds).whereNotNull('final_at').select('line_id', 'day', 'spend_minor');
+          const days = await env
+            .db('delivery_days')
+            .whereIn('line_id', lineIds)
+            .whereNotNull('final_at')
+            .select('line_id', 'day', 'spend_minor');
           for (const d of days) {
             const key = `${d.line_id}|${d.day}`;
             if (!finalFigures.has(key)) finalFigures.set(key, Number(d.spend_minor));
@@ -124,9 +148,16 @@ describe('reconciliation keeps the money straight, whatever the order', () => {
             expect(s.remedy === null).toBe(s.status !== 'resolved');
           }
           // No remedy moves money twice: one entry at most per invoice line, and only for a credit or adjustment.
-          const remedies = await env.db('wallet_entries').where({ advertiser_id: org, subject_type: 'invoice_line' }).select('subject_id', 'kind');
+          const remedies = await env
+            .db('wallet_entries')
+            .where({ advertiser_id: org, subject_type: 'invoice_line' })
+            .select('subject_id', 'kind');
           expect(new Set(remedies.map((r) => r.subject_id)).size).toBe(remedies.length);
-          const moving = await env.db('invoice_lines').where({ advertiser_id: org }).whereIn('remedy', ['credit', 'invoice_adjustment']).pluck('id');
+          const moving = await env
+            .db('invoice_lines')
+            .where({ advertiser_id: org })
+            .whereIn('remedy', ['credit', 'invoice_adjustment'])
+            .pluck('id');
           expect(remedies.map((r) => r.subject_id).sort()).toEqual(moving.sort());
           // Captured spend follows the delivered figures, capped at the budget.
           for (const [i, lineId] of lineIds.entries()) {

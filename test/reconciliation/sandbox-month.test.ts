@@ -67,7 +67,11 @@ describe('a sandbox month on the workspace test clock', () => {
 
     // (Moving the clock queues the worker's poll too: whichever runs first records it, once.)
     await walkTo(org, token, addDays(start, 6));
-    const after = await env.db('delivery_days').where({ line_id: lines[0] }).whereIn('day', [start, addDays(start, 1)]).orderBy('day');
+    const after = await env
+      .db('delivery_days')
+      .where({ line_id: lines[0] })
+      .whereIn('day', [start, addDays(start, 1)])
+      .orderBy('day');
     expect(after.map((d) => d.spend_minor)).toEqual(final.slice(0, 2).map((d) => d.spend_minor));
 
     const listed = await json<{ discrepancies: Discrepancy[] }>(await api.fetch('/api/v1/delivery/discrepancies?status=open', { token }));
@@ -86,7 +90,9 @@ describe('a sandbox month on the workspace test clock', () => {
     expect(ack.status).toBe(200);
     expect((await post(api, token, `/api/v1/delivery/discrepancies/${id}/acknowledge`, { note: 'Again' })).status).toBe(409);
     const agent = await env.issuer.token({ org, agent: 'assistant' });
-    expect((await post(api, agent, `/api/v1/delivery/discrepancies/${listed.discrepancies[1]!.id}/acknowledge`, { note: 'By an agent' })).status).toBe(403);
+    expect(
+      (await post(api, agent, `/api/v1/delivery/discrepancies/${listed.discrepancies[1]!.id}/acknowledge`, { note: 'By an agent' })).status,
+    ).toBe(403);
     const open = await json<{ discrepancies: Discrepancy[] }>(await api.fetch('/api/v1/delivery/discrepancies?status=open', { token }));
     expect(open.discrepancies.map((d) => d.id)).toEqual([listed.discrepancies[1]!.id]);
   });
@@ -140,7 +146,12 @@ describe('a sandbox month on the workspace test clock', () => {
     expect(byLine(await goods(), 0).deliveredImpressions).toBeGreaterThanOrEqual(5_000);
     expect(byLine(await goods(), 1)).toMatchObject({ status: 'owed', deliveredImpressions: 0 });
     // The zero-cost days were stored and cost nothing.
-    const extra = await env.db('delivery_days').where({ line_id: lines[0] }).where('day', '>', addDays(start, 9)).sum('spend_minor as s').first();
+    const extra = await env
+      .db('delivery_days')
+      .where({ line_id: lines[0] })
+      .where('day', '>', addDays(start, 9))
+      .sum('spend_minor as s')
+      .first();
     expect(Number(extra!.s)).toBe(0);
 
     // Past its date, unmet: flagged once.

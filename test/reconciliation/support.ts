@@ -28,10 +28,18 @@ export async function deliver(env: TestEnv, line: { lineId: string; bookingId: s
  */
 export async function finalMarch(env: TestEnv, org: string, budgets: number[], spends: number[][]) {
   await fundWallet(env, org, 1_000_000);
-  const { bookingId, lineIds } = await liveBooking(env, org, budgets, budgets.reduce((s, b) => s + b, 0));
+  const { bookingId, lineIds } = await liveBooking(
+    env,
+    org,
+    budgets,
+    budgets.reduce((s, b) => s + b, 0),
+  );
   await confirmLines(env, bookingId, lineIds);
   for (const [i, lineId] of lineIds.entries()) {
-    await env.db('booking_lines').where({ id: lineId }).update({ provider_reference: `buy-${i + 1}/pkg-${i + 1}` });
+    await env
+      .db('booking_lines')
+      .where({ id: lineId })
+      .update({ provider_reference: `buy-${i + 1}/pkg-${i + 1}` });
     const days = (spends[i] ?? []).map((s, d) => day(`2099-03-${String(d + 1).padStart(2, '0')}`, s, s * 10));
     await deliver(env, { lineId, bookingId, advertiserId: org }, days);
   }
@@ -67,8 +75,7 @@ export function postInvoice(
 
 /** Everything reconciliation could change for a workspace: what a refusal must leave as it was. */
 export async function snapshot(env: TestEnv, org: string) {
-  const count = async (table: string, column = 'advertiser_id') =>
-    Number((await env.db(table).where(column, org).count({ n: '*' }))[0]!.n);
+  const count = async (table: string, column = 'advertiser_id') => Number((await env.db(table).where(column, org).count({ n: '*' }))[0]!.n);
   const { wallet, consistent } = await walletAndLedger(env, org);
   return {
     invoices: await count('invoices'),

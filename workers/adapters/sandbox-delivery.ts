@@ -132,7 +132,9 @@ function makegoodDays(
   behaviour: DeliveryBehaviour,
 ): DeliveryDay[] {
   if (behaviour === 'noMakegood' || !flight.length) return [];
-  const perDay = Math.round(flight.reduce((s, d) => s + dayFigures(line.channel, d.date, d.spendMinor, line.lineId).impressions, 0) / flight.length);
+  const perDay = Math.round(
+    flight.reduce((s, d) => s + dayFigures(line.channel, d.date, d.spendMinor, line.lineId).impressions, 0) / flight.length,
+  );
   const out: DeliveryDay[] = [];
   const until = toDate < lastReported ? toDate : lastReported;
   for (let date = addDays(line.endDate, 1) > fromDate ? addDays(line.endDate, 1) : fromDate; date <= until; date = addDays(date, 1)) {

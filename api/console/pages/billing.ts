@@ -7,7 +7,14 @@ import { FormFill } from '../forms';
 import { esc, layout, money, postForm } from '../html';
 import { formInt, type PageRegistrar } from '../routing';
 
-const STATUS: Record<string, string> = { approved: 'ok', disputed: 'attention', resolved: 'neutral', owed: 'open', fulfilled: 'ok', expired: 'bad' };
+const STATUS: Record<string, string> = {
+  approved: 'ok',
+  disputed: 'attention',
+  resolved: 'neutral',
+  owed: 'open',
+  fulfilled: 'ok',
+  expired: 'bad',
+};
 const badge = (s: string) => `<span class="status ${STATUS[s] ?? 'neutral'}">${esc(s)}</span>`;
 const pct = (v: number | null) => (v === null ? '—' : `${v.toFixed(2)}%`);
 const thisMonth = () => new Date().toISOString().slice(0, 7);
@@ -20,7 +27,9 @@ export const billingPages: PageRegistrar = (_router, { get, post }) => {
     const overview = (await r.call('workspaceOverview', {})) as { overview: { reconciliation: ReconciliationFigures } };
     const f = overview.overview.reconciliation;
     const { invoices } = (await r.call('listInvoices', {})) as unknown as { invoices: InvoiceView[] };
-    const { discrepancies } = (await r.call('listDeliveryDiscrepancies', { status: 'open' })) as unknown as { discrepancies: Discrepancy[] };
+    const { discrepancies } = (await r.call('listDeliveryDiscrepancies', { status: 'open' })) as unknown as {
+      discrepancies: Discrepancy[];
+    };
     const { makegoods } = (await r.call('listMakegoods', {})) as unknown as { makegoods: MakegoodView[] };
     const fill = (action: string) => new FormFill(r.draft, action);
     const attention = `<section aria-labelledby="attention-heading"><h2 id="attention-heading">Needs attention now</h2><ul>
@@ -59,12 +68,19 @@ export const billingPages: PageRegistrar = (_router, { get, post }) => {
   });
 
   get('/console/billing/statement', async (_r, req, res) => {
-    res.redirect(303, `/console/billing/statements/${encodeURIComponent(String(req.query.seller ?? ''))}/${encodeURIComponent(String(req.query.period ?? ''))}`);
+    res.redirect(
+      303,
+      `/console/billing/statements/${encodeURIComponent(String(req.query.seller ?? ''))}/${encodeURIComponent(String(req.query.period ?? ''))}`,
+    );
   });
 
   // Before the page's route, which would take `….csv` for a month.
   get('/console/billing/statements/:seller/:period.csv', async (r, req, res) => {
-    const { statement } = (await r.call('getSellerStatement', { seller: req.params.seller, period: req.params.period })) as unknown as {
+    const { statement } = (await r.call('getSellerStatement', {
+      seller: req.params.seller,
+      period: req.params.period,
+      limit: 10_000,
+    })) as unknown as {
       statement: Statement;
     };
     res
@@ -74,7 +90,11 @@ export const billingPages: PageRegistrar = (_router, { get, post }) => {
   });
 
   get('/console/billing/statements/:seller/:period', async (r, req, res) => {
-    const { statement: s } = (await r.call('getSellerStatement', { seller: req.params.seller, period: req.params.period })) as unknown as {
+    const { statement: s } = (await r.call('getSellerStatement', {
+      seller: req.params.seller,
+      period: req.params.period,
+      limit: 10_000,
+    })) as unknown as {
       statement: Statement;
     };
     const rows = s.lines
@@ -94,7 +114,10 @@ export const billingPages: PageRegistrar = (_router, { get, post }) => {
   });
 
   get('/console/billing/invoices/:id', async (r, req, res) => {
-    const { invoice, lines } = (await r.call('getInvoice', { id: req.params.id })) as unknown as { invoice: InvoiceView; lines: InvoiceLineView[] };
+    const { invoice, lines } = (await r.call('getInvoice', { id: req.params.id })) as unknown as {
+      invoice: InvoiceView;
+      lines: InvoiceLineView[];
+    };
     const form = (l: InvoiceLineView) => {
       const action = `/console/billing/invoices/${invoice.id}/lines/${l.id}/resolve`;
       const f = new FormFill(r.draft, action);

@@ -74,7 +74,41 @@ interface LineRow {
   campaign_name: string;
   channel: string;
   execution_mode: 'sandbox' | 'live';
+  budget_minor: string;
+  final_minor: string | null;
+  final_impressions: string | null;
+  billable_minor: string | null;
+  billable_before_minor: string | null;
+  captured: string;
+  fees: string;
+  invoice_line_id: string | null;
+  invoice_id: string | null;
+  invoice_number: string | null;
+  invoice_status: string | null;
+  remedy: string | null;
+  invoiced: string | null;
 }
+
+// The seller's lines that ran in the month, with what the month's close, the ledger and the invoice say of each.
+const STATEMENT_LINES = `
+select l.id, l.booking_id, b.campaign_id, c.name as campaign_name, l.channel, l.execution_mode, l.budget_minor,
+       x.final_minor, x.final_impressions, x.billable_minor, x.billable_before_minor,
+       coalesce(m.captured, 0) as captured, coalesce(m.fees, 0) as fees,
+       il.id as invoice_line_id, i.id as invoice_id, i.invoice_number, il.status as invoice_status, il.remedy, il.amount_minor as invoiced
+  from booking_lines l
+  join bookings b on b.id = l.booking_id
+  join campaigns c on c.id = b.campaign_id
+  left join delivery_month_closes x on x.line_id = l.id and x.period = ?
+  left join lateral (
+    select sum(case w.kind when 'capture' then w.amount_minor when 'capture_reversal' then -w.amount_minor else 0 end) as captured,
+           sum(case w.kind when 'management_fee' then w.amount_minor when 'fee_credit' then -w.amount_minor else 0 end) as fees
+      from wallet_entries w
+     where w.line_id = l.id and w.kind in ('capture', 'capture_reversal', 'management_fee', 'fee_credit')) m on l.execution_mode = 'live'
+  left join invoice_lines il on il.line_id = l.id and il.period = ?
+  left join invoices i on i.id = il.invoice_id and i.adapter_key = ?
+ where l.advertiser_id = ? and l.adapter_key = ? and (l.confirmed_at is not null or l.status = 'confirmed')
+   and c.start_date <= ?::date and c.end_date >= ?::date
+ order by b.submitted_at, l.position, l.id`;
 
 /**
  * A seller's month for a workspace (docs/billing.md, Statements): per line that ran in the month,
@@ -93,51 +127,44 @@ export async function sellerStatement(
   if (!findAdapter(seller)) throw notFound();
   const from = `${period}-01`;
   const to = lastDayOfPeriod(period);
-  const lines = (await db('booking_lines as l')
-    .join('bookings as b', 'b.id', 'l.booking_id')
-    .join('campaigns as c', 'c.id', 'b.campaign_id')
-    .where({ 'l.advertiser_id': p.advertiserId, 'l.adapter_key': seller })
-    .where((w) => w.whereNotNull('l.confirmed_at').orWhere('l.status', 'confirmed'))
-    .where('c.start_date', '<=', to)
-    .where('c.end_date', '>=', from)
-    .orderBy([{ column: 'b.submitted_at' }, { column: 'l.position' }, { column: 'l.id' }])
-    .select('l.id', 'l.booking_id', 'b.campaign_id', 'c.name as campaign_name', 'l.channel', 'l.execution_mode')) as LineRow[];
-  const ids = lines.map((l) => l.id);
-  const figures = await lineMonthFigures(db, ids, period);
-  const money = ids.length
-    ? ((await db('wallet_entries')
-        .where('advertiser_id', p.advertiserId)
-        .whereIn('line_id', ids)
-        .whereIn('kind', ['capture', 'capture_reversal', 'management_fee', 'fee_credit'])
-        .groupBy('line_id')
-        .select(
-          'line_id',
-          db.raw(
-            "coalesce(sum(case kind when 'capture' then amount_minor when 'capture_reversal' then -amount_minor else 0 end), 0) as captured",
-          ),
-          db.raw(
-            "coalesce(sum(case kind when 'management_fee' then amount_minor when 'fee_credit' then -amount_minor else 0 end), 0) as fees",
-          ),
-        )) as Array<{ line_id: string; captured: string; fees: string }>)
-    : [];
-  const moneyOf = new Map(money.map((m) => [m.line_id, { captured: toMinor(m.captured), fees: toMinor(m.fees) }]));
-  const invoiced = ids.length
-    ? ((await db('invoice_lines as il')
-        .join('invoices as i', 'i.id', 'il.invoice_id')
-        .where({ 'il.advertiser_id': p.advertiserId, 'il.period': period, 'i.adapter_key': seller })
-        .select('il.id', 'il.line_id', 'il.status', 'il.remedy', 'il.amount_minor', 'i.id as invoice_id', 'i.invoice_number')) as Array<
-        Record<string, string>
-      >)
-    : [];
-  const invoiceOf = new Map(invoiced.map((r) => [r.line_id!, r]));
-
+  // One statement for every line: its closed month's figures, its money and its invoice line.
+  const { rows: lines } = (await db.raw(STATEMENT_LINES, [period, period, seller, p.advertiserId, seller, to, from])) as {
+    rows: LineRow[];
+  };
+  const open = await lineMonthFigures(
+    db,
+    lines.filter((l) => l.final_minor === null).map((l) => l.id),
+    period,
+  );
+  const figuresOf = (l: LineRow) =>
+    l.final_minor === null
+      ? open.get(l.id)!
+      : {
+          budgetMinor: toMinor(l.budget_minor),
+          finalMinor: toMinor(l.final_minor),
+          finalImpressions: toMinor(l.final_impressions),
+          provisionalMinor: 0,
+          provisionalImpressions: 0,
+          billableMinor: toMinor(l.billable_minor),
+          billableBeforeMinor: toMinor(l.billable_before_minor),
+          closed: true,
+        };
   const out = lines.map((l) => {
-    const f = figures.get(l.id)!;
-    const m = moneyOf.get(l.id) ?? { captured: 0, fees: 0 };
+    const f = figuresOf(l);
+    const m = { captured: toMinor(l.captured), fees: toMinor(l.fees) };
     // Captured spend is allocated to months in order, as it followed the billable figure.
     const capturedMinor = Math.max(0, Math.min(m.captured - f.billableBeforeMinor, f.billableMinor));
     const feesMinor = shareOf(m.fees, capturedMinor, m.captured);
-    const inv = invoiceOf.get(l.id);
+    const inv = l.invoice_line_id
+      ? {
+          id: l.invoice_line_id,
+          invoice_id: l.invoice_id!,
+          invoice_number: l.invoice_number!,
+          status: l.invoice_status!,
+          remedy: l.remedy,
+          amount_minor: l.invoiced!,
+        }
+      : null;
     return {
       lineId: l.id,
       bookingId: l.booking_id,

@@ -91,6 +91,16 @@ interface LineRow {
 
 // The seller's lines that ran in the month, with what the month's close, the ledger and the invoice say of each.
 const STATEMENT_LINES = `
+with money as (
+  -- Live lines' captures and fees, summed once for the workspace's lines of this seller (sandbox lines have none).
+  select w.line_id,
+         sum(case w.kind when 'capture' then w.amount_minor when 'capture_reversal' then -w.amount_minor else 0 end) as captured,
+         sum(case w.kind when 'management_fee' then w.amount_minor when 'fee_credit' then -w.amount_minor else 0 end) as fees
+    from wallet_entries w
+   where w.advertiser_id = ? and w.kind in ('capture', 'capture_reversal', 'management_fee', 'fee_credit')
+     and w.line_id in (select id from booking_lines where advertiser_id = ? and adapter_key = ? and execution_mode = 'live')
+   group by w.line_id
+)
 select l.id, l.booking_id, b.campaign_id, c.name as campaign_name, l.channel, l.execution_mode, l.budget_minor,
        x.final_minor, x.final_impressions, x.billable_minor, x.billable_before_minor,
        coalesce(m.captured, 0) as captured, coalesce(m.fees, 0) as fees,
@@ -99,11 +109,7 @@ select l.id, l.booking_id, b.campaign_id, c.name as campaign_name, l.channel, l.
   join bookings b on b.id = l.booking_id
   join campaigns c on c.id = b.campaign_id
   left join delivery_month_closes x on x.line_id = l.id and x.period = ?
-  left join lateral (
-    select sum(case w.kind when 'capture' then w.amount_minor when 'capture_reversal' then -w.amount_minor else 0 end) as captured,
-           sum(case w.kind when 'management_fee' then w.amount_minor when 'fee_credit' then -w.amount_minor else 0 end) as fees
-      from wallet_entries w
-     where w.line_id = l.id and w.kind in ('capture', 'capture_reversal', 'management_fee', 'fee_credit')) m on l.execution_mode = 'live'
+  left join money m on m.line_id = l.id
   left join invoice_lines il on il.line_id = l.id and il.period = ?
   left join invoices i on i.id = il.invoice_id and i.adapter_key = ?
  where l.advertiser_id = ? and l.adapter_key = ? and (l.confirmed_at is not null or l.status = 'confirmed')
@@ -128,7 +134,18 @@ export async function sellerStatement(
   const from = `${period}-01`;
   const to = lastDayOfPeriod(period);
   // One statement for every line: its closed month's figures, its money and its invoice line.
-  const { rows: lines } = (await db.raw(STATEMENT_LINES, [period, period, seller, p.advertiserId, seller, to, from])) as {
+  const { rows: lines } = (await db.raw(STATEMENT_LINES, [
+    p.advertiserId,
+    p.advertiserId,
+    seller,
+    period,
+    period,
+    seller,
+    p.advertiserId,
+    seller,
+    to,
+    from,
+  ])) as {
     rows: LineRow[];
   };
   const open = await lineMonthFigures(

@@ -6,7 +6,6 @@ import { toCsv } from '../csv';
 import { toMinor } from '../db/knex';
 import { lastDayOfPeriod } from '../delivery/finality';
 import { notFound } from '../errors';
-import { lineMonthFigures } from './final-figures';
 import { PeriodSchema, SellerSchema } from './reconciliation-views';
 
 export const StatementParams = z.strictObject({ seller: SellerSchema, period: PeriodSchema });
@@ -60,14 +59,7 @@ export const StatementSchema = z
   .meta({ id: 'SellerStatement' });
 export type Statement = z.infer<typeof StatementSchema>['statement'];
 
-/** `amount × part / whole`, rounded half up, in integers (BigInt: the product can pass 2^53). */
-function shareOf(amount: number, part: number, whole: number): number {
-  if (whole <= 0 || part <= 0) return 0;
-  const twice = (2n * BigInt(amount) * BigInt(part)) / BigInt(whole);
-  return Number((twice + 1n) / 2n);
-}
-
-interface LineRow {
+interface Row {
   id: string;
   booking_id: string;
   campaign_id: string;
@@ -75,142 +67,138 @@ interface LineRow {
   channel: string;
   execution_mode: 'sandbox' | 'live';
   budget_minor: string;
-  final_minor: string | null;
-  final_impressions: string | null;
-  billable_minor: string | null;
-  billable_before_minor: string | null;
-  captured: string;
-  fees: string;
+  closed: boolean;
+  final_minor: string;
+  final_impressions: string;
+  provisional_minor: string;
+  provisional_impressions: string;
+  billable_minor: string;
+  captured_minor: string;
+  fees_minor: string;
   invoice_line_id: string | null;
   invoice_id: string | null;
   invoice_number: string | null;
   invoice_status: string | null;
   remedy: string | null;
-  invoiced: string | null;
+  invoiced_minor: string;
+  [total: `t_${string}`]: string | number;
 }
 
-// The seller's lines that ran in the month, with what the month's close, the ledger and the invoice say of each.
-const STATEMENT_LINES = `
+/**
+ * The seller's lines that ran in the month, each with its figures (a closed month's as it closed,
+ * an open one's from its days), its money and its invoice line; and, on every row, the totals over
+ * all of them (window aggregates), so that only the page asked for leaves the database.
+ * Captured spend is allocated to months in order, as it followed the billable figure; a month's
+ * fees are the line's fees in that proportion, rounded half up.
+ */
+const STATEMENT = `
 with money as (
-  -- Live lines' captures and fees, summed once for the workspace's lines of this seller (sandbox lines have none).
   select w.line_id,
          sum(case w.kind when 'capture' then w.amount_minor when 'capture_reversal' then -w.amount_minor else 0 end) as captured,
          sum(case w.kind when 'management_fee' then w.amount_minor when 'fee_credit' then -w.amount_minor else 0 end) as fees
     from wallet_entries w
-   where w.advertiser_id = ? and w.kind in ('capture', 'capture_reversal', 'management_fee', 'fee_credit')
-     and w.line_id in (select id from booking_lines where advertiser_id = ? and adapter_key = ? and execution_mode = 'live')
+   where w.advertiser_id = :workspace and w.kind in ('capture', 'capture_reversal', 'management_fee', 'fee_credit')
+     and w.line_id in (select id from booking_lines where advertiser_id = :workspace and adapter_key = :seller and execution_mode = 'live')
    group by w.line_id
+),
+per as (
+  select l.id, l.booking_id, b.campaign_id, c.name as campaign_name, l.channel, l.execution_mode, l.budget_minor,
+         b.submitted_at, l.position, x.line_id is not null as closed,
+         coalesce(x.final_minor, o.final_minor) as final_minor, coalesce(x.final_impressions, o.final_impressions) as final_impressions,
+         coalesce(o.provisional_minor, 0) as provisional_minor, coalesce(o.provisional_impressions, 0) as provisional_impressions,
+         coalesce(x.billable_minor, least(o.before_minor + o.final_minor + o.provisional_minor, l.budget_minor)
+                                    - least(o.before_minor, l.budget_minor)) as billable_minor,
+         coalesce(x.billable_before_minor, least(o.before_minor, l.budget_minor)) as billable_before_minor,
+         coalesce(m.captured, 0) as captured, coalesce(m.fees, 0) as fees,
+         il.id as invoice_line_id, i.id as invoice_id, i.invoice_number, il.status as invoice_status, il.remedy,
+         coalesce(il.amount_minor, 0) as invoiced_minor
+    from booking_lines l
+    join bookings b on b.id = l.booking_id
+    join campaigns c on c.id = b.campaign_id
+    left join delivery_month_closes x on x.line_id = l.id and x.period = :period
+    -- Only an open month is read from its days.
+    left join lateral (
+      select coalesce(sum(d.spend_minor) filter (where d.day < :from::date), 0) as before_minor,
+             coalesce(sum(d.spend_minor) filter (where d.day >= :from::date and d.final_at is not null), 0) as final_minor,
+             coalesce(sum(d.impressions) filter (where d.day >= :from::date and d.final_at is not null), 0) as final_impressions,
+             coalesce(sum(d.spend_minor) filter (where d.day >= :from::date and d.final_at is null), 0) as provisional_minor,
+             coalesce(sum(d.impressions) filter (where d.day >= :from::date and d.final_at is null), 0) as provisional_impressions
+        from delivery_days d where x.line_id is null and d.line_id = l.id and d.day <= :to::date) o on true
+    left join money m on m.line_id = l.id
+    left join invoice_lines il on il.line_id = l.id and il.period = :period
+    left join invoices i on i.id = il.invoice_id and i.adapter_key = :seller
+   where l.advertiser_id = :workspace and l.adapter_key = :seller and (l.confirmed_at is not null or l.status = 'confirmed')
+     and c.start_date <= :to::date and c.end_date >= :from::date
+),
+priced as (
+  select per.*, greatest(0, least(captured - billable_before_minor, billable_minor)) as captured_minor from per
+),
+shaped as (
+  select priced.*, case when captured > 0 and captured_minor > 0
+           then floor((2::numeric * fees * captured_minor / captured + 1) / 2) else 0 end as fees_minor
+    from priced
 )
-select l.id, l.booking_id, b.campaign_id, c.name as campaign_name, l.channel, l.execution_mode, l.budget_minor,
-       x.final_minor, x.final_impressions, x.billable_minor, x.billable_before_minor,
-       coalesce(m.captured, 0) as captured, coalesce(m.fees, 0) as fees,
-       il.id as invoice_line_id, i.id as invoice_id, i.invoice_number, il.status as invoice_status, il.remedy, il.amount_minor as invoiced
-  from booking_lines l
-  join bookings b on b.id = l.booking_id
-  join campaigns c on c.id = b.campaign_id
-  left join delivery_month_closes x on x.line_id = l.id and x.period = ?
-  left join money m on m.line_id = l.id
-  left join invoice_lines il on il.line_id = l.id and il.period = ?
-  left join invoices i on i.id = il.invoice_id and i.adapter_key = ?
- where l.advertiser_id = ? and l.adapter_key = ? and (l.confirmed_at is not null or l.status = 'confirmed')
-   and c.start_date <= ?::date and c.end_date >= ?::date
- order by b.submitted_at, l.position, l.id`;
+select shaped.*,
+       count(*) over () as t_lines, count(*) filter (where closed) over () as t_closed,
+       sum(budget_minor) over () as t_budget, sum(final_minor) over () as t_final, sum(final_impressions) over () as t_final_impressions,
+       sum(provisional_minor) over () as t_provisional, sum(provisional_impressions) over () as t_provisional_impressions,
+       sum(billable_minor) over () as t_billable, sum(captured_minor) over () as t_captured, sum(fees_minor) over () as t_fees,
+       sum(invoiced_minor) over () as t_invoiced
+  from shaped
+ order by submitted_at, position, id
+ limit :limit offset :offset`;
 
 /**
  * A seller's month for a workspace (docs/billing.md, Statements): per line that ran in the month,
  * its booked budget, delivered spend final and provisional apart, what of it is billable, what the
- * wallet captured for it and the fees on that, and its invoice line if one arrived; and the totals.
- * Captured spend follows the billable figure month by month, so a month's captured share is what
- * the line captured beyond its earlier months; its fees are the line's fees in that proportion.
+ * wallet captured for it and the fees on that, and its invoice line if one arrived; and the totals
+ * over every line, whichever page of lines is asked for.
  */
 export async function sellerStatement(
   db: Knex,
   p: Principal,
   seller: string,
   period: string,
-  page: { limit: number; offset: number } = { limit: Number.MAX_SAFE_INTEGER, offset: 0 },
+  page: { limit: number; offset: number } = { limit: 1_000_000, offset: 0 },
 ): Promise<Statement> {
   if (!findAdapter(seller)) throw notFound();
   const from = `${period}-01`;
   const to = lastDayOfPeriod(period);
-  // One statement for every line: its closed month's figures, its money and its invoice line.
-  const { rows: lines } = (await db.raw(STATEMENT_LINES, [
-    p.advertiserId,
-    p.advertiserId,
-    seller,
-    period,
-    period,
-    seller,
-    p.advertiserId,
-    seller,
-    to,
-    from,
-  ])) as {
-    rows: LineRow[];
-  };
-  const open = await lineMonthFigures(
-    db,
-    lines.filter((l) => l.final_minor === null).map((l) => l.id),
-    period,
-  );
-  const figuresOf = (l: LineRow) =>
-    l.final_minor === null
-      ? open.get(l.id)!
-      : {
-          budgetMinor: toMinor(l.budget_minor),
-          finalMinor: toMinor(l.final_minor),
-          finalImpressions: toMinor(l.final_impressions),
-          provisionalMinor: 0,
-          provisionalImpressions: 0,
-          billableMinor: toMinor(l.billable_minor),
-          billableBeforeMinor: toMinor(l.billable_before_minor),
-          closed: true,
-        };
-  const out = lines.map((l) => {
-    const f = figuresOf(l);
-    const m = { captured: toMinor(l.captured), fees: toMinor(l.fees) };
-    // Captured spend is allocated to months in order, as it followed the billable figure.
-    const capturedMinor = Math.max(0, Math.min(m.captured - f.billableBeforeMinor, f.billableMinor));
-    const feesMinor = shareOf(m.fees, capturedMinor, m.captured);
-    const inv = l.invoice_line_id
+  const run = (limit: number, offset: number) =>
+    db.raw(STATEMENT, { workspace: p.advertiserId, seller, period, from, to, limit, offset }) as Promise<{ rows: Row[] }>;
+  let { rows } = await run(page.limit, page.offset);
+  // A page past the last line still reports the totals.
+  const totalsRow = rows[0] ?? (await run(1, 0)).rows[0];
+  const n = (v: string | number | undefined) => toMinor(v ?? 0);
+  if (!rows.length) rows = [];
+  const lines = rows.map((l) => ({
+    lineId: l.id,
+    bookingId: l.booking_id,
+    campaignId: l.campaign_id,
+    campaignName: l.campaign_name,
+    channel: l.channel,
+    executionMode: l.execution_mode,
+    budgetMinor: n(l.budget_minor),
+    finalSpendMinor: n(l.final_minor),
+    finalImpressions: n(l.final_impressions),
+    provisionalSpendMinor: n(l.provisional_minor),
+    provisionalImpressions: n(l.provisional_impressions),
+    billableMinor: n(l.billable_minor),
+    capturedMinor: n(l.captured_minor),
+    feesMinor: n(l.fees_minor),
+    invoicedMinor: n(l.invoiced_minor),
+    monthClosed: l.closed,
+    invoice: l.invoice_line_id
       ? {
-          id: l.invoice_line_id,
-          invoice_id: l.invoice_id!,
-          invoice_number: l.invoice_number!,
+          invoiceId: l.invoice_id!,
+          invoiceNumber: l.invoice_number!,
+          invoiceLineId: l.invoice_line_id,
           status: l.invoice_status!,
-          remedy: l.remedy,
-          amount_minor: l.invoiced!,
+          remedy: l.remedy ?? null,
         }
-      : null;
-    return {
-      lineId: l.id,
-      bookingId: l.booking_id,
-      campaignId: l.campaign_id,
-      campaignName: l.campaign_name,
-      channel: l.channel,
-      executionMode: l.execution_mode,
-      budgetMinor: f.budgetMinor,
-      finalSpendMinor: f.finalMinor,
-      finalImpressions: f.finalImpressions,
-      provisionalSpendMinor: f.provisionalMinor,
-      provisionalImpressions: f.provisionalImpressions,
-      billableMinor: f.billableMinor,
-      capturedMinor,
-      feesMinor,
-      invoicedMinor: inv ? toMinor(inv.amount_minor) : 0,
-      monthClosed: f.closed,
-      invoice: inv
-        ? {
-            invoiceId: inv.invoice_id!,
-            invoiceNumber: inv.invoice_number!,
-            invoiceLineId: inv.id!,
-            status: inv.status!,
-            remedy: inv.remedy ?? null,
-          }
-        : null,
-    };
-  });
-  const sum = (k: keyof typeof Figures) => out.reduce((s, l) => s + l[k], 0);
+      : null,
+  }));
+  const t = (k: string) => n(totalsRow?.[`t_${k}`]);
   return {
     seller,
     period,
@@ -218,20 +206,20 @@ export async function sellerStatement(
     from,
     to,
     totals: {
-      budgetMinor: sum('budgetMinor'),
-      finalSpendMinor: sum('finalSpendMinor'),
-      finalImpressions: sum('finalImpressions'),
-      provisionalSpendMinor: sum('provisionalSpendMinor'),
-      provisionalImpressions: sum('provisionalImpressions'),
-      billableMinor: sum('billableMinor'),
-      capturedMinor: sum('capturedMinor'),
-      feesMinor: sum('feesMinor'),
-      invoicedMinor: sum('invoicedMinor'),
-      lines: out.length,
-      closedLines: out.filter((l) => l.monthClosed).length,
+      budgetMinor: t('budget'),
+      finalSpendMinor: t('final'),
+      finalImpressions: t('final_impressions'),
+      provisionalSpendMinor: t('provisional'),
+      provisionalImpressions: t('provisional_impressions'),
+      billableMinor: t('billable'),
+      capturedMinor: t('captured'),
+      feesMinor: t('fees'),
+      invoicedMinor: t('invoiced'),
+      lines: t('lines'),
+      closedLines: t('closed'),
     },
-    lines: out.slice(page.offset, page.offset + page.limit),
-    nextOffset: page.offset + page.limit < out.length ? page.offset + page.limit : null,
+    lines,
+    nextOffset: page.offset + lines.length < t('lines') ? page.offset + lines.length : null,
   };
 }
 

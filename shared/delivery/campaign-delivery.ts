@@ -19,7 +19,12 @@ const Figures = {
   completions: z.number().int(),
   spendMinor: z.number().int(),
 };
-export const DeliveryDaySchema = z.object({ date: z.string(), ...Figures });
+export const DeliveryDaySchema = z.object({
+  date: z.string(),
+  ...Figures,
+  /** The day's figures are final (its seller said so, its window passed, or staff closed the month): they no longer change. */
+  final: z.boolean(),
+});
 
 export const LineDeliverySchema = z.object({
   lineId: z.uuid(),
@@ -151,7 +156,15 @@ export async function campaignDelivery(
         )
         .whereBetween('day', [from, to])
         .orderBy(['line_id', 'day'])
-        .select('line_id', db.raw("to_char(day, 'YYYY-MM-DD') as date"), 'impressions', 'clicks', 'completions', 'spend_minor')
+        .select(
+          'line_id',
+          db.raw("to_char(day, 'YYYY-MM-DD') as date"),
+          'impressions',
+          'clicks',
+          'completions',
+          'spend_minor',
+          db.raw('final_at is not null as final'),
+        )
     : [];
   const byLine = new Map<string, z.infer<typeof DeliveryDaySchema>[]>();
   for (const r of dayRows) {
@@ -162,6 +175,7 @@ export async function campaignDelivery(
       clicks: toMinor(r.clicks),
       completions: toMinor(r.completions),
       spendMinor: toMinor(r.spend_minor),
+      final: Boolean(r.final),
     });
     byLine.set(r.line_id, list);
   }

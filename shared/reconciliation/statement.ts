@@ -101,34 +101,44 @@ with money as (
      and w.line_id in (select id from booking_lines where advertiser_id = :workspace and adapter_key = :seller and execution_mode = 'live')
    group by w.line_id
 ),
-per as (
-  select l.id, l.booking_id, b.campaign_id, c.name as campaign_name, l.channel, l.execution_mode, l.budget_minor,
-         b.submitted_at, l.position, x.line_id is not null as closed,
-         coalesce(x.final_minor, o.final_minor) as final_minor, coalesce(x.final_impressions, o.final_impressions) as final_impressions,
-         coalesce(o.provisional_minor, 0) as provisional_minor, coalesce(o.provisional_impressions, 0) as provisional_impressions,
-         coalesce(x.billable_minor, least(o.before_minor + o.final_minor + o.provisional_minor, l.budget_minor)
-                                    - least(o.before_minor, l.budget_minor)) as billable_minor,
-         coalesce(x.billable_before_minor, least(o.before_minor, l.budget_minor)) as billable_before_minor,
-         coalesce(m.captured, 0) as captured, coalesce(m.fees, 0) as fees,
-         il.id as invoice_line_id, i.id as invoice_id, i.invoice_number, il.status as invoice_status, il.remedy,
-         coalesce(il.amount_minor, 0) as invoiced_minor
+lines as (
+  select l.id, l.booking_id, b.campaign_id, c.name as campaign_name, l.channel, l.execution_mode, l.budget_minor, b.submitted_at, l.position
     from booking_lines l
     join bookings b on b.id = l.booking_id
     join campaigns c on c.id = b.campaign_id
+   where l.advertiser_id = :workspace and l.adapter_key = :seller and (l.confirmed_at is not null or l.status = 'confirmed')
+     and c.start_date <= cast(:to as date) and c.end_date >= cast(:from as date)
+),
+-- Only lines whose month is still open are read from their days (none, once the month is final).
+open_days as (
+  select d.line_id,
+         coalesce(sum(d.spend_minor) filter (where d.day < cast(:from as date)), 0) as before_minor,
+         coalesce(sum(d.spend_minor) filter (where d.day >= cast(:from as date) and d.final_at is not null), 0) as final_minor,
+         coalesce(sum(d.impressions) filter (where d.day >= cast(:from as date) and d.final_at is not null), 0) as final_impressions,
+         coalesce(sum(d.spend_minor) filter (where d.day >= cast(:from as date) and d.final_at is null), 0) as provisional_minor,
+         coalesce(sum(d.impressions) filter (where d.day >= cast(:from as date) and d.final_at is null), 0) as provisional_impressions
+    from delivery_days d
+   where d.day <= cast(:to as date)
+     and d.line_id in (select id from lines where not exists (
+           select 1 from delivery_month_closes x where x.line_id = lines.id and x.period = :period))
+   group by d.line_id
+),
+per as (
+  select l.*, x.line_id is not null as closed,
+         coalesce(x.final_minor, o.final_minor, 0) as final_minor, coalesce(x.final_impressions, o.final_impressions, 0) as final_impressions,
+         coalesce(o.provisional_minor, 0) as provisional_minor, coalesce(o.provisional_impressions, 0) as provisional_impressions,
+         coalesce(x.billable_minor, least(coalesce(o.before_minor, 0) + coalesce(o.final_minor, 0) + coalesce(o.provisional_minor, 0), l.budget_minor)
+                                    - least(coalesce(o.before_minor, 0), l.budget_minor)) as billable_minor,
+         coalesce(x.billable_before_minor, least(coalesce(o.before_minor, 0), l.budget_minor)) as billable_before_minor,
+         coalesce(m.captured, 0) as captured, coalesce(m.fees, 0) as fees,
+         il.id as invoice_line_id, i.id as invoice_id, i.invoice_number, il.status as invoice_status, il.remedy,
+         coalesce(il.amount_minor, 0) as invoiced_minor
+    from lines l
     left join delivery_month_closes x on x.line_id = l.id and x.period = :period
-    -- Only an open month is read from its days.
-    left join lateral (
-      select coalesce(sum(d.spend_minor) filter (where d.day < :from::date), 0) as before_minor,
-             coalesce(sum(d.spend_minor) filter (where d.day >= :from::date and d.final_at is not null), 0) as final_minor,
-             coalesce(sum(d.impressions) filter (where d.day >= :from::date and d.final_at is not null), 0) as final_impressions,
-             coalesce(sum(d.spend_minor) filter (where d.day >= :from::date and d.final_at is null), 0) as provisional_minor,
-             coalesce(sum(d.impressions) filter (where d.day >= :from::date and d.final_at is null), 0) as provisional_impressions
-        from delivery_days d where x.line_id is null and d.line_id = l.id and d.day <= :to::date) o on true
+    left join open_days o on o.line_id = l.id
     left join money m on m.line_id = l.id
     left join invoice_lines il on il.line_id = l.id and il.period = :period
     left join invoices i on i.id = il.invoice_id and i.adapter_key = :seller
-   where l.advertiser_id = :workspace and l.adapter_key = :seller and (l.confirmed_at is not null or l.status = 'confirmed')
-     and c.start_date <= :to::date and c.end_date >= :from::date
 ),
 priced as (
   select per.*, greatest(0, least(captured - billable_before_minor, billable_minor)) as captured_minor from per

@@ -111,6 +111,14 @@ describe('a sandbox month on the workspace test clock', () => {
       lines: lines.map((lineId) => ({ lineId, impressions: 1, amountMinor: 130_000 })),
     });
     expect((await postInvoice(api, token, invoice('SBX-0'))).status).toBe(409);
+    // The statement shows the month still open: final and provisional apart.
+    const open = await json<{
+      statement: { totals: { finalSpendMinor: number; provisionalSpendMinor: number; closedLines: number }; nextOffset: number | null };
+    }>(await api.fetch(`/api/v1/billing/statements/sandbox-ctv/${period}?limit=1`, { token }));
+    expect(open.statement.totals.closedLines).toBe(0);
+    expect(open.statement.totals.finalSpendMinor).toBeGreaterThan(0);
+    expect(open.statement.totals.provisionalSpendMinor).toBeGreaterThan(0);
+    expect(open.statement.nextOffset).toBe(1);
 
     // Three days after the flight's last day its figures are final (the seller says so; its window has passed): the month closes.
     await walkTo(org, token, addDays(start, 13));

@@ -16934,6 +16934,7 @@ export interface operations {
                   clicks: number;
                   completions: number;
                   spendMinor: number;
+                  final: boolean;
                 }[];
               }[];
             };

@@ -31,6 +31,7 @@ import { assetRoutes } from './routes/assets';
 import { mountQueueDashboard } from './routes/queue-dashboard';
 import { billingRoutes } from './routes/billing';
 import { deliveryRoutes } from './routes/delivery';
+import { reconciliationRoutes } from './routes/reconciliation';
 import { workspaceRoutes } from './routes/workspace';
 import { webhookRoutes } from './routes/webhooks';
 import { mountSandboxCheckout } from './routes/sandbox-checkout';
@@ -64,6 +65,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...billingRoutes(deps),
     ...workspaceRoutes(deps),
     ...deliveryRoutes(deps),
+    ...reconciliationRoutes(deps),
     ...measurementRoutes(deps),
     ...optimizationRoutes(deps),
     ...studyArtifactRoutes(deps),

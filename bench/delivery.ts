@@ -9,19 +9,27 @@ import { addDays } from '../shared/dates';
 const LINES = Number(process.env.BENCH_DELIVERY_LINES ?? 10_000);
 const DAYS = 30;
 const REQUESTS = Number(process.env.BENCH_DELIVERY_REQUESTS ?? 200);
-const START = '2030-01-01';
+export const START = '2030-01-01';
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
-/** `bookings` sandbox campaigns of `perBooking` confirmed sandbox-ctv lines each, flights of `days` days from START. */
-async function seedRunning(db: Knex, org: string, name: string, bookings: number, perBooking: number, days: number): Promise<string[]> {
+/** `bookings` sandbox campaigns of `perBooking` confirmed lines each (sandbox-ctv unless told), flights of `days` days from START. */
+export async function seedRunning(
+  db: Knex,
+  org: string,
+  name: string,
+  bookings: number,
+  perBooking: number,
+  days: number,
+  seller: { adapterKey: string; channel: string } = { adapterKey: 'sandbox-ctv', channel: 'ctv' },
+): Promise<string[]> {
   const end = addDays(START, days - 1);
   const campaigns = await db.raw(
     `insert into campaigns (id, advertiser_id, name, client_name, start_date, end_date, budget_minor, maximum_commitment_minor,
        channels, execution_mode, status, created_by)
-     select gen_random_uuid(), ?, ? || i, 'Bench', ?, ?, 1000000, 1000000, '{ctv}', 'sandbox', 'booked', 'bench'
+     select gen_random_uuid(), ?, ? || i, 'Bench', ?, ?, 1000000, 1000000, array[?], 'sandbox', 'booked', 'bench'
      from generate_series(1, ?) i returning id`,
-    [org, name, START, end, bookings],
+    [org, name, START, end, seller.channel, bookings],
   );
   const ids = (campaigns.rows as Array<{ id: string }>).map((r) => r.id);
   await db.raw(
@@ -39,16 +47,16 @@ async function seedRunning(db: Knex, org: string, name: string, bookings: number
   await db.raw(
     `insert into booking_lines (id, booking_id, advertiser_id, plan_line_id, position, channel_campaign_id, adapter_key, channel,
        budget_minor, execution_mode, status, confirmed_at)
-     select gen_random_uuid(), b.id, b.advertiser_id, gen_random_uuid(), g, 'cc-' || gen_random_uuid(), 'sandbox-ctv', 'ctv',
+     select gen_random_uuid(), b.id, b.advertiser_id, gen_random_uuid(), g, 'cc-' || gen_random_uuid(), ?, ?,
        300000 + g * 100, 'sandbox', 'confirmed', now()
      from bookings b cross join generate_series(0, ?) g where b.campaign_id = any(?::uuid[])`,
-    [perBooking - 1, ids],
+    [seller.adapterKey, seller.channel, perBooking - 1, ids],
   );
   return ids;
 }
 
 /** Sequential requests, so each latency is the service's alone. */
-async function latencies(service: BenchService, path: string): Promise<number[]> {
+export async function latencies(service: BenchService, path: string): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < REQUESTS; i++) {
     const started = performance.now();
@@ -73,6 +81,7 @@ export async function benchDelivery(service: BenchService): Promise<void> {
   const options = {
     batchSize: 500,
     restatementDays: DAYS,
+    finalizationHours: 72,
     callsPerSecond: 1_000,
     timeoutMs: 30_000,
     sandboxSlowMs: 0,

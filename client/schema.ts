@@ -448,6 +448,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/internal/fulfilment/bookings/{bookingId}/lines/{lineId}/finalize': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Mark a workflow line's month of delivery final (its supplier's figures as entered): the month closes and can be invoiced; a later entry for one of its days is kept as a discrepancy, not applied. Once the month's flight days are over. */
+    post: operations['fulfilmentFinalizeLine'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/internal/fulfilment/bookings/{bookingId}/lines/{lineId}/uncertain': {
     parameters: {
       query?: never;
@@ -1275,6 +1292,126 @@ export interface paths {
     put?: never;
     /** Moves the workspace's sandbox clock forward 1 to 120 days: its sandbox bookings' flights start and end, delivery accrues for the days passed, and closeout follows. Live bookings keep real time. */
     post: operations['advanceSandboxClock'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/billing/statements/{seller}/{period}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A seller's month for the workspace: per line and in total, booked budget, delivered spend final and provisional apart, what is billable, what was captured and the fees on it, and the line's invoice if one arrived. Accept: text/csv gives one row per line and a totals row. */
+    get: operations['getSellerStatement'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/billing/invoices': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The workspace's imported invoices, newest first, with their lines counted by state and the amounts at stake. */
+    get: operations['listInvoices'];
+    put?: never;
+    /** Import a seller's invoice for a month, as JSON { invoiceNumber, seller, period, currency, lines } or text/csv (docs/billing.md), and match each line to the final delivery: approved within the seller's variance, disputed beyond it, with the evidence. All or nothing: every bad row is named and nothing is stored. Idempotency-Key required; people only. */
+    post: operations['importInvoice'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/billing/invoices/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** An invoice and its lines in row order (a page of them): each matched to the final figures, its variance, its state, and for a disputed line the evidence. */
+    get: operations['getInvoice'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/billing/invoices/{id}/lines/{lineId}/resolve': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Resolve a disputed invoice line with one remedy, recorded with who and why: credit (money back to the wallet), invoice_adjustment (the seller reissues the line for less), additional_delivery (a make-good owed by a date) or accepted. A credit or adjustment is one ledger entry, once. People only. */
+    post: operations['resolveInvoiceDispute'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/billing/makegoods': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The make-goods sellers owe the workspace: impressions owed and delivered at no cost, by when, and whether met or expired. */
+    get: operations['listMakegoods'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/delivery/discrepancies': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Days a seller (or staff) restated after they were final: both figures, the seller and the day. The final figure stands. */
+    get: operations['listDeliveryDiscrepancies'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/delivery/discrepancies/{id}/acknowledge': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A person takes a discrepancy up and says how: it leaves the needs-attention list with their note. The final figure still stands. */
+    post: operations['acknowledgeDeliveryDiscrepancy'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2915,6 +3052,23 @@ export interface components {
           }[];
         };
         wallet: components['schemas']['Wallet'];
+        reconciliation: {
+          invoices: {
+            received: number;
+            approved: number;
+            disputed: number;
+            resolved: number;
+            invoicedMinor: number;
+          };
+          disputedLines: number;
+          atStakeMinor: number;
+          makegoodsOwed: {
+            count: number;
+            impressions: number;
+          };
+          makegoodsExpired: number;
+          openDiscrepancies: number;
+        };
         openFundingRequests: {
           [key: string]: unknown;
         }[];
@@ -2924,6 +3078,261 @@ export interface components {
       } & {
         [key: string]: unknown;
       };
+    };
+    SellerStatement: {
+      statement: {
+        seller: string;
+        period: string;
+        /** @enum {string} */
+        currency: 'GBP';
+        from: string;
+        to: string;
+        totals: {
+          budgetMinor: number;
+          finalSpendMinor: number;
+          finalImpressions: number;
+          provisionalSpendMinor: number;
+          provisionalImpressions: number;
+          billableMinor: number;
+          capturedMinor: number;
+          feesMinor: number;
+          invoicedMinor: number;
+          lines: number;
+          closedLines: number;
+        };
+        lines: {
+          /** Format: uuid */
+          lineId: string;
+          /** Format: uuid */
+          bookingId: string;
+          /** Format: uuid */
+          campaignId: string;
+          campaignName: string;
+          channel: string;
+          /** @enum {string} */
+          executionMode: 'sandbox' | 'live';
+          budgetMinor: number;
+          finalSpendMinor: number;
+          finalImpressions: number;
+          provisionalSpendMinor: number;
+          provisionalImpressions: number;
+          billableMinor: number;
+          capturedMinor: number;
+          feesMinor: number;
+          invoicedMinor: number;
+          monthClosed: boolean;
+          invoice: {
+            /** Format: uuid */
+            invoiceId: string;
+            invoiceNumber: string;
+            /** Format: uuid */
+            invoiceLineId: string;
+            status: string;
+            remedy: string | null;
+          } | null;
+        }[];
+        nextOffset: number | null;
+      };
+    };
+    InvoiceWithLines: {
+      invoice: {
+        /** Format: uuid */
+        id: string;
+        invoiceNumber: string;
+        seller: string;
+        period: string;
+        /** @enum {string} */
+        currency: 'GBP';
+        /** @enum {string} */
+        format: 'json' | 'csv';
+        contentSha256: string;
+        /** @enum {string} */
+        status: 'approved' | 'disputed' | 'resolved';
+        version: number;
+        maxVariancePercent: number;
+        lineCount: number;
+        counts: {
+          approved: number;
+          disputed: number;
+          resolved: number;
+        };
+        invoicedMinor: number;
+        invoicedImpressions: number;
+        finalMinor: number;
+        finalImpressions: number;
+        varianceMinor: number;
+        variancePercent: number | null;
+        importedBy: string;
+        importedAt: string;
+      };
+      lines: {
+        /** Format: uuid */
+        id: string;
+        row: number;
+        /** Format: uuid */
+        lineId: string;
+        /** Format: uuid */
+        bookingId: string;
+        buyId: string | null;
+        packageId: string | null;
+        impressions: number;
+        amountMinor: number;
+        finalImpressions: number;
+        finalMinor: number;
+        varianceMinor: number;
+        variancePercent: number | null;
+        impressionsVariancePercent: number | null;
+        /** @enum {string} */
+        status: 'approved' | 'disputed' | 'resolved';
+        version: number;
+        /** @enum {string|null} */
+        remedy: 'credit' | 'invoice_adjustment' | 'additional_delivery' | 'accepted' | null;
+        remedyAmountMinor: number | null;
+        reason: string | null;
+        resolvedBy: string | null;
+        resolvedAt: string | null;
+        evidence?: unknown;
+      }[];
+      nextAfterRow: number | null;
+    };
+    InvoiceList: {
+      invoices: {
+        /** Format: uuid */
+        id: string;
+        invoiceNumber: string;
+        seller: string;
+        period: string;
+        /** @enum {string} */
+        currency: 'GBP';
+        /** @enum {string} */
+        format: 'json' | 'csv';
+        contentSha256: string;
+        /** @enum {string} */
+        status: 'approved' | 'disputed' | 'resolved';
+        version: number;
+        maxVariancePercent: number;
+        lineCount: number;
+        counts: {
+          approved: number;
+          disputed: number;
+          resolved: number;
+        };
+        invoicedMinor: number;
+        invoicedImpressions: number;
+        finalMinor: number;
+        finalImpressions: number;
+        varianceMinor: number;
+        variancePercent: number | null;
+        importedBy: string;
+        importedAt: string;
+      }[];
+    };
+    ResolvedInvoiceLine: {
+      line: {
+        /** Format: uuid */
+        id: string;
+        row: number;
+        /** Format: uuid */
+        lineId: string;
+        /** Format: uuid */
+        bookingId: string;
+        buyId: string | null;
+        packageId: string | null;
+        impressions: number;
+        amountMinor: number;
+        finalImpressions: number;
+        finalMinor: number;
+        varianceMinor: number;
+        variancePercent: number | null;
+        impressionsVariancePercent: number | null;
+        /** @enum {string} */
+        status: 'approved' | 'disputed' | 'resolved';
+        version: number;
+        /** @enum {string|null} */
+        remedy: 'credit' | 'invoice_adjustment' | 'additional_delivery' | 'accepted' | null;
+        remedyAmountMinor: number | null;
+        reason: string | null;
+        resolvedBy: string | null;
+        resolvedAt: string | null;
+        evidence?: unknown;
+      };
+      makegood: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        invoiceLineId: string;
+        /** Format: uuid */
+        lineId: string;
+        /** Format: uuid */
+        bookingId: string;
+        seller: string;
+        owedImpressions: number;
+        owedValueMinor: number | null;
+        deliveredImpressions: number;
+        fromDay: string;
+        dueBy: string;
+        /** @enum {string} */
+        status: 'owed' | 'fulfilled' | 'expired';
+        version: number;
+        createdBy: string;
+        createdAt: string;
+      } | null;
+    };
+    MakegoodList: {
+      makegoods: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        invoiceLineId: string;
+        /** Format: uuid */
+        lineId: string;
+        /** Format: uuid */
+        bookingId: string;
+        seller: string;
+        owedImpressions: number;
+        owedValueMinor: number | null;
+        deliveredImpressions: number;
+        fromDay: string;
+        dueBy: string;
+        /** @enum {string} */
+        status: 'owed' | 'fulfilled' | 'expired';
+        version: number;
+        createdBy: string;
+        createdAt: string;
+      }[];
+    };
+    DiscrepancyList: {
+      discrepancies: {
+        /** Format: uuid */
+        id: string;
+        /** Format: uuid */
+        lineId: string;
+        /** Format: uuid */
+        bookingId: string;
+        seller: string;
+        day: string;
+        final: {
+          impressions: number;
+          clicks: number;
+          completions: number;
+          spendMinor: number;
+        };
+        reported: {
+          impressions: number;
+          clicks: number;
+          completions: number;
+          spendMinor: number;
+        };
+        /** @enum {string} */
+        reportedBy: 'supplier' | 'staff';
+        reportedAsOf: string;
+        detectedAt: string;
+        /** @enum {string} */
+        status: 'open' | 'acknowledged';
+        acknowledgedBy: string | null;
+        acknowledgedAt: string | null;
+        note: string | null;
+      }[];
     };
     MeasurementMarkets: {
       markets: {
@@ -8083,6 +8492,213 @@ export interface operations {
       content: {
         'application/json': {
           csv: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The booking after the change. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BookingEnvelope'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not staff, not assigned to this client, or no such line. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stale expectedVersion, a transition the line cannot take, or a claim conflict. */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  fulfilmentFinalizeLine: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        bookingId: string;
+        lineId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          period: string;
         };
       };
     };
@@ -16963,6 +17579,7 @@ export interface operations {
                   clicks: number;
                   completions: number;
                   spendMinor: number;
+                  final: boolean;
                 }[];
               }[];
             };
@@ -17339,6 +17956,1436 @@ export interface operations {
       };
       /** @description A delegated agent, or billing is live. */
       403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getSellerStatement: {
+    parameters: {
+      query?: {
+        limit?: number;
+        offset?: number | null;
+      };
+      header?: never;
+      path: {
+        seller: string;
+        period: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The statement. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SellerStatement'];
+          'text/csv': string;
+        };
+      };
+      /** @description A malformed seller or month. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A product that does not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description No such seller. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listInvoices: {
+    parameters: {
+      query?: {
+        period?: string;
+        seller?: string;
+        status?: 'approved' | 'disputed' | 'resolved';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Invoices. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InvoiceList'];
+        };
+      };
+      /** @description A bad filter. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A product that does not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  importInvoice: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Policy `required`: a uuid per logical request; reuse it when retrying. The first response for a key is replayed. */
+        'idempotency-key': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/octet-stream': string;
+      };
+    };
+    responses: {
+      /** @description Imported and matched. */
+      201: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InvoiceWithLines'];
+        };
+      };
+      /** @description Bad rows (each named), an unknown line or seller, a currency other than the booking’s; nothing was stored. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents (a person must), or a product that does not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The invoice number is already used, a line’s month is already invoiced or not final yet; nothing was stored. */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Body too large. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getInvoice: {
+    parameters: {
+      query?: {
+        status?: 'approved' | 'disputed' | 'resolved';
+        afterRow?: number | null;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The invoice. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['InvoiceWithLines'];
+        };
+      };
+      /** @description A bad filter. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A product that does not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  resolveInvoiceDispute: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+        lineId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          expectedVersion: number;
+          /** @enum {string} */
+          remedy: 'credit' | 'invoice_adjustment' | 'additional_delivery' | 'accepted';
+          reason: string;
+          amountMinor?: number;
+          owedImpressions?: number;
+          owedValueMinor?: number;
+          dueBy?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The line as resolved, and the make-good it owes. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ResolvedInvoiceLine'];
+        };
+      };
+      /** @description A remedy without its fields, a credit above the invoiced amount, a due date not in the future. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents (a person must), or a product that does not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The line is not disputed, or changed since it was shown (expectedVersion). */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listMakegoods: {
+    parameters: {
+      query?: {
+        status?: 'owed' | 'fulfilled' | 'expired';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Make-goods. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['MakegoodList'];
+        };
+      };
+      /** @description A bad filter. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A product that does not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listDeliveryDiscrepancies: {
+    parameters: {
+      query?: {
+        status?: 'open' | 'acknowledged';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Discrepancies. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DiscrepancyList'];
+        };
+      };
+      /** @description A bad filter. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A product that does not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  acknowledgeDeliveryDiscrepancy: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          note: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Acknowledged. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            discrepancy: {
+              /** Format: uuid */
+              id: string;
+              /** Format: uuid */
+              lineId: string;
+              /** Format: uuid */
+              bookingId: string;
+              seller: string;
+              day: string;
+              final: {
+                impressions: number;
+                clicks: number;
+                completions: number;
+                spendMinor: number;
+              };
+              reported: {
+                impressions: number;
+                clicks: number;
+                completions: number;
+                spendMinor: number;
+              };
+              /** @enum {string} */
+              reportedBy: 'supplier' | 'staff';
+              reportedAsOf: string;
+              detectedAt: string;
+              /** @enum {string} */
+              status: 'open' | 'acknowledged';
+              acknowledgedBy: string | null;
+              acknowledgedAt: string | null;
+              note: string | null;
+            };
+          };
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Delegated agents (a person must), or a product that does not cover every channel. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Already acknowledged. */
+      409: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -19753,6 +21800,13 @@ export interface operations {
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
                 | 'delivery.over_budget'
+                | 'delivery.discrepancy'
+                | 'invoice.imported'
+                | 'invoice.disputed'
+                | 'invoice.resolved'
+                | 'makegood.owed'
+                | 'makegood.fulfilled'
+                | 'makegood.expired'
                 | 'agent.approval.pending'
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
@@ -19924,6 +21978,13 @@ export interface operations {
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
                 | 'delivery.over_budget'
+                | 'delivery.discrepancy'
+                | 'invoice.imported'
+                | 'invoice.disputed'
+                | 'invoice.resolved'
+                | 'makegood.owed'
+                | 'makegood.fulfilled'
+                | 'makegood.expired'
                 | 'agent.approval.pending'
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
@@ -20086,6 +22147,13 @@ export interface operations {
             | 'amendment.completed'
             | 'delivery.pacing_changed'
             | 'delivery.over_budget'
+            | 'delivery.discrepancy'
+            | 'invoice.imported'
+            | 'invoice.disputed'
+            | 'invoice.resolved'
+            | 'makegood.owed'
+            | 'makegood.fulfilled'
+            | 'makegood.expired'
             | 'agent.approval.pending'
             | 'agent.approval.decided'
             | 'agent.step.unknown'
@@ -20127,6 +22195,13 @@ export interface operations {
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
                 | 'delivery.over_budget'
+                | 'delivery.discrepancy'
+                | 'invoice.imported'
+                | 'invoice.disputed'
+                | 'invoice.resolved'
+                | 'makegood.owed'
+                | 'makegood.fulfilled'
+                | 'makegood.expired'
                 | 'agent.approval.pending'
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
@@ -20326,6 +22401,13 @@ export interface operations {
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
                 | 'delivery.over_budget'
+                | 'delivery.discrepancy'
+                | 'invoice.imported'
+                | 'invoice.disputed'
+                | 'invoice.resolved'
+                | 'makegood.owed'
+                | 'makegood.fulfilled'
+                | 'makegood.expired'
                 | 'agent.approval.pending'
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
@@ -20678,6 +22760,13 @@ export interface operations {
             | 'amendment.completed'
             | 'delivery.pacing_changed'
             | 'delivery.over_budget'
+            | 'delivery.discrepancy'
+            | 'invoice.imported'
+            | 'invoice.disputed'
+            | 'invoice.resolved'
+            | 'makegood.owed'
+            | 'makegood.fulfilled'
+            | 'makegood.expired'
             | 'agent.approval.pending'
             | 'agent.approval.decided'
             | 'agent.step.unknown'
@@ -20721,6 +22810,13 @@ export interface operations {
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
                 | 'delivery.over_budget'
+                | 'delivery.discrepancy'
+                | 'invoice.imported'
+                | 'invoice.disputed'
+                | 'invoice.resolved'
+                | 'makegood.owed'
+                | 'makegood.fulfilled'
+                | 'makegood.expired'
                 | 'agent.approval.pending'
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
@@ -20953,6 +23049,13 @@ export interface operations {
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
                 | 'delivery.over_budget'
+                | 'delivery.discrepancy'
+                | 'invoice.imported'
+                | 'invoice.disputed'
+                | 'invoice.resolved'
+                | 'makegood.owed'
+                | 'makegood.fulfilled'
+                | 'makegood.expired'
                 | 'agent.approval.pending'
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
@@ -21157,6 +23260,13 @@ export interface operations {
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
                 | 'delivery.over_budget'
+                | 'delivery.discrepancy'
+                | 'invoice.imported'
+                | 'invoice.disputed'
+                | 'invoice.resolved'
+                | 'makegood.owed'
+                | 'makegood.fulfilled'
+                | 'makegood.expired'
                 | 'agent.approval.pending'
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'
@@ -21365,6 +23475,13 @@ export interface operations {
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
                 | 'delivery.over_budget'
+                | 'delivery.discrepancy'
+                | 'invoice.imported'
+                | 'invoice.disputed'
+                | 'invoice.resolved'
+                | 'makegood.owed'
+                | 'makegood.fulfilled'
+                | 'makegood.expired'
                 | 'agent.approval.pending'
                 | 'agent.approval.decided'
                 | 'agent.step.unknown'

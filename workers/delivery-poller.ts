@@ -6,6 +6,8 @@ import { notePacingChanges } from '../shared/delivery/pacing-events';
 import { settleDelivery } from '../shared/delivery/delivery-money';
 import { markFetched, markFetchFailed, recordDelivery, type DeliveryReportFor } from '../shared/delivery/delivery-store';
 import { closeOutBooking, closeoutDue } from '../shared/delivery/closeout';
+import { settleFinality } from '../shared/delivery/finality';
+import { burnDownMakegoods, expireMakegoods } from '../shared/delivery/makegoods';
 import { SYSTEM } from '../shared/auth/actor';
 import type { Logger } from '../shared/logger';
 import { withTimeout } from '../shared/timeout';
@@ -14,6 +16,8 @@ import { clockedNow } from '../shared/workspaces/sandbox-clock';
 export interface PollOptions {
   batchSize: number;
   restatementDays: number;
+  /** Hours after a day ends until this supplier's figures for it are final (its billing terms). */
+  finalizationHours: number;
   /** Supplier calls a second, at most, for suppliers reached over the network. */
   callsPerSecond: number;
   timeoutMs: number;
@@ -31,6 +35,12 @@ export interface PollResult {
   fetched: number;
   failed: number;
   changedDays: number;
+  /** Final days given another figure: kept apart as discrepancies. */
+  restatedFinalDays: number;
+  finalDays: number;
+  closedMonths: number;
+  makegoodsFulfilled: number;
+  makegoodsExpired: number;
   closedOut: number;
 }
 
@@ -47,6 +57,8 @@ interface DueLine {
   start_date: string;
   end_date: string;
   offset_days: number | null;
+  /** The latest due date of a make-good the line owes: it is asked about until then, after its flight. */
+  makegood_due: string | null;
 }
 
 const NETWORKED = new Set(['live', 'adcp']);
@@ -61,7 +73,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * is invented. Then bookings whose restatement window has closed are closed out.
  */
 export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: PollOptions): Promise<PollResult> {
-  const result: PollResult = { lines: 0, fetched: 0, failed: 0, changedDays: 0, closedOut: 0 };
+  const result: PollResult = {
+    lines: 0,
+    fetched: 0,
+    failed: 0,
+    changedDays: 0,
+    restatedFinalDays: 0,
+    finalDays: 0,
+    closedMonths: 0,
+    makegoodsFulfilled: 0,
+    makegoodsExpired: 0,
+    closedOut: 0,
+  };
   const reporter = adapter.reporter;
   const real = opts.real ?? new Date();
   // Suppliers reached over the network (live connections, AdCP sellers) are asked at most
@@ -78,7 +101,8 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
         // Lines that ran: confirmed now, or at some point.
         .where((w) => w.whereNotNull('l.confirmed_at').orWhere('l.status', 'confirmed'))
         .whereNot('l.status', 'rejected')
-        .whereNull('b.closed_out_at')
+        // A closed-out booking's line is still asked about while it owes a make-good.
+        .where((w) => w.whereNull('b.closed_out_at').orWhereExists(db('makegoods as m').whereRaw("m.line_id = l.id and m.status = 'owed'")))
         .where('l.id', '>', after)
         .modify((q) => (opts.advertiserId ? q.where('b.advertiser_id', opts.advertiserId) : q))
         .orderBy('l.id')
@@ -96,6 +120,9 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
           db.raw("to_char(c.start_date, 'YYYY-MM-DD') as start_date"),
           db.raw("to_char(c.end_date, 'YYYY-MM-DD') as end_date"),
           'sc.offset_days',
+          db.raw(
+            "(select to_char(max(m.due_by), 'YYYY-MM-DD') from makegoods m where m.line_id = l.id and m.status = 'owed') as makegood_due",
+          ),
         )) as DueLine[];
       if (!batch.length) break;
       after = batch[batch.length - 1]!.id;
@@ -103,6 +130,18 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
       if (batch.length < opts.batchSize) break;
     }
   }
+  // Days past the seller's window become final and closed months close before closeout, which waits for them.
+  const finality = await settleFinality(db, adapter.descriptor.key, opts.finalizationHours, {
+    real,
+    ...(opts.advertiserId ? { advertiserId: opts.advertiserId } : {}),
+  });
+  result.finalDays = finality.finalDays;
+  result.closedMonths = finality.closedMonths;
+  result.makegoodsExpired = await expireMakegoods(
+    db,
+    { adapterKey: adapter.descriptor.key, ...(opts.advertiserId ? { advertiserId: opts.advertiserId } : {}) },
+    real,
+  );
   for (const bookingId of await closeoutDue(db, opts.restatementDays, real)) {
     if ((await closeOutBooking(db, bookingId)).closed) result.closedOut += 1;
   }
@@ -124,7 +163,8 @@ async function pollBatch(
     const now = clockedNow(l.execution_mode, Number(l.offset_days ?? 0), real);
     const yesterday = addDays(dateOnly(now), -1);
     const from = [l.start_date, addDays(yesterday, -opts.restatementDays)].sort().at(-1)!;
-    const to = [l.end_date, yesterday].sort()[0]!;
+    const lastAsked = l.makegood_due && l.makegood_due > l.end_date ? l.makegood_due : l.end_date;
+    const to = [lastAsked, yesterday].sort()[0]!;
     if (from > to) continue;
     result.lines += 1;
     const line: LineAtSupplier = {
@@ -158,8 +198,10 @@ async function pollBatch(
   if (reports.length) {
     const live = new Set(batch.filter((l) => l.execution_mode === 'live').map((l) => l.id));
     await db.transaction(async (trx) => {
-      const { changed } = await recordDelivery(trx, reports, { kind: 'supplier' });
+      const { changed, restated } = await recordDelivery(trx, reports, { kind: 'supplier' });
       result.changedDays += changed.length;
+      result.restatedFinalDays += restated.length;
+      result.makegoodsFulfilled += await burnDownMakegoods(trx, [...new Set(changed.map((c) => c.lineId))]);
       for (const lineId of new Set(changed.map((c) => c.lineId))) if (live.has(lineId)) await settleDelivery(trx, lineId, SYSTEM.actorId);
       await notePacingChanges(
         trx,

@@ -15,6 +15,9 @@ import { oldestUnstoredPageviewAt } from '../shared/pixel/pixel-stream';
 import type { Config } from '../shared/config/config';
 import { runExclusively } from '../shared/runtime/exclusive-run';
 import { closeOutBooking, closeoutDue } from '../shared/delivery/closeout';
+import { sweepFinality } from '../shared/delivery/finality';
+import { expireMakegoods } from '../shared/delivery/makegoods';
+import { sellerBillingTerms } from '../shared/config/seller-billing';
 import { ArtifactStore, artifactDirOf, sweepExpiredArtifacts } from '../shared/studies/artifact-store';
 
 /** Housekeeping jobs and how often each runs. */
@@ -30,6 +33,8 @@ const SCHEDULES: Array<[name: string, everyMs: number]> = [
   ['purge-oauth-artifacts', 60 * 60 * 1000],
   // Bookings of suppliers that report no delivery themselves (workflow) close out here too.
   ['closeout-bookings', 60 * 60 * 1000],
+  // Days past their seller's window become final and months close (workflow lines wait for staff); make-goods past their date expire.
+  ['settle-finality', 60 * 60 * 1000],
 ];
 
 /** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
@@ -45,7 +50,18 @@ export function maintenanceWorker(
   db: Knex,
   logger: Logger,
   queueFor: (name: string) => Queue,
-  config: Pick<Config, 'SUPPLIER_TIMEOUT_MS' | 'ATTEMPT_STUCK_GRACE_MS' | 'ARTIFACT_DIR' | 'DATA_DIR' | 'DELIVERY_RESTATEMENT_DAYS'>,
+  config: Pick<
+    Config,
+    | 'SUPPLIER_TIMEOUT_MS'
+    | 'ATTEMPT_STUCK_GRACE_MS'
+    | 'ARTIFACT_DIR'
+    | 'DATA_DIR'
+    | 'DELIVERY_RESTATEMENT_DAYS'
+    | 'SELLER_FINALIZATION_HOURS'
+    | 'SELLER_MAX_VARIANCE_PERCENT'
+    | 'SELLER_BILLING_TERMS'
+    | 'ADCP_SELLERS'
+  >,
 ): Worker {
   return new Worker<unknown, unknown, string>(
     MAINTENANCE_QUEUE,
@@ -102,6 +118,13 @@ export function maintenanceWorker(
         for (const id of await closeoutDue(db, config.DELIVERY_RESTATEMENT_DAYS)) if ((await closeOutBooking(db, id)).closed) closed++;
         logger.info({ closed, jobId }, 'bookings closed out');
         return { closed };
+      }
+      case 'settle-finality': {
+        // On each line's clock: a sandbox workspace's test clock moves its days and make-goods on.
+        const finality = await sweepFinality(db, (key) => sellerBillingTerms(config, key));
+        const expired = await expireMakegoods(db);
+        logger.info({ ...finality, expired, jobId }, 'delivery finality settled');
+        return { ...finality, expired };
       }
       default:
         throw new Error(`unknown maintenance job ${name}`);

@@ -17,6 +17,7 @@ import {
 } from '../shared/queues/jobs';
 import { pollDelivery } from './delivery-poller';
 import { supplierQueueName } from '../shared/queues/names';
+import { sellerBillingTerms } from '../shared/config/seller-billing';
 
 /** One adapter's queue consumer: its bookings, and the operations asked of its booked lines. */
 export function supplierWorker(
@@ -52,6 +53,7 @@ export function supplierWorker(
         const result = await pollDelivery(db, adapter, {
           batchSize: config.DELIVERY_BATCH_SIZE,
           restatementDays: config.DELIVERY_RESTATEMENT_DAYS,
+          finalizationHours: sellerBillingTerms(config, adapter.descriptor.key).finalizationHours,
           callsPerSecond: config.DELIVERY_CALLS_PER_SECOND,
           timeoutMs: config.SUPPLIER_TIMEOUT_MS,
           sandboxSlowMs: config.SANDBOX_SLOW_MS,

@@ -59,6 +59,7 @@ export function layout(title: string, body: string, viewer: Viewer | null, flash
         viewer.approver ? '<a href="/console/approvals">Agent approvals</a>' : '',
         viewer.staff ? '<a href="/console/queues">Queues</a>' : '',
         '<a href="/console/bookings">Campaigns</a>',
+        '<a href="/console/billing">Billing</a>',
       ].join('')
     : '';
   const who = viewer

@@ -11,6 +11,7 @@ import { esc, layout } from './html';
 import { approvalPages } from './pages/approvals';
 import { campaignPages } from './pages/campaigns';
 import { deliveryPages } from './pages/delivery';
+import { billingPages } from './pages/billing';
 import { fulfilmentPages } from './pages/fulfilment';
 import { operatorPages } from './pages/operator';
 import { preferencePages } from './pages/preferences';
@@ -190,10 +191,20 @@ export function mountConsole(app: Express, deps: ApiDeps, routes: RouteDef[]): v
       v.approver ? '<li><a href="/console/approvals">Agent approvals</a>: an agent\'s prepared actions waiting for a person.</li>' : '',
       v.staff ? '<li><a href="/console/queues">Queues</a>: supplier queue counts and failures, failing webhook subscriptions.</li>' : '',
       '<li><a href="/console/bookings">Campaigns</a>: pause, resume, stop and amend the budget of your workspace’s running campaigns.</li>',
+      '<li><a href="/console/billing">Billing</a>: disputed invoices, restated final days and make-goods needing a person; sellers’ monthly statements.</li>',
     ].join('');
     res.type('html').send(layout('Console', `<ul>${items}</ul>`, v, r.flash));
   });
-  for (const pages of [fulfilmentPages, operatorPages, approvalPages, campaignPages, queuePages, preferencePages, deliveryPages])
+  for (const pages of [
+    fulfilmentPages,
+    operatorPages,
+    approvalPages,
+    campaignPages,
+    queuePages,
+    preferencePages,
+    deliveryPages,
+    billingPages,
+  ])
     pages(router, reg, c);
   // Anything else under /console is a page that does not exist, said as a page.
   router.use('/console', (_req: Request, res: Response) => {

@@ -36,6 +36,12 @@ export const ROUTE_TOOLS: ReadonlyArray<{ name: string; operationId: string }> =
   { name: 'record_evidence', operationId: 'recordAgentEvidence' },
   { name: 'workspace_overview', operationId: 'workspaceOverview' },
   { name: 'billing_summary', operationId: 'billingSummary' },
+  // Reconciliation, read only: importing invoices and resolving disputes are a person's.
+  { name: 'get_statement', operationId: 'getSellerStatement' },
+  { name: 'list_invoices', operationId: 'listInvoices' },
+  { name: 'get_invoice', operationId: 'getInvoice' },
+  { name: 'list_makegoods', operationId: 'listMakegoods' },
+  { name: 'list_delivery_discrepancies', operationId: 'listDeliveryDiscrepancies' },
   { name: 'list_optimizations', operationId: 'listOptimizations' },
   { name: 'list_markets', operationId: 'listMarkets' },
   { name: 'prove_it', operationId: 'proveIt' },

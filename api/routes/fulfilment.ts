@@ -22,6 +22,8 @@ import {
   type Operator,
 } from '../../shared/bookings/line-operations';
 import { DeliveryEntrySchema, enterDelivery } from '../../shared/delivery/staff-entry';
+import { finalizeMonthByStaff } from '../../shared/delivery/finality';
+import { PeriodSchema } from '../../shared/reconciliation/reconciliation-views';
 import type { ApiDeps } from '../deps';
 import { defineRoute, type RouteDef } from '../http/route';
 import { LineParams, uuidOr404 } from '../http/params';
@@ -108,6 +110,13 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
         "Enter a workflow line's delivery as its supplier reported it: CSV text with date,impressions,clicks,completions,spend_minor, one row per day. Changed figures are kept as revisions with who entered them; a live line's spend follows.",
       body: DeliveryEntrySchema,
       run: (ref, body, who) => enterDelivery(db, ref, body.csv, who.actor, deps.config.DELIVERY_PACING_TOLERANCE),
+    }),
+    lineOperation(deps, {
+      name: 'finalize',
+      summary:
+        "Mark a workflow line's month of delivery final (its supplier's figures as entered): the month closes and can be invoiced; a later entry for one of its days is kept as a discrepancy, not applied. Once the month's flight days are over.",
+      body: z.strictObject({ period: PeriodSchema }),
+      run: (ref, body, who) => finalizeMonthByStaff(db, ref, body.period, who.actor),
     }),
     lineOperation(deps, {
       name: 'uncertain',

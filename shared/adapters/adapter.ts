@@ -124,6 +124,11 @@ export interface DeliveryDay {
   /** Completed views or listens (video and audio); 0 where the channel has none. */
   completions: number;
   spendMinor: number;
+  /**
+   * The seller says this day's figures are final (AdCP: the package's `is_final`). A claim like
+   * any other: a later figure for a final day is kept apart as a discrepancy, never applied.
+   */
+  final?: boolean;
 }
 
 export interface DeliveryReport {

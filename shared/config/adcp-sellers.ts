@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SellerBillingSchema } from './seller-billing';
 
 /**
  * The AdCP sellers a deployment buys from (ADCP_SELLERS, a JSON list). Each becomes the supplier
@@ -31,6 +32,8 @@ export const AdcpSellerSchema = z.strictObject({
   webhookJwksUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** A name for people; defaults to the key. */
   display: z.string().min(1).max(200).optional(),
+  /** The seller's billing terms: finalization window and invoice variance (docs/billing.md). */
+  billing: SellerBillingSchema.optional(),
 });
 export type AdcpSeller = z.infer<typeof AdcpSellerSchema>;
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { measurementConfig } from './measurement-settings';
 import { webhookConfig } from './webhook-settings';
 import { browserConfig } from './browser-settings';
+import { sellerBillingConfig } from './seller-billing';
 import { AdcpSellersSchema } from './adcp-sellers';
 
 /**
@@ -220,6 +221,7 @@ const ConfigFields = z.object({
   ...measurementConfig,
   ...webhookConfig,
   ...browserConfig,
+  ...sellerBillingConfig,
   /** The agent endpoint's exact URL: the audience of its tokens. Default http://localhost:$PORT/mcp. */
   MCP_RESOURCE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** The authorization server for /mcp; unset in development means the embedded one under /oauth. */

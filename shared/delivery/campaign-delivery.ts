@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
 import { addDays, dateOnly, daysFrom } from '../dates';
 import { toMinor } from '../db/knex';
+import { toCsv } from '../csv';
 import { badRequest, notFound } from '../errors';
 import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
 import { pacingOf, PacingSchema } from './pacing';
@@ -18,7 +19,12 @@ const Figures = {
   completions: z.number().int(),
   spendMinor: z.number().int(),
 };
-export const DeliveryDaySchema = z.object({ date: z.string(), ...Figures });
+export const DeliveryDaySchema = z.object({
+  date: z.string(),
+  ...Figures,
+  /** The day's figures are final (its seller said so, its window passed, or staff closed the month): they no longer change. */
+  final: z.boolean(),
+});
 
 export const LineDeliverySchema = z.object({
   lineId: z.uuid(),
@@ -150,7 +156,15 @@ export async function campaignDelivery(
         )
         .whereBetween('day', [from, to])
         .orderBy(['line_id', 'day'])
-        .select('line_id', db.raw("to_char(day, 'YYYY-MM-DD') as date"), 'impressions', 'clicks', 'completions', 'spend_minor')
+        .select(
+          'line_id',
+          db.raw("to_char(day, 'YYYY-MM-DD') as date"),
+          'impressions',
+          'clicks',
+          'completions',
+          'spend_minor',
+          db.raw('final_at is not null as final'),
+        )
     : [];
   const byLine = new Map<string, z.infer<typeof DeliveryDaySchema>[]>();
   for (const r of dayRows) {
@@ -161,6 +175,7 @@ export async function campaignDelivery(
       clicks: toMinor(r.clicks),
       completions: toMinor(r.completions),
       spendMinor: toMinor(r.spend_minor),
+      final: Boolean(r.final),
     });
     byLine.set(r.line_id, list);
   }
@@ -219,13 +234,18 @@ const CSV_COLUMNS = ['line_id', 'booking_id', 'channel', 'adapter_key', 'date', 
 
 /** The same delivery as CSV: one row per line and day. */
 export function deliveryCsv(d: CampaignDelivery): string {
-  const rows = [CSV_COLUMNS.join(',')];
-  for (const l of d.lines) {
-    for (const day of l.days) {
-      rows.push(
-        [l.lineId, l.bookingId, l.channel, l.adapterKey, day.date, day.impressions, day.clicks, day.completions, day.spendMinor].join(','),
-      );
-    }
-  }
-  return rows.join('\r\n') + '\r\n';
+  const rows = d.lines.flatMap((l) =>
+    l.days.map((day) => [
+      l.lineId,
+      l.bookingId,
+      l.channel,
+      l.adapterKey,
+      day.date,
+      day.impressions,
+      day.clicks,
+      day.completions,
+      day.spendMinor,
+    ]),
+  );
+  return toCsv(CSV_COLUMNS, rows);
 }

@@ -10,7 +10,8 @@ const SETTLED = ['confirmed', 'partially-confirmed', 'rejected', 'stopped'];
 
 /**
  * Bookings whose flight ended more than the restatement window ago, on their own clock (a
- * sandbox booking's workspace test clock), and that are not closed out yet.
+ * sandbox booking's workspace test clock), whose delivered days are all final, and that are not
+ * closed out yet.
  */
 export async function closeoutDue(db: Knex, restatementDays: number, real = new Date(), limit = 200): Promise<string[]> {
   const rows = await db('bookings as b')
@@ -23,6 +24,8 @@ export async function closeoutDue(db: Knex, restatementDays: number, real = new 
          + case when b.execution_mode = 'sandbox' then coalesce(sc.offset_days, 0) else 0 end)`,
       [restatementDays, real.toISOString()],
     )
+    // Money settles on final numbers: a booking with a day not yet final waits (a workflow line's month for staff).
+    .whereNotExists(db('delivery_days as d').whereRaw('d.booking_id = b.id and d.final_at is null'))
     .orderBy('c.end_date')
     .limit(limit)
     .select('b.id');

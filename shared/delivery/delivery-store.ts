@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { DeliveryDay, DeliveryReport } from '../adapters/adapter';
+import { toMinor } from '../db/knex';
 import { badRequest } from '../errors';
+import { recordEvent } from '../events/record';
 
 /** Which line a report is for, with what its rows are filed under. */
 export interface DeliveryLineRef {
@@ -39,13 +41,68 @@ export function checkReport(report: DeliveryReport, what = 'report'): void {
 export interface RecordedDelivery {
   /** Line-days whose figures were new or changed (each one revision). */
   changed: Array<{ lineId: string; day: string; revision: number }>;
+  /** Final days the source gave another figure for: kept apart as discrepancies, not applied. */
+  restated: Array<{ discrepancyId: string; lineId: string; day: string }>;
 }
+
+// One statement for the whole batch. A final day is never updated: a different figure for it
+// becomes a discrepancy (once per distinct figure). Then the days the source calls final are marked.
+const RECORD = `
+with incoming as (
+  select * from unnest(?::uuid[], ?::text[], ?::uuid[], ?::date[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::timestamptz[])
+    as t(line_id, advertiser_id, booking_id, day, impressions, clicks, completions, spend_minor, as_of)
+),
+upserted as (
+  insert into delivery_days as d (line_id, day, advertiser_id, booking_id, impressions, clicks, completions, spend_minor,
+    revision, source, entered_by, as_of)
+  select line_id, day, advertiser_id, booking_id, impressions, clicks, completions, spend_minor, 1, ?, ?, as_of from incoming i
+   where not exists (select 1 from delivery_month_closes x where x.line_id = i.line_id and x.period = to_char(i.day, 'YYYY-MM') and i.day <= x.last_day)
+  on conflict (line_id, day) do update set
+    impressions = excluded.impressions, clicks = excluded.clicks, completions = excluded.completions,
+    spend_minor = excluded.spend_minor, revision = d.revision + 1, source = excluded.source,
+    entered_by = excluded.entered_by, as_of = excluded.as_of, recorded_at = now()
+  where d.final_at is null and (d.impressions, d.clicks, d.completions, d.spend_minor)
+    is distinct from (excluded.impressions, excluded.clicks, excluded.completions, excluded.spend_minor)
+  returning d.*
+),
+kept as (
+  insert into delivery_revisions (line_id, day, revision, impressions, clicks, completions, spend_minor, source, entered_by, as_of)
+  select line_id, day, revision, impressions, clicks, completions, spend_minor, source, entered_by, as_of from upserted
+),
+restated as (
+  insert into delivery_discrepancies (id, advertiser_id, line_id, booking_id, adapter_key, day,
+    final_impressions, final_clicks, final_completions, final_spend_minor,
+    reported_impressions, reported_clicks, reported_completions, reported_spend_minor, reported_by, reported_as_of)
+  select gen_random_uuid(), l.advertiser_id, i.line_id, i.booking_id, l.adapter_key, i.day,
+    coalesce(d.impressions, 0), coalesce(d.clicks, 0), coalesce(d.completions, 0), coalesce(d.spend_minor, 0),
+    i.impressions, i.clicks, i.completions, i.spend_minor, ?, i.as_of
+  from incoming i
+  join booking_lines l on l.id = i.line_id
+  left join delivery_days d on d.line_id = i.line_id and d.day = i.day
+  -- A final day, or a day first reported after its month closed (final with no figures).
+  where (d.final_at is not null or (d.line_id is null and exists (select 1 from delivery_month_closes x
+           where x.line_id = i.line_id and x.period = to_char(i.day, 'YYYY-MM') and i.day <= x.last_day)))
+    and (coalesce(d.impressions, 0), coalesce(d.clicks, 0), coalesce(d.completions, 0), coalesce(d.spend_minor, 0))
+    is distinct from (i.impressions, i.clicks, i.completions, i.spend_minor)
+  on conflict do nothing
+  returning *
+)
+select line_id, to_char(day, 'YYYY-MM-DD') as day, revision, null::uuid as discrepancy_id, null::jsonb as discrepancy from upserted
+union all
+select line_id, to_char(day, 'YYYY-MM-DD'), null, id, to_jsonb(restated) from restated`;
+
+const MARK_SELLER_FINAL = `
+update delivery_days d set final_at = now(), final_source = 'seller'
+  from unnest(?::uuid[], ?::date[]) as t(line_id, day)
+ where d.line_id = t.line_id and d.day = t.day and d.final_at is null`;
 
 /**
  * Stores reports: each day's latest figures in `delivery_days`, and every new or changed figure as
  * a revision in `delivery_revisions` (a figure reported again unchanged writes nothing). One
  * statement for the whole batch, so a batch of thousands of lines is one round trip; a report
- * sent twice stores nothing the second time.
+ * sent twice stores nothing the second time. A day that is final keeps its figures: another
+ * figure for it is recorded as a discrepancy and told to subscribers (`delivery.discrepancy`),
+ * for a person to take up. Days the source calls final are marked so once stored.
  */
 export async function recordDelivery(db: Knex, reports: DeliveryReportFor[], source: DeliverySource): Promise<RecordedDelivery> {
   const cols = {
@@ -59,6 +116,7 @@ export async function recordDelivery(db: Knex, reports: DeliveryReportFor[], sou
     spend: [] as number[],
     asOf: [] as string[],
   };
+  const final = { line: [] as string[], day: [] as string[] };
   for (const { line, report } of reports) {
     checkReport(report);
     for (const d of report.days as DeliveryDay[]) {
@@ -71,53 +129,64 @@ export async function recordDelivery(db: Knex, reports: DeliveryReportFor[], sou
       cols.completions.push(d.completions);
       cols.spend.push(d.spendMinor);
       cols.asOf.push(report.asOf);
+      if (d.final === true) {
+        final.line.push(line.lineId);
+        final.day.push(d.date);
+      }
     }
   }
-  if (!cols.line.length) return { changed: [] };
+  if (!cols.line.length) return { changed: [], restated: [] };
   const enteredBy = source.kind === 'staff' ? source.actorId : null;
-  const { rows } = await db.raw(
-    `with incoming as (
-       select * from unnest(?::uuid[], ?::text[], ?::uuid[], ?::date[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::timestamptz[])
-         as t(line_id, advertiser_id, booking_id, day, impressions, clicks, completions, spend_minor, as_of)
-     ),
-     upserted as (
-       insert into delivery_days as d (line_id, day, advertiser_id, booking_id, impressions, clicks, completions, spend_minor,
-         revision, source, entered_by, as_of)
-       select line_id, day, advertiser_id, booking_id, impressions, clicks, completions, spend_minor, 1, ?, ?, as_of from incoming
-       on conflict (line_id, day) do update set
-         impressions = excluded.impressions, clicks = excluded.clicks, completions = excluded.completions,
-         spend_minor = excluded.spend_minor, revision = d.revision + 1, source = excluded.source,
-         entered_by = excluded.entered_by, as_of = excluded.as_of, recorded_at = now()
-       where (d.impressions, d.clicks, d.completions, d.spend_minor)
-         is distinct from (excluded.impressions, excluded.clicks, excluded.completions, excluded.spend_minor)
-       returning d.*
-     ),
-     kept as (
-       insert into delivery_revisions (line_id, day, revision, impressions, clicks, completions, spend_minor, source, entered_by, as_of)
-       select line_id, day, revision, impressions, clicks, completions, spend_minor, source, entered_by, as_of from upserted
-     )
-     select line_id, to_char(day, 'YYYY-MM-DD') as day, revision from upserted`,
-    [
-      cols.line,
-      cols.advertiser,
-      cols.booking,
-      cols.day,
-      cols.impressions,
-      cols.clicks,
-      cols.completions,
-      cols.spend,
-      cols.asOf,
-      source.kind,
-      enteredBy,
-    ],
-  );
-  return {
-    changed: (rows as Array<{ line_id: string; day: string; revision: number }>).map((r) => ({
-      lineId: r.line_id,
-      day: r.day,
-      revision: Number(r.revision),
-    })),
-  };
+  const { rows } = await db.raw(RECORD, [
+    cols.line,
+    cols.advertiser,
+    cols.booking,
+    cols.day,
+    cols.impressions,
+    cols.clicks,
+    cols.completions,
+    cols.spend,
+    cols.asOf,
+    source.kind,
+    enteredBy,
+    source.kind,
+  ]);
+  if (final.line.length) await db.raw(MARK_SELLER_FINAL, [final.line, final.day]);
+  const out: RecordedDelivery = { changed: [], restated: [] };
+  for (const r of rows as Array<{
+    line_id: string;
+    day: string;
+    revision: number | null;
+    discrepancy_id: string | null;
+    discrepancy: Record<string, unknown> | null;
+  }>) {
+    if (r.discrepancy_id) {
+      out.restated.push({ discrepancyId: r.discrepancy_id, lineId: r.line_id, day: r.day });
+      await tellDiscrepancy(db, r.discrepancy!, r.day);
+    } else out.changed.push({ lineId: r.line_id, day: r.day, revision: Number(r.revision) });
+  }
+  return out;
+}
+
+/** Subscribers hear of a restated final day in the transaction that records it. */
+async function tellDiscrepancy(db: Knex, d: Record<string, unknown>, day: string): Promise<void> {
+  const n = (k: string) => toMinor(d[k] as string | number);
+  await recordEvent(db, {
+    workspaceId: String(d.advertiser_id),
+    type: 'delivery.discrepancy',
+    subjectId: String(d.id),
+    subjectVersion: 1,
+    body: {
+      lineId: String(d.line_id),
+      bookingId: String(d.booking_id),
+      seller: String(d.adapter_key),
+      day,
+      finalImpressions: n('final_impressions'),
+      finalSpendMinor: n('final_spend_minor'),
+      reportedImpressions: n('reported_impressions'),
+      reportedSpendMinor: n('reported_spend_minor'),
+    },
+  });
 }
 
 /** Marks lines as asked and answered, with the supplier's as-of time. */

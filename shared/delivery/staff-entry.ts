@@ -9,6 +9,7 @@ import { badRequest, conflict, notFound } from '../errors';
 import { notePacingChanges } from './pacing-events';
 import { settleDelivery } from './delivery-money';
 import { checkReport, markFetched, recordDelivery } from './delivery-store';
+import { burnDownMakegoods } from './makegoods';
 
 export const DELIVERY_CSV_COLUMNS = ['date', 'impressions', 'clicks', 'completions', 'spend_minor'] as const;
 const MAX_ROWS = 400;
@@ -100,7 +101,10 @@ export async function enterDelivery(
     }
     if (!line.confirmed_at && line.status !== 'confirmed')
       throw conflict('The line has not run: confirm it before entering its delivery.', 'line_not_running');
-    const outside = days.find((d) => d.date < line.start_date || d.date > line.end_date);
+    // After the flight, only days towards a make-good the line owes.
+    const owed = await trx('makegoods').where({ line_id: ref.lineId, status: 'owed' }).max('due_by as due').first();
+    const lastDay = owed?.due && String(owed.due) > line.end_date ? String(owed.due) : line.end_date;
+    const outside = days.find((d) => d.date < line.start_date || d.date > lastDay);
     const report = { asOf: new Date().toISOString(), days };
     checkReport(report, 'CSV');
     if (outside) {
@@ -108,7 +112,7 @@ export async function enterDelivery(
         { path: 'body.csv', message: 'date outside the flight' },
       ]);
     }
-    const { changed } = await recordDelivery(
+    const { changed, restated } = await recordDelivery(
       trx,
       [{ line: { lineId: ref.lineId, advertiserId: line.advertiser_id, bookingId: ref.bookingId }, report }],
       { kind: 'staff', actorId: actor.actorId },
@@ -116,13 +120,14 @@ export async function enterDelivery(
     await markFetched(trx, [{ lineId: ref.lineId, asOf: report.asOf }]);
     if (line.execution_mode === 'live') await settleDelivery(trx, ref.lineId, actor.actorId);
     await notePacingChanges(trx, [ref.lineId], pacingTolerance);
+    if (changed.length) await burnDownMakegoods(trx, [ref.lineId]);
     await appendEvent(trx, {
       bookingId: ref.bookingId,
       lineId: ref.lineId,
       action: 'line.delivery-entered',
       actor,
-      detail: { days: days.length, changed: changed.length, from: days[0]!.date, to: days.at(-1)!.date },
+      detail: { days: days.length, changed: changed.length, restatedFinal: restated.length, from: days[0]!.date, to: days.at(-1)!.date },
     });
-    return { days: days.length, changed: changed.length };
+    return { days: days.length, changed: changed.length, restatedFinal: restated.length };
   });
 }

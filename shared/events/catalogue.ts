@@ -26,6 +26,38 @@ export const EVENT_TYPES = [
     description:
       "A line's delivered spend went past its budget (the supplier over-delivered); told once per line. The excess is recorded, never billed.",
   },
+  {
+    type: 'delivery.discrepancy',
+    subject: 'delivery_discrepancy',
+    description:
+      'A seller (or staff) gave another figure for a day already final: both figures, the seller and the day are kept for a person; the final figure stands.',
+  },
+  {
+    type: 'invoice.imported',
+    subject: 'invoice',
+    description: "A seller's invoice was imported and matched to the final delivery: its lines approved or disputed.",
+  },
+  {
+    type: 'invoice.disputed',
+    subject: 'invoice',
+    description: "An imported invoice's lines differ from the final delivery beyond the seller's variance: disputed, with the evidence.",
+  },
+  {
+    type: 'invoice.resolved',
+    subject: 'invoice_line',
+    description: 'A person resolved a disputed invoice line with a remedy (credit, invoice_adjustment, additional_delivery or accepted).',
+  },
+  { type: 'makegood.owed', subject: 'makegood', description: 'A seller owes a make-good: impressions to deliver at no cost by a date.' },
+  {
+    type: 'makegood.fulfilled',
+    subject: 'makegood',
+    description: "A make-good's impressions were delivered at no cost: the obligation is met.",
+  },
+  {
+    type: 'makegood.expired',
+    subject: 'makegood',
+    description: 'A make-good reached its date unmet: a person must take it up with the seller.',
+  },
   { type: 'agent.approval.pending', subject: 'agent_approval', description: 'A prepared agent action waits for a person to approve it.' },
   { type: 'agent.approval.decided', subject: 'agent_approval', description: 'A person approved or abandoned a prepared agent action.' },
   {

@@ -9,7 +9,7 @@ import type { Principal } from '../auth/principal';
 import { findCampaign } from '../campaigns/campaign-store';
 import type { Campaign } from '../campaigns/campaign-schemas';
 import type { Market } from '../config/measurement-settings';
-import type { RawBody } from './raw-body';
+import { decodeUtf8, mediaTypeOf, type RawBody } from './raw-body';
 
 export const OUTCOME_METRICS = ['conversions', 'revenueMinor', 'visits', 'signups', 'leads', 'storeVisits'] as const;
 export const MAX_OUTCOME_ROWS = 10_000;
@@ -44,24 +44,6 @@ function rowSchema(markets: readonly Market[]) {
 export type OutcomeRow = z.infer<ReturnType<typeof rowSchema>>;
 
 const JsonEnvelope = z.strictObject({ rows: z.array(z.unknown()).min(1).max(MAX_OUTCOME_ROWS) });
-
-function mediaTypeOf(contentType: string | undefined): { type: string; charset: string | null } {
-  const [type = '', ...params] = (contentType ?? '').split(';').map((s) => s.trim().toLowerCase());
-  const charset =
-    params
-      .find((p) => p.startsWith('charset='))
-      ?.slice('charset='.length)
-      .replace(/"/g, '') ?? null;
-  return { type, charset };
-}
-
-function decodeUtf8(bytes: Buffer): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw badRequest('The body is not valid UTF-8.', undefined, 'invalid_encoding');
-  }
-}
 
 /** Rows as sent, each with the row number and (for CSV) the line a person can find it on. */
 interface RawRow {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { badRequest } from '../errors';
 
 /**
  * Request bytes that are parsed by the domain (CSV or JSON), identified by their SHA-256.
@@ -16,3 +17,23 @@ export class RawBody {
 
 /** The SHA-256 of a governed request's raw body, for the action's `contentSha256` parameter. */
 export const rawBodySha256 = (body: unknown): string | undefined => (body instanceof RawBody ? body.sha256 : undefined);
+
+/** A Content-Type's media type and charset, lower-cased. */
+export function mediaTypeOf(contentType: string | undefined): { type: string; charset: string | null } {
+  const [type = '', ...params] = (contentType ?? '').split(';').map((s) => s.trim().toLowerCase());
+  const charset =
+    params
+      .find((p) => p.startsWith('charset='))
+      ?.slice('charset='.length)
+      .replace(/"/g, '') ?? null;
+  return { type, charset };
+}
+
+/** The body as UTF-8 text, or a 400 when it is not UTF-8. */
+export function decodeUtf8(bytes: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest('The body is not valid UTF-8.', undefined, 'invalid_encoding');
+  }
+}

@@ -8,6 +8,7 @@ import { decideTier, managementFee, PLATFORM_FEE_MINOR } from '../wallet/fees';
 import { deliveredSpend } from '../delivery/delivery-figures';
 import { addDays } from '../dates';
 import { nowFor } from '../workspaces/sandbox-clock';
+import { reconciliationFigures } from './reconciliation-figures';
 
 const lastDayOf = (period: string) => {
   const [y, m] = period.split('-').map(Number) as [number, number];
@@ -42,7 +43,16 @@ export async function billingSummary(db: Knex, p: Principal, query: z.infer<type
   }
   const rows = await db('wallet_entries')
     .where({ advertiser_id: p.advertiserId, period })
-    .whereIn('kind', ['capture', 'capture_reversal', 'management_fee', 'fee_credit', 'platform_fee', 'asset_charge'])
+    .whereIn('kind', [
+      'capture',
+      'capture_reversal',
+      'management_fee',
+      'fee_credit',
+      'platform_fee',
+      'asset_charge',
+      'seller_credit',
+      'invoice_adjustment',
+    ])
     .groupBy('kind')
     .select('kind', db.raw('sum(amount_minor) as total'));
   const sum = (kind: string) => toMinor(rows.find((r) => r.kind === kind)?.total ?? 0);
@@ -62,6 +72,9 @@ export async function billingSummary(db: Knex, p: Principal, query: z.infer<type
       platformFeesMinor,
       feesMinor: managementFeesMinor + platformFeesMinor,
       assetChargesMinor: sum('asset_charge'),
+      /** Disputes' remedies this month: sellers' credits back to the wallet, and what sellers took off reissued invoices. */
+      sellerCreditsMinor: sum('seller_credit'),
+      invoiceAdjustmentsMinor: sum('invoice_adjustment'),
       tier: {
         name: decision.tier,
         managementFeePercent: decision.tier === 'scale' ? 5 : 10,
@@ -71,6 +84,8 @@ export async function billingSummary(db: Knex, p: Principal, query: z.infer<type
         trailingSpendMinor: decision.trailingSpendMinor,
       },
       wallet: await readWallet(db, p.advertiserId),
+      /** The month's invoices by state, disputes and what is at stake, make-goods owed (docs/billing.md, Reconciliation). */
+      reconciliation: await reconciliationFigures(db, p.advertiserId, period),
       /** Sandbox bookings move no money: what they delivered, and the fee it would accrue, apart. */
       sandbox: {
         deliveredSpendMinor: delivered.sandboxMinor,

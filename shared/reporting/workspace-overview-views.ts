@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { WalletSchema } from '../billing/billing-views';
 import { FreeFormSchema } from '../wire';
+import { ReconciliationFiguresSchema } from './reconciliation-figures';
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/);
 const Counts = z.record(z.string(), z.number().int().min(0));
@@ -23,6 +24,7 @@ export const OverviewEnvelope = z
       linesOffPace: z.object({ total: z.number().int().min(0), lines: z.array(FreeFormSchema) }),
       pageviews: z.object({ total: z.number().int().min(0), byDay: z.array(FreeFormSchema) }),
       wallet: WalletSchema,
+      reconciliation: ReconciliationFiguresSchema,
       openFundingRequests: z.array(FreeFormSchema),
       pendingApprovals: z.array(FreeFormSchema),
     }),

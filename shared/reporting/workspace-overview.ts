@@ -8,6 +8,7 @@ import { periodOf, readWallet } from '../wallet/ledger';
 import { decideTier, managementFee } from '../wallet/fees';
 import { deliveredSpend, linesOffPace } from '../delivery/delivery-figures';
 import { pageviewsByDay } from '../pixel/pageview-rollup';
+import { reconciliationFigures } from './reconciliation-figures';
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
 export const OverviewQuerySchema = z.strictObject({
@@ -134,6 +135,8 @@ export async function workspaceOverview(db: Knex, p: Principal, query: z.infer<t
       },
       pageviews: { total: days.reduce((s, d) => s + d.pageviews, 0), byDay: days },
       wallet: await readWallet(db, p.advertiserId),
+      /** Invoices received by state, disputes at stake, make-goods owed and restated final days, for the whole workspace. */
+      reconciliation: await reconciliationFigures(db, p.advertiserId),
       openFundingRequests: funding.map((f) => ({
         id: f.id,
         status: f.status,

@@ -19,6 +19,8 @@ export const ENTRY_KINDS = [
   'platform_fee',
   'asset_charge',
   'adjustment',
+  'seller_credit',
+  'invoice_adjustment',
 ] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
@@ -34,7 +36,9 @@ export type SubjectType =
   /** One movement of a line's captured spend towards its delivered spend: `<lineId>:<sequence>`. */
   | 'line_delivery'
   /** A booking's closeout: what its flight never spent goes back. */
-  | 'closeout';
+  | 'closeout'
+  /** A disputed invoice line's remedy: one entry per invoice line. */
+  | 'invoice_line';
 
 export interface NewEntry {
   advertiserId: string;
@@ -70,10 +74,15 @@ function effectOf(e: NewEntry): { balance: number; reserved: number } {
       return { balance: a, reserved: a };
     case 'adjustment':
       return { balance: e.direction === 'debit' ? -a : a, reserved: 0 };
+    // A seller's credit note on a disputed line: money back to the workspace.
+    case 'seller_credit':
+      return { balance: a, reserved: 0 };
+    // Accruals, and what a seller took off a reissued invoice line: recorded, not wallet movements.
     case 'management_fee':
     case 'fee_credit':
     case 'platform_fee':
     case 'asset_charge':
+    case 'invoice_adjustment':
       return { balance: 0, reserved: 0 };
   }
 }

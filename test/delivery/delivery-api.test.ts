@@ -24,6 +24,7 @@ afterAll(() => env.close());
 const options: PollOptions = {
   batchSize: 2,
   restatementDays: 7,
+  finalizationHours: 72,
   callsPerSecond: 20,
   timeoutMs: 5_000,
   sandboxSlowMs: 0,
@@ -284,7 +285,9 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     const result = await pollDelivery(env.db, down, { ...options, advertiserId: 'org-d2' });
     expect(result).toMatchObject({ failed: 1, fetched: 0 });
     const after = (await delivery(token, campaignId)).lines[0]!;
-    expect(after.days).toEqual(before.days);
+    // The figures are as they were (a day may have become final meanwhile: its window passed).
+    const figures = (days: typeof before.days) => days.map(({ final: _final, ...figures }) => figures);
+    expect(figures(after.days)).toEqual(figures(before.days));
     expect(after.fetchedAt).toBe(before.fetchedAt);
     expect(after.stale).toBe(true);
     expect(after.lastError).toMatch(/503 from the supplier/);

@@ -3,6 +3,7 @@ import { fundWallet, walletAndLedger } from '../support/wallet';
 import { liveBooking } from '../billing/support';
 import { confirmLines, day, report } from './support';
 import { closeOutBooking, closeoutDue } from '../../shared/delivery/closeout';
+import { settleFinality } from '../../shared/delivery/finality';
 import { findBookingById } from '../../shared/bookings/booking-store';
 import { changeLine } from '../../shared/bookings/line-transitions';
 import { SYSTEM } from '../../shared/auth/actor';
@@ -101,8 +102,10 @@ describe('spend is captured from delivery, not at confirmation', () => {
     await report(env, line(1), [day('2099-03-31', 5_000)]);
     expect((await walletAndLedger(env, org)).wallet.reservedMinor).toBe(33_000);
 
-    // Not due while the restatement window is open; due once it has closed.
+    // Not due while the restatement window is open, nor while a day is not final; due once both hold.
     expect(await closeoutDue(env.db, 7, new Date('2099-04-07T12:00:00Z'))).not.toContain(bookingId);
+    expect(await closeoutDue(env.db, 7, new Date('2099-04-08T12:00:00Z'))).not.toContain(bookingId);
+    await settleFinality(env.db, 'live-ctv', 72, { real: new Date('2099-04-08T12:00:00Z') });
     expect(await closeoutDue(env.db, 7, new Date('2099-04-08T12:00:00Z'))).toContain(bookingId);
     const before = await findBookingById(env.db, bookingId);
     expect(before!.closeoutPending).toBe(false); // the flight has not ended in real time (2099)

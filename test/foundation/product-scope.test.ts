@@ -283,6 +283,16 @@ const CALLER_OPERATIONS = [
   'listAdapters',
   // A seller's products: the channel asked for is checked against the caller's product (404 outside it).
   'listSellerProducts',
+  // Reconciliation spans every line a seller ran, whatever its channel: only a product covering every
+  // channel reads or changes it (403 channel_not_entitled for the others, as for webhooks).
+  'getSellerStatement',
+  'importInvoice',
+  'listInvoices',
+  'getInvoice',
+  'resolveInvoiceDispute',
+  'listMakegoods',
+  'listDeliveryDiscrepancies',
+  'acknowledgeDeliveryDiscrepancy',
 ];
 
 describe('the OpenAPI document declares product scope for every private operation', () => {

@@ -10,9 +10,20 @@ import { addDays, dateOnly, daysFrom } from '../../shared/dates';
  * sandbox test clock). Like the booking triggers, the budget's last two digits pick a behaviour
  * (docs/delivery.md, Sandbox triggers):
  *   …71 under-delivers (60% of budget) · …72 over-delivers (125%) · …73 late data (days arrive 3 days late)
- *   …74 restates (a day first reports 80%, then its full figure from three days after it) · …75 outage (every fetch fails).
+ *   …74 restates (a day first reports 80%, then its full figure from three days after it) · …75 outage (every fetch fails)
+ *   …76 restates a final day (90% of it, five days after it) · …77 never makes good.
+ * A day is called final once it is three days old. Asked about days after the flight (a make-good
+ * is owed), it runs the make-good: each such day a zero-cost day of the flight's average impressions.
  */
-export const SANDBOX_DELIVERY_TRIGGERS = { under: 71, over: 72, late: 73, restate: 74, outage: 75 } as const;
+export const SANDBOX_DELIVERY_TRIGGERS = {
+  under: 71,
+  over: 72,
+  late: 73,
+  restate: 74,
+  outage: 75,
+  restateFinal: 76,
+  noMakegood: 77,
+} as const;
 export type DeliveryBehaviour = keyof typeof SANDBOX_DELIVERY_TRIGGERS | 'normal';
 
 export function deliveryBehaviour(budgetMinor: number): DeliveryBehaviour {
@@ -77,7 +88,18 @@ export function dayFigures(channel: string, date: string, spendMinor: number, li
   };
 }
 
-const SHARE: Record<DeliveryBehaviour, number> = { normal: 1, under: 0.6, over: 1.25, late: 1, restate: 1, outage: 1 };
+const SHARE: Record<DeliveryBehaviour, number> = {
+  normal: 1,
+  under: 0.6,
+  over: 1.25,
+  late: 1,
+  restate: 1,
+  outage: 1,
+  restateFinal: 1,
+  noMakegood: 1,
+};
+/** Days after which the sandbox seller calls a day's figures final. */
+export const SANDBOX_FINAL_AFTER_DAYS = 3;
 
 /** What the sandbox supplier reports for `line` on days `fromDate`..`toDate`, as of `now`. */
 export function sandboxDelivery(line: LineAtSupplier, fromDate: string, toDate: string, now: Date): DeliveryReport {
@@ -87,14 +109,38 @@ export function sandboxDelivery(line: LineAtSupplier, fromDate: string, toDate: 
   // Days that are over; late data arrives three days after the day.
   const lastReported = addDays(today, behaviour === 'late' ? -3 : -1);
   const total = Math.round(line.budgetMinor * SHARE[behaviour]);
-  const days = flightSpend(line.lineId, line.startDate, line.endDate, total)
+  const flight = flightSpend(line.lineId, line.startDate, line.endDate, total);
+  const days = flight
     .filter((d) => d.date >= fromDate && d.date <= toDate && d.date <= lastReported)
     .map((d) => {
-      const provisional = behaviour === 'restate' && daysFrom(d.date, today) < 3;
-      const spend = provisional ? Math.round(d.spendMinor * 0.8) : d.spendMinor;
-      return dayFigures(line.channel, d.date, spend, line.lineId);
+      const age = daysFrom(d.date, today);
+      const provisional = behaviour === 'restate' && age < 3;
+      const restatedAfterFinal = behaviour === 'restateFinal' && age >= 5;
+      const spend = provisional ? Math.round(d.spendMinor * 0.8) : restatedAfterFinal ? Math.round(d.spendMinor * 0.9) : d.spendMinor;
+      return { ...dayFigures(line.channel, d.date, spend, line.lineId), final: age >= SANDBOX_FINAL_AFTER_DAYS };
     });
-  return { asOf: now.toISOString(), days };
+  return { asOf: now.toISOString(), days: [...days, ...makegoodDays(line, flight, fromDate, toDate, lastReported, behaviour)] };
+}
+
+/** Days after the flight it is asked about: the make-good it owes, at no cost (never, for …77). */
+function makegoodDays(
+  line: LineAtSupplier,
+  flight: Array<{ date: string; spendMinor: number }>,
+  fromDate: string,
+  toDate: string,
+  lastReported: string,
+  behaviour: DeliveryBehaviour,
+): DeliveryDay[] {
+  if (behaviour === 'noMakegood' || !flight.length) return [];
+  const perDay = Math.round(
+    flight.reduce((s, d) => s + dayFigures(line.channel, d.date, d.spendMinor, line.lineId).impressions, 0) / flight.length,
+  );
+  const out: DeliveryDay[] = [];
+  const until = toDate < lastReported ? toDate : lastReported;
+  for (let date = addDays(line.endDate, 1) > fromDate ? addDays(line.endDate, 1) : fromDate; date <= until; date = addDays(date, 1)) {
+    out.push({ date, impressions: perDay, clicks: 0, completions: 0, spendMinor: 0 });
+  }
+  return out;
 }
 
 export const sandboxReporter: DeliveryReporter = {

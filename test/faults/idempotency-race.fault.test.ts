@@ -5,6 +5,7 @@ import { fundWallet } from '../support/wallet';
 import { apiRoutes } from '../../api/app';
 import type { RouteDef } from '../../api/http/route';
 import { figure } from './support/input-report';
+import { finalMarch, invoiceBody } from '../reconciliation/support';
 
 /**
  * Every route whose Idempotency-Key policy is `required`, hit by 50 concurrent requests that
@@ -74,6 +75,18 @@ const FIXTURES: Record<string, () => Promise<Target>> = {
         retainUntil,
       }),
       executions: () => count('study_artifacts', { study_id: study.id }),
+    };
+  },
+
+  /** Each execution stores one invoice of the workspace's final March (and its matched lines). */
+  async importInvoice() {
+    const { org, token } = await freshPerson();
+    const { lineIds } = await finalMarch(env, org, [50_000], [[10_000, 10_000]]);
+    return {
+      path: '/api/v1/billing/invoices',
+      token,
+      body: (i, varied) => invoiceBody([{ lineId: lineIds[0], impressions: 200_000, amountMinor: 20_000 }], { invoiceNumber: `INV-RACE-${varied ? i : 0}` }),
+      executions: () => count('invoices', { advertiser_id: org }),
     };
   },
 

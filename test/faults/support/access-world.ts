@@ -10,6 +10,8 @@ import { requiredQueues } from '../../../shared/queues/names';
 import { recordEvent } from '../../../shared/events/record';
 import type { Operation } from './input-openapi';
 import type { Realistic } from './input-arbitraries';
+import { deliver, finalMarch, invoiceBody, postInvoice } from '../../reconciliation/support';
+import { day } from '../../delivery/support';
 
 /**
  * A realistic workspace for the fault tests, built through the API as its users would: a
@@ -258,6 +260,34 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
   const staff = await env.issuer.token({ org: 'staff-org', user: 'staff-1' });
   await api.fetch('/api/v1/auth/context', { token: staff });
 
+  // A browser job staff asked for on the workflow line, as the API records it (no browser runs here).
+  ids.browserJob = randomUUID();
+  await env.db('browser_jobs').insert({
+    id: ids.browserJob,
+    advertiser_id: ORG,
+    campaign_id: ids.workflowCampaign,
+    booking_id: ids.workflowBooking,
+    line_id: ids.workflowLine,
+    purpose: 'observe',
+    supplier_url: 'https://example.com/',
+    requested_by: 'staff-1',
+    snapshot_digest: ids.snapshotDigest,
+    status: 'failed',
+    failure_code: 'browser_unavailable',
+    failure_reason: 'No browser in the fault world.',
+  });
+
+  // A final March on a live seller: a final day restated (an open discrepancy) and an invoice with a disputed line.
+  const march = await finalMarch(env, ORG, [50_000], [[10_000, 10_000]]);
+  await deliver(env, { lineId: march.lineIds[0]!, bookingId: march.bookingId, advertiserId: ORG }, [day('2099-03-01', 9_000, 90_000)]);
+  ids.discrepancy = (await env.db('delivery_discrepancies').where({ advertiser_id: ORG }).first('id')).id;
+  const { invoice } = await ok<{ invoice: { id: string } }>(
+    await postInvoice(api, human, invoiceBody([{ lineId: march.lineIds[0], impressions: 300_000, amountMinor: 30_000 }])),
+    'invoice',
+  );
+  ids.invoice = invoice.id;
+  ids.invoiceLine = (await env.db('invoice_lines').where({ invoice_id: invoice.id }).first('id')).id;
+
   const realistic: Realistic = {
     campaignId: ids.campaign,
     planId: ids.plan,
@@ -359,6 +389,14 @@ export function pathTargets(world: World, op: Operation): Record<string, PathTar
     'deliveries/{deliveryId}': { value: ids.webhookDelivery!, tenant: true, ctv: false },
     // The deployment's supplier catalogue: no tenant owns it. The fault world runs no AdCP seller, so
     // its products are asked of a key that is not one (404 for everyone let in).
+    'browser-jobs/{browserJobId}': { value: ids.browserJob!, tenant: true, ctv: true },
+    'statements/{seller}': { value: 'live-ctv', tenant: false, ctv: false },
+    '{seller}/{period}': { value: '2099-03', tenant: false, ctv: false },
+    // Reconciliation is a whole-workspace surface, like billing: a narrower product is refused (403) before any id is read.
+    'invoices/{id}': { value: ids.invoice!, tenant: true, ctv: false },
+    'discrepancies/{id}': { value: ids.discrepancy!, tenant: true, ctv: false },
+    // An invoice's line is named under its invoice: the disputed line of the seeded invoice.
+    'invoices/{id}/lines/{lineId}': { value: ids.invoiceLine!, tenant: true, ctv: false },
     'adapters/{key}': { value: 'sandbox-ctv', tenant: false, ctv: false },
   };
   const out: Record<string, PathTarget> = {};
@@ -367,7 +405,7 @@ export function pathTargets(world: World, op: Operation): Record<string, PathTar
     const m = /^\{(.+)\}$/.exec(seg);
     if (!m) return;
     const key = `${segments[i - 1]}/${seg}`;
-    const target = table[key];
+    const target = table[segments.slice(i - 3, i + 1).join('/')] ?? table[key];
     if (!target) throw new Error(`The fault world has no resource for ${key} (${op.operationId}); seed one in access-world.ts.`);
     out[m[1]!] = target;
   });

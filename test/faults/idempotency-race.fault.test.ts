@@ -85,7 +85,8 @@ const FIXTURES: Record<string, () => Promise<Target>> = {
     return {
       path: '/api/v1/billing/invoices',
       token,
-      body: (i, varied) => invoiceBody([{ lineId: lineIds[0], impressions: 200_000, amountMinor: 20_000 }], { invoiceNumber: `INV-RACE-${varied ? i : 0}` }),
+      body: (i, varied) =>
+        invoiceBody([{ lineId: lineIds[0], impressions: 200_000, amountMinor: 20_000 }], { invoiceNumber: `INV-RACE-${varied ? i : 0}` }),
       executions: () => count('invoices', { advertiser_id: org }),
     };
   },

@@ -5,6 +5,7 @@ import { createDb, dbOptionsOf, missingRoleTimeouts, type Knex } from '../shared
 import { resolveDatabase, resolveRedisUrl, type ResolvedDatabase } from '../shared/runtime/infrastructure';
 import { migrateLatest } from '../shared/db/migrations';
 import { secretBoxOf } from '../shared/crypto/secret-box';
+import { sealIssuedWebhookSecrets } from '../shared/adapters/adcp/webhook-auth';
 import { sealStoredSecrets } from '../shared/webhooks/subscription-store';
 
 /** Loads configuration or stops the process with a message naming the bad variable. */
@@ -97,5 +98,6 @@ export function runMain(what: string, main: () => Promise<void>): void {
 export async function prepareDatabase(db: Knex, config: Pick<Config, 'SECRETS_KEY' | 'SECRETS_KEY_PREVIOUS'>): Promise<string[]> {
   const applied = await migrateLatest(db);
   await sealStoredSecrets(db, secretBoxOf(config));
+  await sealIssuedWebhookSecrets(db, secretBoxOf(config));
   return applied;
 }

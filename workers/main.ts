@@ -20,6 +20,7 @@ import { relayOutbox } from '../shared/outbox/outbox';
 import { adapterImplementations } from './adapters/registry';
 import { adcpConnections, closeSellerConnections } from '../shared/adapters/adcp/connection';
 import { adcpSdk } from '../shared/adapters/adcp/sdk';
+import { secretBoxOf } from '../shared/crypto/secret-box';
 import type { SupplierAdapter } from '../shared/adapters/adapter';
 import { refreshStagedLines } from '../shared/bookings/staged-lines';
 import { startTaskPoller } from './supplier-task-poller';
@@ -97,6 +98,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
   const implementations = adapterImplementations({
     adcp: sellers,
     publicBaseUrl: config.PUBLIC_BASE_URL ?? null,
+    secrets: secretBoxOf(config),
   });
   // A process that works a seller's queue loads the AdCP SDK now, not inside its first booking's time.
   if (queues.some((q) => sellers.has(adapterKeyOfQueue(q) ?? ''))) await adcpSdk();

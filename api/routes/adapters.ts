@@ -6,6 +6,8 @@ import { ProductsUnavailable, SellerProductSchema, sellerProducts } from '../../
 import { AdcpWebhookReceiver, WebhookRefused } from '../../shared/adapters/adcp/webhooks';
 import { settlePendingBooking } from '../../shared/bookings/pending-bookings';
 import { findTask } from '../../shared/suppliers/supplier-tasks';
+import { secretBoxOf } from '../../shared/crypto/secret-box';
+import { webhookAuthOf } from '../../shared/config/adcp-sellers';
 import { Problem, notFound, unavailable, unprocessable } from '../../shared/errors';
 import { findPersona } from '../../shared/personas/persona-store';
 import type { ApiDeps } from '../deps';
@@ -63,7 +65,10 @@ const WebhookReceipt = z
  */
 export function adapterRoutes(deps: ApiDeps): RouteDef[] {
   const { db, sellers } = deps;
-  const webhooks = new AdcpWebhookReceiver(db, { allowPrivateJwks: deps.config.NODE_ENV !== 'production' });
+  const webhooks = new AdcpWebhookReceiver(db, {
+    allowPrivateJwks: deps.config.NODE_ENV !== 'production',
+    secrets: secretBoxOf(deps.config),
+  });
 
   async function view(d: AdapterDescriptor) {
     const base = {
@@ -149,7 +154,7 @@ export function adapterRoutes(deps: ApiDeps): RouteDef[] {
       path: '/api/v1/adapters/:key/webhooks',
       operationId: 'sellerWebhook',
       summary:
-        "An AdCP seller's push of a booking's outcome (the task it answered submitted). Authenticated by the seller's RFC 9421 signature alone, verified against the keys it publishes; unsigned, forged, stale and replayed ones change nothing.",
+        "An AdCP seller's push of a booking's outcome (the task it answered submitted). Authenticated as the seller is configured to, alone: its RFC 9421 signature verified against the keys it publishes, or AdCP 3.0's legacy HMAC-SHA256 or bearer token with the secret issued to it; unsigned, forged, stale, replayed and wrongly-schemed ones change nothing.",
       tags: ['suppliers'],
       access: 'public',
       params: z.strictObject({ key: PathId }),
@@ -159,12 +164,15 @@ export function adapterRoutes(deps: ApiDeps): RouteDef[] {
       responses: {
         200: { description: 'Verified; the booking it answers is settled (at most once).', schema: WebhookReceipt },
         400: { description: 'Signed, but not a task outcome.' },
-        401: { description: 'Unsigned, wrongly signed, signed by a key the seller does not publish, stale or replayed.' },
-        404: { description: 'No such AdCP seller, or one that takes no webhooks (it publishes no keys).' },
+        401: {
+          description:
+            'Unsigned, wrongly signed, signed by a key the seller does not publish or another scheme than its own, stale or replayed.',
+        },
+        404: { description: 'No such AdCP seller, or one that pushes no webhooks.' },
       },
       async handler({ params, body, req, log }) {
         const connection = sellers.get(params.key);
-        if (!connection?.seller.webhookJwksUrl) throw notFound();
+        if (!connection || !webhookAuthOf(connection.seller)) throw notFound();
         // The signature covers the URL the seller posted to: this service's public address.
         const request = {
           method: req.method,

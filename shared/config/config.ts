@@ -315,6 +315,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (!seller.agentUrl.startsWith('https:')) missing.push(`ADCP_SELLERS: seller ${seller.key}'s agentUrl must be an https URL`);
       if (seller.webhookJwksUrl && !seller.webhookJwksUrl.startsWith('https:'))
         missing.push(`ADCP_SELLERS: seller ${seller.key}'s webhookJwksUrl must be an https URL`);
+      if (seller.webhookRevocationUrl && !seller.webhookRevocationUrl.startsWith('https:'))
+        missing.push(`ADCP_SELLERS: seller ${seller.key}'s webhookRevocationUrl must be an https URL`);
     }
     if (missing.length) {
       throw new ConfigError(`Invalid configuration for NODE_ENV=production:\n${missing.map((m) => `  ${m}`).join('\n')}`);

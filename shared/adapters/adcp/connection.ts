@@ -4,8 +4,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Logger } from '../../logger';
 import { adcpSdk } from './sdk';
-import type { AdcpSeller } from '../../config/adcp-sellers';
-import { adcpAdapterKey } from '../../config/adcp-sellers';
+import { AdcpSellerSchema, adcpAdapterKey, type AdcpSeller, type AdcpSellerInput } from '../../config/adcp-sellers';
 
 /** What Flightdeck keeps of a seller's get_adcp_capabilities answer. */
 export interface AdcpCapabilities {
@@ -99,10 +98,14 @@ export class AdcpSellerConnection {
   private readonly callSignal = new AsyncLocalStorage<AbortSignal | undefined>();
   private closed = false;
 
+  /** The seller as configured, its defaults filled in. */
+  readonly seller: AdcpSeller;
+
   constructor(
-    readonly seller: AdcpSeller,
+    seller: AdcpSellerInput,
     private readonly opts: { capabilitiesTtlMs: number; secrets?: NodeJS.ProcessEnv; logger?: Logger },
   ) {
+    this.seller = AdcpSellerSchema.parse(seller);
     this.adapterKey = adcpAdapterKey(seller.key);
   }
 

@@ -1,5 +1,8 @@
 import type { Knex } from 'knex';
 import type { ReplayInsertResult, ReplayStore, RequestLike } from '@adcp/sdk/signing/server';
+import type { SecretBox } from '../../crypto/secret-box';
+import { webhookAuthOf } from '../../config/adcp-sellers';
+import { WEBHOOK_WINDOW_SECONDS, checkBearer, checkHmac, storedWebhookSecret } from './webhook-auth';
 import { adcpSigning } from './sdk';
 import type { TaskOutcome } from '../adapter';
 import type { AdcpSellerConnection } from './connection';
@@ -63,42 +66,90 @@ interface TaskPayload {
 export type VerifiedWebhook =
   { kind: 'task-outcome'; taskId: string; outcome: TaskOutcome | { kind: 'unknown'; cause: string } } | { kind: 'not-ours' };
 
+export interface ReceiverOptions {
+  allowPrivateJwks: boolean;
+  /** Opens the secrets issued to sellers that authenticate the legacy way (HMAC-SHA256, bearer). */
+  secrets: SecretBox;
+  /** Now, in seconds (tests pin it to a signature's own time). */
+  now?: () => number;
+  /** How many live nonces one key may hold before its webhooks are refused as abuse. */
+  replayCapPerKey?: number;
+}
+
 /**
- * A seller's signed webhooks: verified (RFC 9421, the AdCP webhook profile, by the SDK's verifier)
- * against the keys the seller publishes, a replay refused; a verified task outcome is read as a
- * poll's answer would be (taskVerdict), for the caller to settle its pending booking with.
+ * A seller's webhooks, authenticated as the seller is configured to (`webhookAuth`): RFC 9421,
+ * the AdCP webhook profile, verified by the SDK's verifier against the keys the seller publishes;
+ * or AdCP 3.0's legacy HMAC-SHA256 or bearer token with the secret issued to it. Under every
+ * scheme an unsigned, wrongly signed, stale or replayed webhook is refused, and one signed
+ * another way than the seller's is refused as a mode mismatch. A verified task outcome is read
+ * as a poll's answer would be (taskVerdict), for the caller to settle its pending booking with.
  */
 export class AdcpWebhookReceiver {
   private readonly verifiers = new Map<string, (request: RequestLike) => Promise<unknown>>();
+  private readonly replays: ReplayStore;
 
   constructor(
     private readonly db: Knex,
-    private readonly opts: { allowPrivateJwks: boolean },
-  ) {}
+    private readonly opts: ReceiverOptions,
+  ) {
+    this.replays = pgReplayStore(db, opts.replayCapPerKey);
+  }
+
+  private now = () => this.opts.now?.() ?? Math.floor(Date.now() / 1000);
 
   private async verifierFor(connection: AdcpSellerConnection) {
     let verify = this.verifiers.get(connection.adapterKey);
     if (!verify) {
-      const { HttpsJwksResolver, createWebhookVerifier } = await adcpSigning();
-      const jwks = new HttpsJwksResolver(connection.seller.webhookJwksUrl!, { allowPrivateIp: this.opts.allowPrivateJwks });
-      verify = createWebhookVerifier({ jwks, replayStore: pgReplayStore(this.db) });
+      const { HttpsJwksResolver, HttpsRevocationStore, createWebhookVerifier } = await adcpSigning();
+      const { webhookJwksUrl, webhookRevocationUrl } = connection.seller;
+      const allowPrivateIp = this.opts.allowPrivateJwks;
+      const clock = this.opts.now ? { now: this.opts.now } : {};
+      verify = createWebhookVerifier({
+        jwks: new HttpsJwksResolver(webhookJwksUrl!, { allowPrivateIp }),
+        replayStore: this.replays,
+        ...clock,
+        ...(webhookRevocationUrl ? { revocationStore: new HttpsRevocationStore(webhookRevocationUrl, { allowPrivateIp, ...clock }) } : {}),
+      });
       this.verifiers.set(connection.adapterKey, verify);
     }
     return verify;
   }
 
-  /** Verifies and reads. Throws WebhookRefused, having changed nothing but the nonce, when it must be refused. */
-  async receive(connection: AdcpSellerConnection, request: RequestLike): Promise<VerifiedWebhook> {
-    const { WebhookSignatureError } = await adcpSigning();
-    try {
-      await (
-        await this.verifierFor(connection)
-      )(request);
-    } catch (err) {
-      if (err instanceof WebhookSignatureError)
-        throw new WebhookRefused(401, err.code, `The webhook's signature was refused: ${err.message}`);
-      throw err;
+  /** Checks the webhook's authentication under the seller's scheme; throws WebhookRefused (401) when it must be refused. */
+  private async authenticate(connection: AdcpSellerConnection, request: RequestLike): Promise<void> {
+    const scheme = webhookAuthOf(connection.seller);
+    if (scheme === 'rfc9421') {
+      const headers = request.headers as Record<string, unknown>;
+      if (headers['x-adcp-signature'] !== undefined || (headers.authorization !== undefined && headers['signature-input'] === undefined)) {
+        throw new WebhookRefused(401, 'webhook_mode_mismatch', 'The seller is registered to sign webhooks with RFC 9421; this one is not.');
+      }
+      const { WebhookSignatureError } = await adcpSigning();
+      try {
+        await (
+          await this.verifierFor(connection)
+        )(request);
+      } catch (err) {
+        if (err instanceof WebhookSignatureError)
+          throw new WebhookRefused(401, err.code, `The webhook's signature was refused: ${err.message}`);
+        throw err;
+      }
+      return;
     }
+    if (!scheme) throw new WebhookRefused(401, 'webhook_not_expected', 'The seller pushes no webhooks here.');
+    const secret = await storedWebhookSecret(this.db, this.opts.secrets, connection.adapterKey, scheme);
+    if (!secret) throw new WebhookRefused(401, 'webhook_signature_key_unknown', 'No secret was issued to the seller for its webhooks.');
+    const headers = request.headers as Record<string, string | string[] | undefined>;
+    const body = request.body ?? '';
+    const now = this.now();
+    const check = scheme === 'hmac-sha256' ? checkHmac(headers, body, secret, now) : checkBearer(headers, body, secret, now);
+    if ('refused' in check) throw new WebhookRefused(401, check.refused.code, check.refused.message);
+    const seen = await this.replays.insert(`${scheme}:${connection.adapterKey}`, 'webhook', check.nonce, 2 * WEBHOOK_WINDOW_SECONDS, now);
+    if (seen !== 'ok') throw new WebhookRefused(401, 'webhook_signature_replayed', 'The webhook was delivered before.');
+  }
+
+  /** Authenticates and reads. Throws WebhookRefused, having changed nothing but the nonce, when it must be refused. */
+  async receive(connection: AdcpSellerConnection, request: RequestLike): Promise<VerifiedWebhook> {
+    await this.authenticate(connection, request);
     let payload: TaskPayload;
     try {
       payload = JSON.parse(request.body ?? '') as TaskPayload;

@@ -6,6 +6,7 @@ import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/cr
 import { SellerUnreachable, type AdcpCapabilities, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
 import { resendAllowed, taskVerdict, verdictOf } from '../../../shared/adapters/adcp/outcomes';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
+import type { PushNotificationConfig } from '../../../shared/adapters/adcp/webhook-auth';
 import { AccountNotReady, accountNames, keepAccountName } from '../../../shared/adapters/adcp/accounts';
 import { BOOKING_CURRENCY, PriceNotListed, pricingOptionCurrency } from '../../../shared/adapters/adcp/products';
 
@@ -13,8 +14,8 @@ import { BOOKING_CURRENCY, PriceNotListed, pricingOptionCurrency } from '../../.
 const RESEND_DELAYS_MS = [250, 1_000, 2_000];
 
 export interface BookingDeps {
-  /** Where the seller may push the outcome of a booking it finishes later; none means polling only. */
-  webhookUrl?: (request: BookingRequest) => string | null;
+  /** How the seller may push the outcome of a booking it finishes later (its push_notification_config); none means polling only. */
+  pushNotification?: (ctx: AdapterContext) => Promise<PushNotificationConfig | null>;
 }
 
 /** Noon UTC would move with time zones; a flight runs from its first day's start to its last day's end. */
@@ -25,7 +26,7 @@ const flightTimes = (r: Pick<BookingRequest, 'startDate' | 'endDate'>) => {
 };
 
 /** The create_media_buy body for one line: built only from the attempt, so a resend is byte for byte the same. */
-export function mediaBuyRequest(request: BookingRequest, account: SellerAccount, webhookUrl: string | null) {
+export function mediaBuyRequest(request: BookingRequest, account: SellerAccount, push: PushNotificationConfig | null) {
   const product = request.supplierProduct!;
   return {
     idempotency_key: request.attemptId,
@@ -40,7 +41,7 @@ export function mediaBuyRequest(request: BookingRequest, account: SellerAccount,
         buyer_ref: request.lineId,
       },
     ],
-    ...(webhookUrl ? { push_notification_config: { url: webhookUrl } } : {}),
+    ...(push ? { push_notification_config: push } : {}),
   };
 }
 
@@ -132,7 +133,7 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
     const { account } = checked;
     await keepAccountName(ctx.db, connection.adapterKey, advertiserId, recorded, account);
     const caps = await connection.capabilities().catch((): AdcpCapabilities | null => null);
-    const body = mediaBuyRequest(request, account, deps.webhookUrl?.(request) ?? null);
+    const body = mediaBuyRequest(request, account, (await deps.pushNotification?.(ctx)) ?? null);
     let firstSentAt: number | null = null;
     for (let attempt = 0; ; attempt++) {
       const delay = RESEND_DELAYS_MS[attempt];

@@ -86,6 +86,7 @@ export async function benchDelivery(service: BenchService): Promise<void> {
     timeoutMs: 30_000,
     sandboxSlowMs: 0,
     pacingTolerance: 0.15,
+    verification: { reportingDelayHours: 0, tolerancePercent: 1 },
     logger: createLogger('silent'),
     real: new Date(`${addDays(START, DAYS)}T06:00:00Z`),
   };

@@ -34,6 +34,7 @@ export async function benchReconciliation(service: BenchService): Promise<void> 
     timeoutMs: 30_000,
     sandboxSlowMs: 0,
     pacingTolerance: 0.15,
+    verification: { reportingDelayHours: 0, tolerancePercent: 1 },
     logger: createLogger('silent'),
     real,
   });

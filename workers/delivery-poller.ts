@@ -12,6 +12,7 @@ import { SYSTEM } from '../shared/auth/actor';
 import type { Logger } from '../shared/logger';
 import { withTimeout } from '../shared/timeout';
 import { clockedNow } from '../shared/workspaces/sandbox-clock';
+import { verifyControls, type VerificationSettings } from '../shared/delivery/control-verification';
 
 export interface PollOptions {
   batchSize: number;
@@ -24,6 +25,8 @@ export interface PollOptions {
   sandboxSlowMs: number;
   /** Pacing off by more than this share moves a line's pacing status (and tells subscribers). */
   pacingTolerance: number;
+  /** How this supplier's acknowledged changes are proven by its delivery. */
+  verification: VerificationSettings;
   logger: Logger;
   /** Only this workspace's lines (a moved sandbox clock). */
   advertiserId?: string;
@@ -42,6 +45,9 @@ export interface PollResult {
   makegoodsFulfilled: number;
   makegoodsExpired: number;
   closedOut: number;
+  /** Changes in flight proven, or contradicted, by the figures. */
+  controlsVerified: number;
+  controlsFailed: number;
 }
 
 interface DueLine {
@@ -84,6 +90,8 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
     makegoodsFulfilled: 0,
     makegoodsExpired: 0,
     closedOut: 0,
+    controlsVerified: 0,
+    controlsFailed: 0,
   };
   const reporter = adapter.reporter;
   const real = opts.real ?? new Date();
@@ -130,6 +138,15 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
       if (batch.length < opts.batchSize) break;
     }
   }
+  // What the figures now say of the changes this supplier acknowledged (while their bookings are open).
+  const controls = await verifyControls(
+    db,
+    { adapterKey: adapter.descriptor.key, real, ...(opts.advertiserId ? { advertiserId: opts.advertiserId } : {}) },
+    opts.verification,
+  );
+  result.controlsVerified = controls.verified;
+  result.controlsFailed = controls.failed;
+  if (controls.failed) opts.logger.warn({ adapterKey: adapter.descriptor.key, ...controls }, 'changes contradicted by the supplier; lines sent to a person');
   // Days past the seller's window become final and closed months close before closeout, which waits for them.
   const finality = await settleFinality(db, adapter.descriptor.key, opts.finalizationHours, {
     real,

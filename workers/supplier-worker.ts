@@ -1,3 +1,4 @@
+import { verificationSettingsFor } from '../shared/delivery/control-verification';
 import { Worker } from 'bullmq';
 import type { RedisClient } from '../shared/redis';
 import type { Knex } from 'knex';
@@ -58,6 +59,7 @@ export function supplierWorker(
           timeoutMs: config.SUPPLIER_TIMEOUT_MS,
           sandboxSlowMs: config.SANDBOX_SLOW_MS,
           pacingTolerance: config.DELIVERY_PACING_TOLERANCE,
+          verification: verificationSettingsFor(config, adapter.descriptor),
           logger: log,
           ...(data.advertiserId ? { advertiserId: data.advertiserId } : {}),
         });

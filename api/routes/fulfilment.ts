@@ -22,6 +22,7 @@ import {
   type Operator,
 } from '../../shared/bookings/line-operations';
 import { DeliveryEntrySchema, enterDelivery } from '../../shared/delivery/staff-entry';
+import { verificationSettingsFor } from '../../shared/delivery/control-verification';
 import { finalizeMonthByStaff } from '../../shared/delivery/finality';
 import { PeriodSchema } from '../../shared/reconciliation/reconciliation-views';
 import type { ApiDeps } from '../deps';
@@ -79,6 +80,9 @@ async function staffLine(deps: ApiDeps, principal: Principal, params: { bookingI
   return { staff, ref };
 }
 
+/** Workflow suppliers' figures are entered by staff as the supplier reports them: the deployment's delay applies. */
+const workflowVerification = (config: ApiDeps['config']) => verificationSettingsFor(config, { key: 'manual', kind: 'workflow' });
+
 export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
   const { db } = deps;
   return [
@@ -109,7 +113,8 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
       summary:
         "Enter a workflow line's delivery as its supplier reported it: CSV text with date,impressions,clicks,completions,spend_minor, one row per day. Changed figures are kept as revisions with who entered them; a live line's spend follows.",
       body: DeliveryEntrySchema,
-      run: (ref, body, who) => enterDelivery(db, ref, body.csv, who.actor, deps.config.DELIVERY_PACING_TOLERANCE),
+      run: (ref, body, who) =>
+        enterDelivery(db, ref, body.csv, who.actor, deps.config.DELIVERY_PACING_TOLERANCE, workflowVerification(deps.config)),
     }),
     lineOperation(deps, {
       name: 'finalize',

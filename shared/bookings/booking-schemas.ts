@@ -36,8 +36,24 @@ export const SupplierAttemptSchema = z
     finishedAt: DateTime.nullable(),
     lateOutcome: z.unknown().nullable(),
     lateOutcomeAt: DateTime.nullable(),
+    drift: z.array(z.string()).nullable(),
   })
   .meta({ id: 'SupplierAttempt' });
+
+/** Whether the latest pause, stop or budget or end-date change the supplier acknowledged is proven by what it said since. */
+export const LineVerificationSchema = z
+  .object({
+    operationId: z.uuid(),
+    operation: z.enum(['pause', 'stop', 'change-budget']),
+    state: z.enum(['pending', 'verified', 'failed', 'superseded']),
+    effectiveAt: DateTime,
+    decidedAt: DateTime.nullable(),
+    evidence: z.record(z.string(), z.unknown()).nullable(),
+    /** What a person must still do at the supplier (a seller that does not carry out cancels: end the buy there). */
+    followUp: z.string().nullable(),
+  })
+  .meta({ id: 'LineVerification' });
+export type LineVerification = z.infer<typeof LineVerificationSchema>;
 
 export const BookingLineSchema = z
   .looseObject({
@@ -63,6 +79,7 @@ export const BookingLineSchema = z
     attempts: z.array(SupplierAttemptSchema),
     stop: LineStopSchema.nullable(),
     pendingOperation: z.enum(['book', ...LINE_OPERATIONS]).nullable(),
+    verification: LineVerificationSchema.nullable(),
   })
   .meta({ id: 'BookingLine' });
 export type BookingLine = z.infer<typeof BookingLineSchema>;

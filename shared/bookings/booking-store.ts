@@ -4,6 +4,7 @@ import type { Booking, BookingEvent, BookingLine } from './booking-schemas';
 import type { BookingStatus } from './booking-status';
 import { OPEN_LINE_STATUSES, type LineOperation, type LineStatus, type LineStop } from './line-state';
 import { attemptView, type AttemptRow } from '../suppliers/attempts';
+import type { LineVerification } from './booking-schemas';
 import { dateOnly } from '../dates';
 import { clockedNow } from '../workspaces/sandbox-clock';
 
@@ -66,7 +67,7 @@ export interface BookingRow {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function toLine(r: LineRow, attempts: AttemptRow[] = []): BookingLine {
+export function toLine(r: LineRow, attempts: AttemptRow[] = [], verification: LineVerification | null = null): BookingLine {
   return {
     id: r.id,
     channelCampaignId: r.channel_campaign_id,
@@ -93,6 +94,7 @@ export function toLine(r: LineRow, attempts: AttemptRow[] = []): BookingLine {
     stop: r.stop ?? null,
     pendingOperation: r.operation_id || (r.operation === 'book' && OPEN_LINE_STATUSES.includes(r.status)) ? r.operation : null,
     attempts: attempts.map(attemptView),
+    verification,
   };
 }
 
@@ -112,7 +114,14 @@ function toEvent(r: Record<string, unknown>): BookingEvent {
 
 const OPEN_BOOKING: readonly BookingStatus[] = ['queued', 'in-progress', 'stopping'];
 
-function toBooking(r: BookingRow, lines: LineRow[], attempts: AttemptRow[], events: Record<string, unknown>[], now: Date): Booking {
+function toBooking(
+  r: BookingRow,
+  lines: LineRow[],
+  attempts: AttemptRow[],
+  events: Record<string, unknown>[],
+  now: Date,
+  verifications: ReadonlyMap<string, LineVerification> = new Map(),
+): Booking {
   const endDate = dateOnly(r.end_date);
   const today = dateOnly(clockedNow(r.execution_mode, Number(r.clock_offset_days ?? 0), now));
   const flightEnded = endDate < today;
@@ -143,6 +152,7 @@ function toBooking(r: BookingRow, lines: LineRow[], attempts: AttemptRow[], even
       toLine(
         l,
         attempts.filter((a) => a.line_id === l.id),
+        verifications.get(l.id) ?? null,
       ),
     ),
     events: events.map(toEvent),
@@ -176,6 +186,46 @@ export function bookingQuery(db: Knex) {
     );
 }
 
+/**
+ * Each line's latest change that is verified by delivery (docs/bookings.md, "Verified control"),
+ * for the bookings `where` names (a condition on `o`, the operation): one query for both readers.
+ */
+const VERIFICATIONS_SQL = (where: string) => `select distinct on (o.line_id) o.line_id, o.id, o.kind, o.verification, o.effective_at,
+         o.verification_decided_at, o.verification_evidence,
+         (select a.detail -> 'detail' ->> 'followUp' from supplier_attempts a where a.id = o.attempt_id) as follow_up
+    from line_operations o where ${where} and o.verification is not null
+   order by o.line_id, o.effective_at desc`;
+
+interface VerificationRow {
+  line_id: string;
+  id: string;
+  kind: LineVerification['operation'];
+  verification: LineVerification['state'];
+  effective_at: Date | string;
+  verification_decided_at: Date | string | null;
+  verification_evidence: Record<string, unknown> | null;
+  follow_up: string | null;
+}
+
+const isoOf = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+function verificationsByLine(rows: VerificationRow[]): Map<string, LineVerification> {
+  return new Map(
+    rows.map((v) => [
+      v.line_id,
+      {
+        operationId: v.id,
+        operation: v.kind,
+        state: v.verification,
+        effectiveAt: isoOf(v.effective_at)!,
+        decidedAt: isoOf(v.verification_decided_at),
+        evidence: v.verification_evidence,
+        followUp: v.follow_up,
+      },
+    ]),
+  );
+}
+
 /** Loads bookings with their lines and events, in the order of the ids given. */
 export async function loadBookings(db: Knex, rows: BookingRow[], now = new Date()): Promise<Booking[]> {
   if (!rows.length) return [];
@@ -187,6 +237,8 @@ export async function loadBookings(db: Knex, rows: BookingRow[], now = new Date(
     .whereIn('booking_id', ids)
     .orderBy(['created_at', 'id'])) as AttemptRow[];
   const events = await db('booking_events').whereIn('booking_id', ids).orderBy('seq');
+  const { rows: verified } = await db.raw<{ rows: VerificationRow[] }>(VERIFICATIONS_SQL('o.booking_id = any(?::uuid[])'), [ids]);
+  const verifications = verificationsByLine(verified);
   return rows.map((r) =>
     toBooking(
       r,
@@ -194,6 +246,7 @@ export async function loadBookings(db: Knex, rows: BookingRow[], now = new Date(
       attempts.filter((a) => a.booking_id === r.id),
       events.filter((e) => e.booking_id === r.id),
       now,
+      verifications,
     ),
   );
 }
@@ -219,22 +272,25 @@ const ONE_BOOKING_SQL = (q: Knex) =>
     q.raw(`(select coalesce(json_agg(a order by a.created_at, a.id), '[]') from supplier_attempts a
              where a.subject_kind = 'line' and a.booking_id = b.id) as attempts_json`),
     q.raw(`(select coalesce(json_agg(e order by e.seq), '[]') from booking_events e where e.booking_id = b.id) as events_json`),
+    q.raw(`(select coalesce(json_agg(v), '[]') from (${VERIFICATIONS_SQL('o.booking_id = b.id')}) v) as verifications_json`),
   );
 
 type OneBookingRow = BookingRow & {
   lines_json: Array<Record<string, unknown>>;
   attempts_json: Array<Record<string, unknown>>;
   events_json: Array<Record<string, unknown>>;
+  verifications_json: VerificationRow[];
 };
 
 function oneBooking(row: OneBookingRow): Booking {
-  const { lines_json, attempts_json, events_json, ...booking } = row;
+  const { lines_json, attempts_json, events_json, verifications_json, ...booking } = row;
   return toBooking(
     booking,
     reviveDates<LineRow>(lines_json, ['assigned_at', 'started_at', 'confirmed_at']),
     reviveDates<AttemptRow>(attempts_json, ['created_at', 'finished_at', 'late_outcome_at']),
     reviveDates(events_json, ['created_at']),
     new Date(),
+    verificationsByLine(verifications_json),
   );
 }
 

@@ -212,6 +212,10 @@ const ConfigFields = z.object({
   DELIVERY_RESTATEMENT_DAYS: z.coerce.number().int().min(0).max(60).default(7),
   /** A line is off pace when its spend differs from the expected by more than this share. */
   DELIVERY_PACING_TOLERANCE: z.coerce.number().min(0.01).max(1).default(0.15),
+  /** Spend after a pause or stop (or beyond a new budget) tolerated as impressions in flight, in percent of the line's budget. */
+  CONTROL_TOLERANCE_PERCENT: z.coerce.number().min(0).max(10).default(1),
+  /** Hours after a day before a supplier's figures for it prove a change, for suppliers that state none (docs/bookings.md). */
+  CONTROL_REPORTING_DELAY_HOURS: z.coerce.number().int().min(0).max(168).default(6),
   /** How long the sandbox "slow" trigger takes. */
   SANDBOX_SLOW_MS: z.coerce.number().int().min(0).default(3000),
   /** How long the API waits for a persona-extract worker before answering 503. */

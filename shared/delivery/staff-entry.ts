@@ -1,3 +1,4 @@
+import { verifyControls, type VerificationSettings } from './control-verification';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { Knex } from 'knex';
 import { z } from 'zod';
@@ -74,9 +75,10 @@ export async function enterDelivery(
   csv: string,
   actor: Actor,
   pacingTolerance: number,
+  verification: VerificationSettings,
 ) {
   const days = parseDeliveryCsv(csv);
-  return db.transaction(async (trx) => {
+  const entered = await db.transaction(async (trx) => {
     const line = await trx('booking_lines as l')
       .join('bookings as b', 'b.id', 'l.booking_id')
       .join('campaigns as c', 'c.id', 'b.campaign_id')
@@ -130,4 +132,7 @@ export async function enterDelivery(
     });
     return { days: days.length, changed: changed.length, restatedFinal: restated.length };
   });
+  // What the supplier's figures now say of the changes it acknowledged on the line.
+  const controls = await verifyControls(db, { lineIds: [ref.lineId] }, verification);
+  return { ...entered, controlsVerified: controls.verified, controlsFailed: controls.failed };
 }

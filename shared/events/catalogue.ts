@@ -47,6 +47,12 @@ export const EVENT_TYPES = [
     subject: 'invoice_line',
     description: 'A person resolved a disputed invoice line with a remedy (credit, invoice_adjustment, additional_delivery or accepted).',
   },
+  {
+    type: 'line.control_failed',
+    subject: 'line_operation',
+    description:
+      "A pause, stop or budget or end-date change the supplier acknowledged is contradicted by what it said since (its read-back, or delivery after the change): the line goes to a person, with the evidence.",
+  },
   { type: 'makegood.owed', subject: 'makegood', description: 'A seller owes a make-good: impressions to deliver at no cost by a date.' },
   {
     type: 'makegood.fulfilled',

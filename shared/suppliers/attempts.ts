@@ -332,5 +332,12 @@ export function attemptView(a: AttemptRow) {
     // The supplier's answer that arrived after the attempt had been closed by someone else.
     lateOutcome: a.late_outcome ?? null,
     lateOutcomeAt: a.late_outcome_at ? a.late_outcome_at.toISOString() : null,
+    // Where the supplier's read-back after a change differed from what was asked (empty: it agreed).
+    drift: driftOf(a.detail),
   };
+}
+
+function driftOf(detail: unknown): string[] | null {
+  const drift = (detail as { detail?: { drift?: unknown } } | null)?.detail?.drift;
+  return Array.isArray(drift) ? drift.map(String) : null;
 }

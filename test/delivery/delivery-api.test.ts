@@ -29,6 +29,7 @@ const options: PollOptions = {
   timeoutMs: 5_000,
   sandboxSlowMs: 0,
   pacingTolerance: 0.15,
+  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
   logger: createLogger('silent'),
 };
 const poll = (adapterKey: string, over: Partial<PollOptions> = {}) =>

@@ -27,6 +27,7 @@ const options: PollOptions = {
   timeoutMs: 5_000,
   sandboxSlowMs: 0,
   pacingTolerance: 0.15,
+  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
   logger: createLogger('silent'),
 };
 const poll = (org: string) => pollDelivery(env.db, ADAPTER_IMPLEMENTATIONS.get('sandbox-ctv')!, { ...options, advertiserId: org });

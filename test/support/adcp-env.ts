@@ -21,6 +21,8 @@ export const TEST_SELLERS: TestSeller[] = [
   { key: 'spot', channels: ['ctv'], sandbox: false },
   /** A live seller the test controls (test/support/adcp-test-seller.ts). */
   { key: 'ctl', channels: ['ctv'], sandbox: false },
+  /** A sandbox seller the test controls, set up as sellers that do less than they say (Prebid's Sales Agent). */
+  { key: 'lax-sandbox', channels: ['ctv'], sandbox: true },
 ];
 
 const placeholder = 'http://127.0.0.1:9/mcp';
@@ -28,13 +30,19 @@ process.env.ADCP_SELLERS = JSON.stringify(TEST_SELLERS.map((s) => ({ ...s, agent
 process.env[SELLER_TOKEN_ENV] = HARNESS_TOKEN;
 
 /** ADCP_SELLERS for the API and workers, with each seller's real agent URL (and, for some, where it publishes its webhook keys). */
-export function sellersAt(urls: Record<string, string>, webhookJwks: Record<string, string> = {}): string {
+export function sellersAt(
+  urls: Record<string, string>,
+  webhookJwks: Record<string, string> = {},
+  /** Per seller key, more of its settings (what it can be trusted to do: docs/adcp.md). */
+  settings: Record<string, Record<string, unknown>> = {},
+): string {
   return JSON.stringify(
     TEST_SELLERS.map((s) => ({
       ...s,
       agentUrl: urls[s.key] ?? placeholder,
       credentialEnv: SELLER_TOKEN_ENV,
       ...(webhookJwks[s.key] ? { webhookJwksUrl: webhookJwks[s.key] } : {}),
+      ...settings[s.key],
     })),
   );
 }

@@ -77,7 +77,10 @@ interface Buy {
   mediaBuyId: string;
   status: 'pending_creatives' | 'active' | 'paused' | 'canceled';
   packages: Array<{ package_id: string; product_id: string; budget: number; paused: boolean }>;
+  startTime: string;
   endTime: string;
+  /** What the seller's ad server runs: the buy as booked, with the changes the seller carried out. */
+  served: { paused: boolean; canceled: boolean; budget: number; endTime: string };
 }
 
 interface Background {
@@ -140,6 +143,15 @@ export interface TestSeller extends CreativeDesk {
   totalsOnly: boolean;
   /** Every get_media_buy_delivery that reached the seller. */
   deliveryAsks: GetMediaBuyDeliveryRequest[];
+  /** Ignores `canceled` on update_media_buy and answers success (Prebid's Sales Agent has no cancel path). */
+  ignoresCancel: boolean;
+  /** Records budget and end-date changes (its read-back shows them) without applying them to what it serves. */
+  ignoresFlightChanges: boolean;
+  /**
+   * Runs its ad server over `dates`: each buy it serves (not paused or canceled, within its served
+   * flight) delivers an even share of its served budget a day, until that budget is spent.
+   */
+  simulate(dates: string[]): void;
   /** get_products buying modes the seller refuses (UNSUPPORTED_FEATURE), as some sellers refuse `wholesale`. */
   refusedBuyingModes: Set<string>;
   /** Every get_products buying mode asked for, in order. */
@@ -219,6 +231,25 @@ export async function startTestSeller(
     delivery: new Map(),
     totalsOnly: false,
     deliveryAsks: [],
+    ignoresCancel: false,
+    ignoresFlightChanges: false,
+    simulate(dates) {
+      for (const buy of seller.buys.values()) {
+        const start = buy.startTime.slice(0, 10);
+        const flightDays = Math.max(1, Math.round((Date.parse(buy.endTime) - Date.parse(buy.startTime)) / 86_400_000));
+        const days = seller.delivery.get(buy.mediaBuyId) ?? [];
+        for (const date of dates) {
+          const served = buy.served;
+          if (served.paused || served.canceled || date < start || Date.parse(`${date}T00:00:00Z`) >= Date.parse(served.endTime)) continue;
+          if (days.some((d) => d.date === date)) continue;
+          const spent = days.reduce((sum, d) => sum + d.spend, 0);
+          const spend = Math.min(Math.round((served.budget / flightDays) * 100) / 100, Math.round((served.budget - spent) * 100) / 100);
+          if (spend <= 0) continue;
+          days.push({ date, impressions: Math.round((spend / 12) * 1000), spend });
+        }
+        seller.delivery.set(buy.mediaBuyId, days);
+      }
+    },
     refusedBuyingModes: new Set(),
     productAsks: [],
     syncedAccountsOnly: false,
@@ -245,7 +276,15 @@ export async function startTestSeller(
       budget: (p as { budget?: number }).budget ?? 0,
       paused: false,
     }));
-    seller.buys.set(mediaBuyId, { mediaBuyId, status: 'pending_creatives', packages, endTime: String(req.end_time) });
+    const budget = packages.reduce((sum, p) => sum + p.budget, 0);
+    seller.buys.set(mediaBuyId, {
+      mediaBuyId,
+      status: 'pending_creatives',
+      packages,
+      startTime: String(req.start_time),
+      endTime: String(req.end_time),
+      served: { paused: false, canceled: false, budget, endTime: String(req.end_time) },
+    });
     return {
       media_buy_id: mediaBuyId,
       status: 'pending_creatives',
@@ -360,18 +399,28 @@ export async function startTestSeller(
           end_time?: string;
         };
         let status = buy.status;
-        if (p.canceled) status = 'canceled';
+        // A seller with no cancel path ignores `canceled` and answers success.
+        if (p.canceled && !seller.ignoresCancel) status = 'canceled';
         else if (p.paused === true) status = 'paused';
         else if (p.paused === false) status = 'active';
         if (!seller.drift) {
           buy.status = status;
-          if (typeof p.paused === 'boolean') for (const pkg of buy.packages) pkg.paused = p.paused;
+          if (status === 'canceled') buy.served.canceled = true;
+          if (typeof p.paused === 'boolean') {
+            for (const pkg of buy.packages) pkg.paused = p.paused;
+            buy.served.paused = p.paused;
+          }
           for (const change of p.packages ?? []) {
             const pkg = buy.packages.find((x) => x.package_id === change.package_id);
             if (!pkg) throw new AdcpError('PACKAGE_NOT_FOUND', { message: `Package ${change.package_id} not found`, recovery: 'terminal' });
             if (typeof change.budget === 'number') pkg.budget = change.budget;
           }
           if (p.end_time) buy.endTime = p.end_time;
+          // Recorded above; carried to the ad server only by a seller that applies flight changes.
+          if (!seller.ignoresFlightChanges) {
+            buy.served.budget = buy.packages.reduce((sum, x) => sum + x.budget, 0);
+            buy.served.endTime = buy.endTime;
+          }
         }
         return { media_buy_id: buyId, status };
       },

@@ -29,7 +29,7 @@ const endTimeOf = (date: string) => {
 
 /** The update_media_buy body for an operation on one line's package. */
 export function updateRequest(
-  op: Operation,
+  op: Operation | 'pause-for-stop',
   request: LineOperationRequest | BudgetChangeRequest,
   account: SellerAccount,
   mediaBuyId: string,
@@ -38,8 +38,9 @@ export function updateRequest(
   const base = { idempotency_key: request.attemptId, account: accountRef(account, request.executionMode), media_buy_id: mediaBuyId };
   switch (op) {
     case 'pause':
+    case 'pause-for-stop':
     case 'resume':
-      return { ...base, paused: op === 'pause' };
+      return { ...base, paused: op !== 'resume' };
     case 'stop':
       // One buy per line: ending the line cancels its buy.
       return { ...base, canceled: true as const, cancellation_reason: 'Stopped by the buyer in Flightdeck.' };
@@ -55,9 +56,9 @@ export function updateRequest(
 }
 
 /** Where the seller's read-back differs from what the change asked for; empty when it agrees. */
-export function driftOf(op: Operation, request: LineOperationRequest | BudgetChangeRequest, seen: ReadBack): string[] {
+export function driftOf(op: Operation | 'pause-for-stop', request: LineOperationRequest | BudgetChangeRequest, seen: ReadBack): string[] {
   const drift: string[] = [];
-  if (op === 'pause' && seen.paused !== true && seen.status !== 'paused')
+  if ((op === 'pause' || op === 'pause-for-stop') && seen.paused !== true && seen.status !== 'paused')
     drift.push(`asked to pause; the seller shows ${seen.status ?? 'no status'}`);
   if (op === 'resume' && (seen.paused === true || seen.status === 'paused'))
     drift.push('asked to resume; the seller still shows it paused');
@@ -112,7 +113,10 @@ async function readBack(
  * operation's attempt id; then the buy is read back and any difference from what was asked is
  * kept with the outcome as drift (and logged), for a person to look at.
  */
-export function adcpOperation(connection: AdcpSellerConnection, op: Operation) {
+export function adcpOperation(connection: AdcpSellerConnection, asked: Operation) {
+  // A seller that does not carry out cancels (Prebid's Sales Agent) is asked to pause instead: a
+  // pause it does apply, proven by its delivery like any stop, and a person ends the buy there.
+  const op = asked === 'stop' && !connection.seller.honoursCancel ? 'pause-for-stop' : asked;
   return async (request: LineOperationRequest | BudgetChangeRequest, ctx: AdapterContext): Promise<LineOperationOutcome> => {
     if (!request.providerReference) return { kind: 'refused', reason: 'The line has no media buy at the seller; nothing was sent.' };
     const account = await lineAccount(ctx, connection.adapterKey, request.bookingId);
@@ -128,10 +132,10 @@ export function adcpOperation(connection: AdcpSellerConnection, op: Operation) {
       })) as TaskResult<unknown>;
     } catch (err) {
       if (err instanceof SellerUnreachable) return { kind: 'refused', reason: err.message };
-      throw new UnknownOutcome(`The seller's answer to the ${op} was lost: ${(err as Error).message}`);
+      throw new UnknownOutcome(`The seller's answer to the ${asked} was lost: ${(err as Error).message}`);
     }
     if (result.status === 'failed') {
-      if (!result.adcpError) throw new UnknownOutcome(`The seller's answer to the ${op} was lost: ${result.error}`);
+      if (!result.adcpError) throw new UnknownOutcome(`The seller's answer to the ${asked} was lost: ${result.error}`);
       return { kind: 'refused', reason: `${result.adcpError.code}: ${result.adcpError.message}` };
     }
     if (result.status !== 'completed') {
@@ -140,7 +144,7 @@ export function adcpOperation(connection: AdcpSellerConnection, op: Operation) {
       // change will happen is not known: a person reconciles it, with the seller's task id.
       const task = result.submitted?.taskId ?? result.metadata?.serverTaskId ?? result.metadata?.taskId;
       throw new UnknownOutcome(
-        `The seller answered the ${op} ${result.status}${task ? ` (its task ${task})` : ''}; update_media_buy has no such answer, so whether it will be done is not known.`,
+        `The seller answered the ${asked} ${result.status}${task ? ` (its task ${task})` : ''}; update_media_buy has no such answer, so whether it will be done is not known.`,
       );
     }
     const errors = (result.data as { errors?: Array<{ code?: string; message?: string }> }).errors;
@@ -153,7 +157,17 @@ export function adcpOperation(connection: AdcpSellerConnection, op: Operation) {
     } catch (err) {
       drift = [`the buy could not be read back: ${(err as Error).message}`];
     }
-    return { kind: 'applied', providerReference: request.providerReference, detail: { readBack: seen, drift } };
+    const followUp =
+      op === 'pause-for-stop'
+        ? `${connection.adapterKey} does not carry out cancels: the buy is paused there. End media buy ${mediaBuyId} at the seller by hand.`
+        : asked === 'change-budget' && !connection.seller.appliesFlightChanges
+          ? `${connection.adapterKey} records budget and end-date changes without applying them to its ad server: make the change there by hand.`
+          : null;
+    return {
+      kind: 'applied',
+      providerReference: request.providerReference,
+      detail: { readBack: seen, drift, ...(followUp ? { followUp } : {}) },
+    };
   };
 }
 

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { sellersAt } from '../support/adcp-env';
+import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
+import { post, readBooking } from '../support/bookings';
+import { until, untilFound } from '../support/wait';
+import { subscribe } from '../support/webhooks';
+import { walletAndLedger } from '../support/wallet';
+import { launchOnSeller } from '../support/adcp-buy';
+import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
+import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
+import { addDays, dateOnly } from '../../shared/dates';
+import type { RunningWorkers } from '../../workers/main';
+import type { BookingLine } from '../../shared/bookings/booking-schemas';
+
+/**
+ * In-flight changes proven by the seller's delivery (docs/bookings.md, "Verified control"), on
+ * sandbox AdCP sellers whose delivery follows the workspace's clock: an honest seller, and a lax
+ * one set up as Prebid's Sales Agent behaves (ignores `canceled`, records budget and end-date
+ * changes without serving them) and configured as docs/adcp.md says for it. Delivery reaches
+ * Flightdeck only through the polls a clock advance queues; nothing here calls a poll or the check.
+ */
+let honest: TestSeller;
+let lax: TestSeller;
+let env: TestEnv;
+let api: TestApi;
+let workers: RunningWorkers;
+
+const today = dateOnly(new Date());
+const flight = { executionMode: 'sandbox' as const, startDate: today, endDate: addDays(today, 19) };
+
+beforeAll(async () => {
+  [honest, lax] = await Promise.all([startTestSeller(), startTestSeller()]);
+  lax.ignoresCancel = true;
+  lax.ignoresFlightChanges = true;
+  env = await createTestEnv();
+  const sellers = sellersAt(
+    { 'acme-sandbox': honest.agentUrl, 'lax-sandbox': lax.agentUrl },
+    {},
+    { 'lax-sandbox': { honoursCancel: false, appliesFlightChanges: false, reportingDelayHours: 0 } },
+  );
+  api = await env.api({ ADCP_SELLERS: sellers });
+  workers = await env.workers({
+    ADCP_SELLERS: sellers,
+    DELIVERY_POLL_EVERY_MS: '3600000',
+    WORKER_QUEUES: 'supplier.adcp-acme-sandbox,supplier.adcp-lax-sandbox',
+  });
+}, 60_000);
+afterAll(async () => {
+  await workers?.close();
+  await env?.close();
+  await Promise.all([honest, lax].map((s) => s?.stop()));
+});
+
+/** A workspace with one confirmed sandbox line on the seller, subscribed to control failures. */
+async function running(seller: string) {
+  const org = `org-vc-${randomUUID().slice(0, 8)}`;
+  const launched = await launchOnSeller(env, api, org, seller, productRef('ctv_sync'), flight);
+  await subscribe(env, api, org, ['line.control_failed']);
+  const line = await untilFound('the seller books the line', async () => {
+    const l = (await readBooking(api, launched.token, launched.booking.id)).lines[0]!;
+    return l.status === 'confirmed' ? l : null;
+  });
+  const mediaBuyId = parseAdcpReference(line.providerReference!).mediaBuyId;
+  return { org, ...launched, lineId: line.id, mediaBuyId };
+}
+type Running = Awaited<ReturnType<typeof running>>;
+
+const lineOf = async (r: Running) => (await readBooking(api, r.token, r.booking.id)).lines[0] as unknown as BookingLine;
+
+async function control(r: Running, what: 'pause' | 'resume' | 'stop', settled: string) {
+  const line = await lineOf(r);
+  const res = await post(api, r.token, `/api/v1/bookings/${r.booking.id}/lines/${r.lineId}/${what}`, { expectedVersion: line.version });
+  expect(res.status).toBe(202);
+  return untilFound(`the ${what} to settle`, async () => {
+    const l = await lineOf(r);
+    return l.status === settled && l.pendingOperation === null ? l : null;
+  });
+}
+
+/** The seller's ad server runs `days` days from the workspace's today, then the clock moves past them. */
+async function runDays(r: Running, seller: TestSeller, days: number, clockDays = days) {
+  const offset = Number((await env.db('sandbox_clocks').where({ advertiser_id: r.org }).first('offset_days'))?.offset_days ?? 0);
+  const from = addDays(today, offset);
+  seller.simulate(Array.from({ length: days }, (_, i) => addDays(from, i)));
+  const asked = seller.deliveryAsks.length;
+  expect((await post(api, r.token, '/api/v1/sandbox/clock/advance', { days: clockDays })).status).toBe(200);
+  await until('the clock advance asks the seller', async () => seller.deliveryAsks.length > asked);
+}
+
+const failures = (org: string) => env.db('webhook_events').where({ workspace_id: org, type: 'line.control_failed' });
+
+test('an honest seller: a pause is verified once a full day after it shows no delivery; a resume lets it deliver again', async () => {
+  const r = await running('adcp-acme-sandbox');
+  await runDays(r, honest, 1);
+  const paused = await control(r, 'pause', 'stopped');
+  expect(paused.verification).toMatchObject({ operation: 'pause', state: 'pending' });
+  // The day of the pause itself and the next: nothing served while paused.
+  await runDays(r, honest, 3);
+  const verified = await untilFound('the pause to be verified', async () => {
+    const l = await lineOf(r);
+    return l.verification?.state === 'verified' ? l : null;
+  });
+  expect(verified).toMatchObject({ status: 'stopped', verification: { operation: 'pause', evidence: expect.any(Object) } });
+  expect(await failures(r.org)).toHaveLength(0);
+  await control(r, 'resume', 'confirmed');
+  expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
+}, 90_000);
+
+test('a seller that says it paused and did not (its read-back disagrees): failed at once, the line goes to a person, subscribers told', async () => {
+  const r = await running('adcp-acme-sandbox');
+  honest.drift = true;
+  try {
+    await control(r, 'pause', 'stopped');
+  } finally {
+    honest.drift = false;
+  }
+  await runDays(r, honest, 1);
+  const failed = await untilFound('the pause to fail', async () => {
+    const l = await lineOf(r);
+    return l.verification?.state === 'failed' ? l : null;
+  });
+  expect(failed.status).toBe('reconciliation-required');
+  expect(failed.verification!.evidence).toMatchObject({ reason: 'read-back', drift: [expect.stringMatching(/asked to pause/)] });
+  const booking = await readBooking(api, r.token, r.booking.id);
+  expect(booking.events.filter((e) => e.action === 'line.control_failed')).toHaveLength(1);
+  const told = await failures(r.org);
+  expect(told).toHaveLength(1);
+  expect(told[0].body).toMatchObject({ lineId: r.lineId, operation: 'pause', reason: 'read-back' });
+}, 90_000);
+
+test('a lax seller: a stop goes as a pause it does apply, is verified by delivery, and asks a person to end the buy there', async () => {
+  const r = await running('adcp-lax-sandbox');
+  await runDays(r, lax, 1);
+  const stopped = await control(r, 'stop', 'stopped');
+  const update = lax.updates.filter((u) => u.mediaBuyId === r.mediaBuyId).at(-1)!.patch as unknown as Record<string, unknown>;
+  expect(update).toMatchObject({ paused: true });
+  expect(update.canceled).toBeUndefined();
+  expect(stopped.verification).toMatchObject({
+    operation: 'stop',
+    state: 'pending',
+    followUp: expect.stringMatching(new RegExp(`End media buy ${r.mediaBuyId} at the seller by hand`)),
+  });
+  await runDays(r, lax, 3);
+  await until('the stop to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
+  expect((await lineOf(r)).status).toBe('stopped');
+}, 90_000);
+
+test('a lax seller records a budget cut and keeps serving the old budget: the overspend fails the change, and the money spent is kept', async () => {
+  const r = await running('adcp-lax-sandbox');
+  const booking = await readBooking(api, r.token, r.booking.id);
+  const amended = await api.fetch(`/api/v1/campaigns/${r.campaignId}/amendments`, {
+    method: 'POST',
+    token: r.token,
+    headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    // 1,000 over 20 days is 50 a day at the seller; cut to 120, which three days pass.
+    body: JSON.stringify({ expectedVersion: booking.version, lines: [{ lineId: r.lineId, budgetMinor: 12_000 }] }),
+  });
+  expect(amended.status).toBe(202);
+  await until('the cut to settle', async () => {
+    const l = await lineOf(r);
+    return l.budgetMinor === 12_000 && l.pendingOperation === null;
+  });
+  // The seller's read-back agrees (it recorded the cut): only its delivery tells.
+  expect((await lineOf(r)).attempts.at(-1)!.drift).toEqual([]);
+  await runDays(r, lax, 3);
+  const failed = await untilFound('the cut to fail', async () => {
+    const l = await lineOf(r);
+    return l.verification?.state === 'failed' ? l : null;
+  });
+  expect(failed.status).toBe('reconciliation-required');
+  expect(failed.verification!.evidence).toMatchObject({ reason: 'delivered beyond the new budget', budgetMinor: 12_000, totalSpendMinor: 15_000 });
+  // Real money spent is never hidden: the line's delivered spend is the seller's 150.
+  const delivery = await api.fetch(`/api/v1/campaigns/${r.campaignId}/delivery`, { token: r.token });
+  expect(((await delivery.json()) as { delivery: { lines: Array<{ spendMinor: number }> } }).delivery.lines[0]!.spendMinor).toBe(15_000);
+  expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
+}, 90_000);
+
+test('a seller that ignores a cancel it was told it honours: the read-back fails the stop, nothing reads stopped while it delivers', async () => {
+  const r = await running('adcp-acme-sandbox');
+  honest.ignoresCancel = true;
+  try {
+    await control(r, 'stop', 'stopped');
+  } finally {
+    honest.ignoresCancel = false;
+  }
+  await runDays(r, honest, 2);
+  const failed = await untilFound('the stop to fail', async () => {
+    const l = await lineOf(r);
+    return l.verification?.state === 'failed' ? l : null;
+  });
+  expect(failed.status).toBe('reconciliation-required');
+  expect(failed.verification!.evidence).toMatchObject({ reason: 'read-back', drift: [expect.stringMatching(/asked to stop/)] });
+}, 90_000);

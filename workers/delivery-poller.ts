@@ -146,7 +146,8 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
   );
   result.controlsVerified = controls.verified;
   result.controlsFailed = controls.failed;
-  if (controls.failed) opts.logger.warn({ adapterKey: adapter.descriptor.key, ...controls }, 'changes contradicted by the supplier; lines sent to a person');
+  if (controls.failed)
+    opts.logger.warn({ adapterKey: adapter.descriptor.key, ...controls }, 'changes contradicted by the supplier; lines sent to a person');
   // Days past the seller's window become final and closed months close before closeout, which waits for them.
   const finality = await settleFinality(db, adapter.descriptor.key, opts.finalizationHours, {
     real,

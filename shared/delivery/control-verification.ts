@@ -78,7 +78,15 @@ export interface Decision {
 export function decide(
   w: Pick<
     Watched,
-    'kind' | 'verification' | 'effective_at' | 'budget_to_minor' | 'end_date_to' | 'line_budget_minor' | 'drift' | 'read_back' | 'resumed_on'
+    | 'kind'
+    | 'verification'
+    | 'effective_at'
+    | 'budget_to_minor'
+    | 'end_date_to'
+    | 'line_budget_minor'
+    | 'drift'
+    | 'read_back'
+    | 'resumed_on'
   >,
   days: ReadonlyArray<{ day: string; spendMinor: number; impressions: number }>,
   now: Date,
@@ -90,9 +98,6 @@ export function decide(
   const asked = { operation: w.kind, effectiveAt: w.effective_at.toISOString(), ...askedFigures(w) };
   if (w.drift?.length) return { state: 'failed', evidence: { asked, reason: 'read-back', sellerShows: w.read_back, drift: w.drift } };
 
-  // The days that must be empty (a pause or stop), or the figure the line must stay within.
-  let watchedDays = days;
-  let reason: string;
   let lastDayToSee = effectiveDay;
   if (w.kind === 'pause' || w.kind === 'stop') {
     const until = w.kind === 'pause' ? w.resumed_on : null;
@@ -101,10 +106,10 @@ export function decide(
         ? { state: 'superseded', evidence: { asked, reason: 'resumed before a full day could show the pause', resumedOn: until } }
         : null;
     }
-    watchedDays = days.filter((d) => d.day > effectiveDay && (!until || d.day < until) && (d.spendMinor > 0 || d.impressions > 0));
-    reason = `delivered after the ${w.kind}`;
-    const spent = watchedDays.reduce((sum, d) => sum + d.spendMinor, 0);
-    if (spent > tolerance) return failed(asked, reason, watchedDays, spent, tolerance);
+    // The days that must be empty: after the effective day (which may carry what was in flight), until a resume.
+    const served = days.filter((d) => d.day > effectiveDay && (!until || d.day < until) && (d.spendMinor > 0 || d.impressions > 0));
+    const spent = served.reduce((sum, d) => sum + d.spendMinor, 0);
+    if (spent > tolerance) return failed(asked, `delivered after the ${w.kind}`, served, spent, tolerance);
   } else {
     const budget = Number(w.budget_to_minor);
     const spent = days.reduce((sum, d) => sum + d.spendMinor, 0);
@@ -125,7 +130,10 @@ export function decide(
   const covered = reported.asOf !== null && reported.asOf.getTime() >= seen.getTime() - 60_000;
   const fresh = reported.fetchedAt !== null && reported.fetchedAt.getTime() >= due.getTime();
   if (now >= due && covered && fresh) {
-    return { state: 'verified', evidence: { asked, reason: 'delivery after the change agrees', reportedAsOf: reported.asOf!.toISOString() } };
+    return {
+      state: 'verified',
+      evidence: { asked, reason: 'delivery after the change agrees', reportedAsOf: reported.asOf!.toISOString() },
+    };
   }
   return null;
 }

@@ -51,7 +51,7 @@ export const EVENT_TYPES = [
     type: 'line.control_failed',
     subject: 'line_operation',
     description:
-      "A pause, stop or budget or end-date change the supplier acknowledged is contradicted by what it said since (its read-back, or delivery after the change): the line goes to a person, with the evidence.",
+      'A pause, stop or budget or end-date change the supplier acknowledged is contradicted by what it said since (its read-back, or delivery after the change): the line goes to a person, with the evidence.',
   },
   { type: 'makegood.owed', subject: 'makegood', description: 'A seller owes a make-good: impressions to deliver at no cost by a date.' },
   {

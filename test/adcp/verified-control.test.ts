@@ -168,7 +168,11 @@ test('a lax seller records a budget cut and keeps serving the old budget: the ov
     return l.verification?.state === 'failed' ? l : null;
   });
   expect(failed.status).toBe('reconciliation-required');
-  expect(failed.verification!.evidence).toMatchObject({ reason: 'delivered beyond the new budget', budgetMinor: 12_000, totalSpendMinor: 15_000 });
+  expect(failed.verification!.evidence).toMatchObject({
+    reason: 'delivered beyond the new budget',
+    budgetMinor: 12_000,
+    totalSpendMinor: 15_000,
+  });
   // Real money spent is never hidden: the line's delivered spend is the seller's 150.
   const delivery = await api.fetch(`/api/v1/campaigns/${r.campaignId}/delivery`, { token: r.token });
   expect(((await delivery.json()) as { delivery: { lines: Array<{ spendMinor: number }> } }).delivery.lines[0]!.spendMinor).toBe(15_000);

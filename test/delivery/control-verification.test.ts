@@ -42,7 +42,10 @@ describe('a pause or stop', () => {
     const early = new Date('2099-03-11T10:00:00Z');
     expect(decide(change(), [day('2099-03-11', 1_000)], early, reported, settings)).toBeNull();
     const failed = decide(change(), [day('2099-03-11', 1_001)], early, reported, settings);
-    expect(failed).toMatchObject({ state: 'failed', evidence: { reason: 'delivered after the stop', spentMinor: 1_001, toleranceMinor: 1_000 } });
+    expect(failed).toMatchObject({
+      state: 'failed',
+      evidence: { reason: 'delivered after the stop', spentMinor: 1_001, toleranceMinor: 1_000 },
+    });
     // The effective day itself may carry what was in flight.
     expect(decide(change(), [day('2099-03-10', 50_000)], early, reported, settings)).toBeNull();
   });
@@ -55,7 +58,13 @@ describe('a pause or stop', () => {
   });
 
   test('a read-back that disagrees fails it at once, with what the seller showed', () => {
-    const d = decide(change({ drift: ['asked to stop; the seller shows active'], read_back: { status: 'active' } }), [], later, reported, settings);
+    const d = decide(
+      change({ drift: ['asked to stop; the seller shows active'], read_back: { status: 'active' } }),
+      [],
+      later,
+      reported,
+      settings,
+    );
     expect(d).toMatchObject({ state: 'failed', evidence: { reason: 'read-back', sellerShows: { status: 'active' } } });
   });
 
@@ -99,7 +108,11 @@ describe('a budget or end-date change', () => {
 });
 
 test("each supplier's reporting delay: the sandbox's own at once, an AdCP seller's as configured, others the deployment's", () => {
-  const config = { CONTROL_TOLERANCE_PERCENT: 2, CONTROL_REPORTING_DELAY_HOURS: 6, ADCP_SELLERS: [{ key: 'lax', reportingDelayHours: 24 }] };
+  const config = {
+    CONTROL_TOLERANCE_PERCENT: 2,
+    CONTROL_REPORTING_DELAY_HOURS: 6,
+    ADCP_SELLERS: [{ key: 'lax', reportingDelayHours: 24 }],
+  };
   expect(verificationSettingsFor(config, { key: 'sandbox-ctv', kind: 'sandbox' })).toEqual({ reportingDelayHours: 0, tolerancePercent: 2 });
   expect(verificationSettingsFor(config, { key: 'adcp-lax', kind: 'adcp' })).toEqual({ reportingDelayHours: 24, tolerancePercent: 2 });
   expect(verificationSettingsFor(config, { key: 'manual', kind: 'workflow' })).toEqual({ reportingDelayHours: 6, tolerancePercent: 2 });

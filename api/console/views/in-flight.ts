@@ -6,7 +6,7 @@ import type { ConsoleRequest } from '../context';
 import { FormFill } from '../forms';
 import { esc, layout, money, postForm } from '../html';
 import { at } from '../time';
-import { lineAnchor, lineNames, statusBadge, timeline, type Line } from './lines';
+import { lineAnchor, lineNames, statusBadge, timeline, verificationHtml, type Line } from './lines';
 
 export const campaignPath = (bookingId: string) => `/console/bookings/${bookingId}`;
 export const campaignLinePath = (bookingId: string, lineId: string) => `${campaignPath(bookingId)}/lines/${lineId}`;
@@ -85,7 +85,7 @@ function lineSection(r: ConsoleRequest, x: InFlight, l: Line, name: string): str
 <dt>In hand</dt><dd data-pending-operation>${pendingWords(l, x.pending.get(l.id), b.currency)}</dd>
 <dt>Last budget change</dt><dd>${lastBudgetChange(l, x.amendments, b.currency)}</dd>
 <dt>Version</dt><dd data-line-version>${esc(l.version)}</dd></dl>
-${forms || '<p>Nothing can be asked of this line now.</p>'}</section>`;
+${verificationHtml(l, b.currency)}${forms || '<p>Nothing can be asked of this line now.</p>'}</section>`;
 }
 
 function amendForm(r: ConsoleRequest, x: InFlight, names: Map<string, string>): string {

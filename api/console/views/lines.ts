@@ -206,3 +206,34 @@ export const byAttention = (lines: readonly Line[], viewerId: string): Line[] =>
     .map((l, i) => ({ l, i }))
     .sort((a, b) => attentionRank(a.l, viewerId) - attentionRank(b.l, viewerId) || a.i - b.i)
     .map((x) => x.l);
+
+const VERIFICATION_WORDS: Record<string, string> = {
+  pending: 'waiting for the supplier’s delivery after it to prove it',
+  verified: 'proven by the supplier’s delivery after it',
+  failed: 'contradicted by what the supplier said since',
+  superseded: 'resumed before a full day could prove it',
+};
+
+/**
+ * Whether the line's latest pause, stop or budget change is proven by what the supplier said
+ * since (docs/bookings.md, "Verified control"): the state, why it failed and what was spent, and
+ * what a person must still do at the supplier.
+ */
+export function verificationHtml(l: Line, currency: string): string {
+  const v = l.verification;
+  if (!v) return '';
+  const e = (v.evidence ?? {}) as { reason?: string; spentMinor?: number; drift?: string[] };
+  const why =
+    v.state === 'failed'
+      ? `: ${esc(e.reason ?? '')}${e.drift?.length ? ` (${esc(e.drift.join('; '))})` : ''}${
+          typeof e.spentMinor === 'number' ? `, ${esc((e.spentMinor / 100).toFixed(2))} ${esc(currency)} spent` : ''
+        }`
+      : '';
+  const next =
+    v.state === 'failed'
+      ? ' Next: ask the supplier again with the same key, end it at the supplier by hand, or record the supplier’s make-good; then resolve the line.'
+      : '';
+  return `<p class="note${v.state === 'failed' ? ' attention' : ''}" data-verification="${esc(v.state)}">The ${esc(v.operation)}: ${esc(
+    VERIFICATION_WORDS[v.state] ?? v.state,
+  )}${why}.${next}${v.followUp ? ` <strong data-follow-up>${esc(v.followUp)}</strong>` : ''}</p>`;
+}

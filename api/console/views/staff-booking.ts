@@ -5,7 +5,17 @@ import type { ConsoleRequest } from '../context';
 import { FormFill } from '../forms';
 import { esc, json, layout, money, postForm } from '../html';
 import { at, dueWords } from '../time';
-import { attentionRank, byAttention, evidenceTrail, lineAnchor, lineNames, statusBadge, timeline, type Line } from './lines';
+import {
+  attentionRank,
+  byAttention,
+  evidenceTrail,
+  lineAnchor,
+  lineNames,
+  statusBadge,
+  timeline,
+  verificationHtml,
+  type Line,
+} from './lines';
 import type { BrowserJob } from '../../../shared/bookings/browser-job-schemas';
 import { browserJobsSection, citeEvidence } from './browser-jobs';
 
@@ -178,7 +188,7 @@ export function bookingPage(r: ConsoleRequest, b: Booking, jobs: readonly Browse
 <p>Line <code>${esc(l.id)}</code>, version <strong data-line-version>${esc(l.version)}</strong>, budget ${money(l.budgetMinor, b.currency)},
 method ${esc(l.executionMethod ?? 'supplier adapter')}, claimed by ${esc(l.claimedBy ?? 'nobody')}, provider reference ${esc(l.providerReference ?? '—')}.</p>
 ${l.pendingOperation && l.pendingOperation !== 'book' ? `<p class="note">In hand: <strong data-line-operation>${esc(operationWords(l.pendingOperation))}</strong>${pending.get(l.id) ? ` (${esc(pending.get(l.id)!.status)})` : ''}, asked after the booking${pending.get(l.id)?.note ? `: <q>${esc(pending.get(l.id)!.note)}</q>` : ''}.</p>` : ''}
-${evidenceTrail(b, l, v.timeZone)}${attemptsTable(l)}${lineActions(r, b, l, pending.get(l.id), jobs)}</section>`,
+${verificationHtml(l, b.currency)}${evidenceTrail(b, l, v.timeZone)}${attemptsTable(l)}${lineActions(r, b, l, pending.get(l.id), jobs)}</section>`,
     )
     .join('');
   const browserJobs = browserJobsSection(r, b, jobs, names, `${bookingPath(b.id)}/browser-jobs`);

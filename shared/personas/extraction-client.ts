@@ -47,8 +47,6 @@ export class ExtractionClient {
     let events: QueueEvents;
     try {
       events = await this.listener();
-      // The API's Redis has no offline queue: a first add before the queue's connection is ready would be refused.
-      await this.queue().waitUntilReady();
     } catch {
       throw unavailable('Persona extraction is unavailable (queue unreachable). Retry shortly.', 'extraction_unavailable');
     }

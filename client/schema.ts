@@ -17544,6 +17544,20 @@ export interface operations {
                 expectedSpendMinor: number;
                 projectedSpendMinor: number;
               };
+              outlook: {
+                level: number;
+                spend: {
+                  projectedMinor: number;
+                  lowMinor: number | null;
+                  highMinor: number | null;
+                };
+                impressions: {
+                  projected: number;
+                };
+                /** @enum {string} */
+                classification: 'on-track' | 'under-delivery' | 'early-exhaustion';
+                exhaustionDate: string | null;
+              };
               lines: {
                 /** Format: uuid */
                 lineId: string;
@@ -17567,6 +17581,28 @@ export interface operations {
                   /** @enum {string} */
                   status: 'on-track' | 'under' | 'over';
                   projectedSpendMinor: number;
+                };
+                outlook: {
+                  /** @enum {string} */
+                  basis: 'plan' | 'recent-rate' | 'weekday-rate' | 'idle' | 'final';
+                  level: number;
+                  daysObserved: number;
+                  daysRemaining: number;
+                  dailyRateMinor: number | null;
+                  dailySpreadMinor: number | null;
+                  spend: {
+                    projectedMinor: number;
+                    lowMinor: number | null;
+                    highMinor: number | null;
+                  };
+                  impressions: {
+                    projected: number;
+                    low: number | null;
+                    high: number | null;
+                  };
+                  /** @enum {string} */
+                  classification: 'on-track' | 'under-delivery' | 'early-exhaustion';
+                  exhaustionDate: string | null;
                 };
                 asOf: string | null;
                 fetchedAt: string | null;
@@ -21799,6 +21835,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -21977,6 +22014,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -22146,6 +22184,7 @@ export interface operations {
             | 'campaign.stopped'
             | 'amendment.completed'
             | 'delivery.pacing_changed'
+            | 'delivery.outlook_changed'
             | 'delivery.over_budget'
             | 'delivery.discrepancy'
             | 'invoice.imported'
@@ -22194,6 +22233,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -22400,6 +22440,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -22759,6 +22800,7 @@ export interface operations {
             | 'campaign.stopped'
             | 'amendment.completed'
             | 'delivery.pacing_changed'
+            | 'delivery.outlook_changed'
             | 'delivery.over_budget'
             | 'delivery.discrepancy'
             | 'invoice.imported'
@@ -22809,6 +22851,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -23048,6 +23091,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -23259,6 +23303,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -23474,6 +23519,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'

@@ -8,6 +8,8 @@ import { toCsv } from '../csv';
 import { badRequest, notFound } from '../errors';
 import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
 import { pacingOf, PacingSchema } from './pacing';
+import { CampaignOutlookSchema, campaignOutlookOf, outlookOf, OutlookSchema } from './outlook';
+import { flightDays } from './outlook-store';
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
 export const DeliveryQuerySchema = z.strictObject({ from: Day.optional(), to: Day.optional() });
@@ -40,6 +42,8 @@ export const LineDeliverySchema = z.object({
   /** Delivered beyond the budget: recorded and flagged, never billed. */
   overDeliveredMinor: z.number().int(),
   pacing: PacingSchema,
+  /** Where the line ends its flight: projected spend and impressions with an interval, and a classification (docs/delivery.md, Outlook). */
+  outlook: OutlookSchema,
   /** The supplier's as-of time for the latest figures; null before any arrived. */
   asOf: z.string().nullable(),
   /** When figures were last received, and whether the last ask failed (the figures then are that old). */
@@ -65,6 +69,8 @@ export const CampaignDeliverySchema = z.object({
       expectedSpendMinor: z.number().int(),
       projectedSpendMinor: z.number().int(),
     }),
+    /** The campaign's lines' outlooks together. */
+    outlook: CampaignOutlookSchema,
     lines: z.array(LineDeliverySchema),
   }),
 });
@@ -181,6 +187,11 @@ export async function campaignDelivery(
   }
 
   const through = addDays(today, -1);
+  const flight = await flightDays(
+    db,
+    lines.map((l) => l.id),
+    { sandbox: through, live: through },
+  );
   const out: LineDelivery[] = lines.map((l) => {
     const days = byLine.get(l.id) ?? [];
     const sum = (k: 'impressions' | 'clicks' | 'completions' | 'spendMinor') => days.reduce((s, d) => s + d[k], 0);
@@ -202,6 +213,7 @@ export async function campaignDelivery(
       deliveredSpendMinor,
       overDeliveredMinor: Math.max(0, deliveredSpendMinor - budgetMinor),
       pacing: pacingOf({ budgetMinor, startDate, endDate, deliveredMinor: deliveredSpendMinor, through, idle }, tolerance),
+      outlook: outlookOf({ budgetMinor, startDate, endDate, through, days: flight.get(l.id) ?? [], idle }, tolerance),
       asOf: l.as_of ? l.as_of.toISOString() : null,
       fetchedAt: l.succeeded_at ? l.succeeded_at.toISOString() : null,
       ageSeconds: l.succeeded_at ? Math.max(0, Math.floor((real.getTime() - l.succeeded_at.getTime()) / 1000)) : null,
@@ -226,13 +238,29 @@ export async function campaignDelivery(
       expectedSpendMinor: total((l) => l.pacing.expectedSpendMinor),
       projectedSpendMinor: total((l) => l.pacing.projectedSpendMinor),
     },
+    outlook: campaignOutlookOf(out, tolerance),
     lines: out,
   };
 }
 
-const CSV_COLUMNS = ['line_id', 'booking_id', 'channel', 'adapter_key', 'date', 'impressions', 'clicks', 'completions', 'spend_minor'];
+const CSV_COLUMNS = [
+  'line_id',
+  'booking_id',
+  'channel',
+  'adapter_key',
+  'date',
+  'impressions',
+  'clicks',
+  'completions',
+  'spend_minor',
+  'outlook',
+  'projected_spend_minor',
+  'projected_low_minor',
+  'projected_high_minor',
+  'exhaustion_date',
+];
 
-/** The same delivery as CSV: one row per line and day. */
+/** The same delivery as CSV: one row per line and day, each with its line's outlook. */
 export function deliveryCsv(d: CampaignDelivery): string {
   const rows = d.lines.flatMap((l) =>
     l.days.map((day) => [
@@ -245,6 +273,11 @@ export function deliveryCsv(d: CampaignDelivery): string {
       day.clicks,
       day.completions,
       day.spendMinor,
+      l.outlook.classification,
+      l.outlook.spend.projectedMinor,
+      l.outlook.spend.lowMinor ?? '',
+      l.outlook.spend.highMinor ?? '',
+      l.outlook.exhaustionDate ?? '',
     ]),
   );
   return toCsv(CSV_COLUMNS, rows);

@@ -3,6 +3,8 @@ import { addDays, dateOnly } from '../dates';
 import { toMinor } from '../db/knex';
 import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
 import { pacingOf, type Pacing } from './pacing';
+import { outlookOf, type Outlook } from './outlook';
+import { flightDays } from './outlook-store';
 
 /**
  * A workspace's delivered spend on days `from`..`to`, live and sandbox apart (sandbox bookings
@@ -42,6 +44,7 @@ export interface LinePacing {
   budgetMinor: number;
   deliveredSpendMinor: number;
   pacing: Pacing;
+  outlook: Outlook;
 }
 
 /**
@@ -98,21 +101,24 @@ export async function runningLinePacing(
       db.raw("to_char(c.end_date, 'YYYY-MM-DD') as end_date"),
       db.raw('(select coalesce(sum(spend_minor), 0) from delivery_days d where d.line_id = l.id) as delivered'),
     );
+  const days = await flightDays(
+    db,
+    (rows as Array<{ id: string }>).map((r) => r.id),
+    through,
+  );
   const lines: LinePacing[] = [];
   for (const r of rows) {
     const budgetMinor = toMinor(r.budget_minor);
     const deliveredSpendMinor = toMinor(r.delivered);
-    const pacing = pacingOf(
-      {
-        budgetMinor,
-        startDate: r.start_date,
-        endDate: r.end_date,
-        deliveredMinor: deliveredSpendMinor,
-        through: through[r.execution_mode as 'sandbox' | 'live'],
-        idle: false,
-      },
-      tolerance,
-    );
+    const flight = {
+      budgetMinor,
+      startDate: r.start_date,
+      endDate: r.end_date,
+      through: through[r.execution_mode as 'sandbox' | 'live'],
+      idle: false,
+    };
+    const pacing = pacingOf({ ...flight, deliveredMinor: deliveredSpendMinor }, tolerance);
+    const outlook = outlookOf({ ...flight, days: days.get(r.id) ?? [] }, tolerance);
     lines.push({
       campaignId: r.campaign_id,
       bookingId: r.booking_id,
@@ -123,6 +129,7 @@ export async function runningLinePacing(
       budgetMinor,
       deliveredSpendMinor,
       pacing,
+      outlook,
     });
   }
   return lines;

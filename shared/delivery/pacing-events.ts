@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { recordEvent } from '../events/record';
 import { toMinor } from '../db/knex';
-import { runningLinePacing } from './delivery-figures';
+import { runningLinePacing, type LinePacing } from './delivery-figures';
 
 /**
  * After new delivery figures for these lines: each running line whose pacing status (on-track,
@@ -9,7 +9,8 @@ import { runningLinePacing } from './delivery-figures';
  * (`delivery.pacing_changed`, the line's pacing version as the subject version). A line first
  * seen on track is recorded without an event: nothing moved. Any of the lines whose delivered
  * spend first went past its budget, running or not (a restatement after the flight, a staff
- * entry), is marked, and subscribers are told once (`delivery.over_budget`).
+ * entry), is marked, and subscribers are told once (`delivery.over_budget`). Each running line's
+ * outlook classification is kept the same way (`delivery.outlook_changed`).
  * Returns how many lines moved or went over.
  */
 export async function notePacingChanges(trx: Knex, lineIds: readonly string[], tolerance: number, real = new Date()): Promise<number> {
@@ -25,6 +26,7 @@ export async function notePacingChanges(trx: Knex, lineIds: readonly string[], t
   let moved = 0;
   for (const [workspaceId, ids] of byWorkspace) {
     for (const line of await runningLinePacing(trx, workspaceId, (q) => q.whereIn('l.id', ids), tolerance, real)) {
+      if (await noteOutlookChange(trx, workspaceId, line)) moved++;
       const [row] = (await trx('booking_lines')
         .where({ id: line.lineId })
         .whereRaw('pacing_status is distinct from ?', [line.pacing.status])
@@ -50,6 +52,42 @@ export async function notePacingChanges(trx: Knex, lineIds: readonly string[], t
     }
   }
   return moved + (await markOverBudget(trx, [...new Set(lineIds)]));
+}
+
+/** Records a running line's outlook classification when it moved, and tells subscribers; whether it moved. */
+async function noteOutlookChange(trx: Knex, workspaceId: string, line: LinePacing): Promise<boolean> {
+  const o = line.outlook;
+  const [before] = (await trx('booking_lines').where({ id: line.lineId }).select('outlook_class')) as Array<{
+    outlook_class: string | null;
+  }>;
+  const [row] = (await trx('booking_lines')
+    .where({ id: line.lineId })
+    .whereRaw('outlook_class is distinct from ?', [o.classification])
+    .update({ outlook_class: o.classification, outlook_version: trx.raw('outlook_version + 1') })
+    .returning(['outlook_version'])) as Array<{ outlook_version: number }>;
+  // A line first seen on track moved nothing.
+  if (!row || (row.outlook_version === 1 && o.classification === 'on-track')) return false;
+  await recordEvent(trx, {
+    workspaceId,
+    type: 'delivery.outlook_changed',
+    subjectId: line.lineId,
+    subjectVersion: row.outlook_version,
+    body: {
+      campaignId: line.campaignId,
+      bookingId: line.bookingId,
+      lineId: line.lineId,
+      classification: o.classification,
+      previous: before?.outlook_class ?? null,
+      exhaustionDate: o.exhaustionDate,
+      budgetMinor: line.budgetMinor,
+      deliveredSpendMinor: line.deliveredSpendMinor,
+      projectedSpendMinor: o.spend.projectedMinor,
+      lowMinor: o.spend.lowMinor,
+      highMinor: o.spend.highMinor,
+      level: o.level,
+    },
+  });
+  return true;
 }
 
 // The lines whose delivered spend is past their budget and that were not yet marked, marked now.

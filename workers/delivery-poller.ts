@@ -6,6 +6,7 @@ import { notePacingChanges } from '../shared/delivery/pacing-events';
 import { settleDelivery } from '../shared/delivery/delivery-money';
 import { markFetched, markFetchFailed, recordDelivery, type DeliveryReportFor } from '../shared/delivery/delivery-store';
 import { closeOutBooking, closeoutDue } from '../shared/delivery/closeout';
+import { enforceDailyCaps } from '../shared/delivery/cap-guard';
 import { settleFinality } from '../shared/delivery/finality';
 import { burnDownMakegoods, expireMakegoods } from '../shared/delivery/makegoods';
 import { SYSTEM } from '../shared/auth/actor';
@@ -42,6 +43,9 @@ export interface PollResult {
   makegoodsFulfilled: number;
   makegoodsExpired: number;
   closedOut: number;
+  /** Lines a daily cap paused, and lines it resumed at a new day's start. */
+  capPaused: number;
+  capResumed: number;
 }
 
 interface DueLine {
@@ -84,6 +88,8 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
     makegoodsFulfilled: 0,
     makegoodsExpired: 0,
     closedOut: 0,
+    capPaused: 0,
+    capResumed: 0,
   };
   const reporter = adapter.reporter;
   const real = opts.real ?? new Date();
@@ -142,6 +148,10 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
     { adapterKey: adapter.descriptor.key, ...(opts.advertiserId ? { advertiserId: opts.advertiserId } : {}) },
     real,
   );
+  // Daily caps are enforced on the figures just stored (the outbox relays their pauses and resumes).
+  const caps = await enforceDailyCaps(db, { real, ...(opts.advertiserId ? { advertiserId: opts.advertiserId } : {}) });
+  result.capPaused = caps.paused.length;
+  result.capResumed = caps.resumed.length;
   for (const bookingId of await closeoutDue(db, opts.restatementDays, real)) {
     if ((await closeOutBooking(db, bookingId)).closed) result.closedOut += 1;
   }

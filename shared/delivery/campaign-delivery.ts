@@ -26,6 +26,8 @@ export const DeliveryDaySchema = z.object({
   ...Figures,
   /** The day's figures are final (its seller said so, its window passed, or staff closed the month): they no longer change. */
   final: z.boolean(),
+  /** Spend past the line's daily cap on this day (the cap acts on figures as they arrive; a late figure can pass it): shown, never hidden. */
+  overCapMinor: z.number().int(),
 });
 
 export const LineDeliverySchema = z.object({
@@ -37,6 +39,10 @@ export const LineDeliverySchema = z.object({
   executionMode: z.enum(['sandbox', 'live']),
   ...Figures,
   budgetMinor: z.number().int(),
+  /** The most the line may spend on one UTC day; null for none (docs/delivery.md, Daily caps). */
+  dailyCapMinor: z.number().int().nullable(),
+  /** Spend past the daily cap on the range's days, summed. */
+  overCapMinor: z.number().int(),
   /** Over the whole flight, as last reported; `spendMinor` is the range's. */
   deliveredSpendMinor: z.number().int(),
   /** Delivered beyond the budget: recorded and flagged, never billed. */
@@ -71,6 +77,12 @@ export const CampaignDeliverySchema = z.object({
     }),
     /** The campaign's lines' outlooks together. */
     outlook: CampaignOutlookSchema,
+    /** The campaign's daily cap (its lines together, UTC days), and the range's days its lines together spent past it. */
+    dailyCap: z.object({
+      capMinor: z.number().int().nullable(),
+      timeZone: z.literal('UTC'),
+      daysOver: z.array(z.object({ date: z.string(), spendMinor: z.number().int(), overCapMinor: z.number().int() })),
+    }),
     lines: z.array(LineDeliverySchema),
   }),
 });
@@ -92,6 +104,7 @@ interface LineRow {
   status: string;
   execution_mode: 'sandbox' | 'live';
   budget_minor: string;
+  daily_cap_minor: string | null;
   stop: { kind: string } | null;
   as_of: Date | null;
   succeeded_at: Date | null;
@@ -148,6 +161,7 @@ export async function campaignDelivery(
       'l.status',
       'l.execution_mode',
       'l.budget_minor',
+      'l.daily_cap_minor',
       'l.stop',
       'f.as_of',
       'f.succeeded_at',
@@ -182,6 +196,7 @@ export async function campaignDelivery(
       completions: toMinor(r.completions),
       spendMinor: toMinor(r.spend_minor),
       final: Boolean(r.final),
+      overCapMinor: 0,
     });
     byLine.set(r.line_id, list);
   }
@@ -193,7 +208,11 @@ export async function campaignDelivery(
     { sandbox: through, live: through },
   );
   const out: LineDelivery[] = lines.map((l) => {
-    const days = byLine.get(l.id) ?? [];
+    const dailyCapMinor = l.daily_cap_minor === null ? null : toMinor(l.daily_cap_minor);
+    const days = (byLine.get(l.id) ?? []).map((d) => ({
+      ...d,
+      overCapMinor: dailyCapMinor === null ? 0 : Math.max(0, d.spendMinor - dailyCapMinor),
+    }));
     const sum = (k: 'impressions' | 'clicks' | 'completions' | 'spendMinor') => days.reduce((s, d) => s + d[k], 0);
     const budgetMinor = toMinor(l.budget_minor);
     const deliveredSpendMinor = toMinor(l.delivered);
@@ -210,10 +229,12 @@ export async function campaignDelivery(
       completions: sum('completions'),
       spendMinor: sum('spendMinor'),
       budgetMinor,
+      dailyCapMinor,
+      overCapMinor: days.reduce((s, d) => s + d.overCapMinor, 0),
       deliveredSpendMinor,
       overDeliveredMinor: Math.max(0, deliveredSpendMinor - budgetMinor),
       pacing: pacingOf({ budgetMinor, startDate, endDate, deliveredMinor: deliveredSpendMinor, through, idle }, tolerance),
-      outlook: outlookOf({ budgetMinor, startDate, endDate, through, days: flight.get(l.id) ?? [], idle }, tolerance),
+      outlook: outlookOf({ budgetMinor, startDate, endDate, through, days: flight.get(l.id) ?? [], idle, dailyCapMinor }, tolerance),
       asOf: l.as_of ? l.as_of.toISOString() : null,
       fetchedAt: l.succeeded_at ? l.succeeded_at.toISOString() : null,
       ageSeconds: l.succeeded_at ? Math.max(0, Math.floor((real.getTime() - l.succeeded_at.getTime()) / 1000)) : null,
@@ -239,8 +260,20 @@ export async function campaignDelivery(
       projectedSpendMinor: total((l) => l.pacing.projectedSpendMinor),
     },
     outlook: campaignOutlookOf(out, tolerance),
+    dailyCap: { capMinor: campaign.dailyCapMinor, timeZone: 'UTC', daysOver: daysOverCap(out, campaign.dailyCapMinor) },
     lines: out,
   };
+}
+
+/** The days the lines together spent past the campaign's cap. */
+function daysOverCap(lines: readonly LineDelivery[], capMinor: number | null) {
+  if (capMinor === null) return [];
+  const byDate = new Map<string, number>();
+  for (const l of lines) for (const d of l.days) byDate.set(d.date, (byDate.get(d.date) ?? 0) + d.spendMinor);
+  return [...byDate]
+    .filter(([, spend]) => spend > capMinor)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([date, spendMinor]) => ({ date, spendMinor, overCapMinor: spendMinor - capMinor }));
 }
 
 const CSV_COLUMNS = [

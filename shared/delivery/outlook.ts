@@ -24,7 +24,7 @@ export const OutlookSchema = z.object({
   /**
    * How the projection was made: `plan` (fewer than 3 days reported: the rest of the budget at an even pace),
    * `recent-rate` (the mean of the last reported days, their spread), `weekday-rate` (the same with each
-   * weekday's own share, from 14 days), `idle` (paused or ended: no further spend), `final` (the flight is over).
+   * weekday's own share, from 14 days; no day above the line's daily cap), `idle` (paused or ended: no further spend), `final` (the flight is over).
    */
   basis: z.enum(['plan', 'recent-rate', 'weekday-rate', 'idle', 'final']),
   /** The share of outcomes the interval is built to cover. */
@@ -61,6 +61,8 @@ export interface OutlookInput {
   days: readonly OutlookDay[];
   /** Paused or ended: it will not spend more unless resumed. */
   idle: boolean;
+  /** The line's daily cap: no projected day spends more. */
+  dailyCapMinor?: number | null;
 }
 
 // Student's t at 0.90 (a two-sided 80% interval), by degrees of freedom; beyond the table, the normal's 1.2816.
@@ -195,7 +197,8 @@ export function outlookOf(i: OutlookInput, tolerance: number): Outlook {
   }
 
   const r = measure(window);
-  const perDay = upcoming.map((d) => r.byWeekday[weekday(d)]!);
+  const cap = i.dailyCapMinor ?? Infinity;
+  const perDay = upcoming.map((d) => Math.min(cap, r.byWeekday[weekday(d)]!));
   const rest = perDay.reduce((s, x) => s + x, 0);
   // Each day to come varies by the measured spread; each mean it is drawn from is itself uncertain
   // (its variance over the days it was measured on), and that error repeats on every day using it.
@@ -209,7 +212,8 @@ export function outlookOf(i: OutlookInput, tolerance: number): Outlook {
   const half = t90(r.df) * Math.sqrt(variance);
   const projectedMinor = Math.round(delivered + rest);
   const lowMinor = Math.round(delivered + Math.max(0, rest - half));
-  const highMinor = Math.round(delivered + rest + half);
+  // A capped line cannot spend more than its cap on any day to come.
+  const highMinor = Math.round(delivered + Math.min(rest + half, cap * daysRemaining));
   const imp = (minor: number) => deliveredImpressions + Math.round((minor - delivered) * perImpression);
   return {
     ...base,

@@ -6,6 +6,7 @@ export interface PlanLineInput {
   adapterKey: string;
   budgetMinor: number;
   creativeIds?: string[];
+  dailyCapMinor?: number;
 }
 
 export interface Launched {

@@ -42,7 +42,7 @@ function page(r: ConsoleRequest, d: CampaignDelivery, campaign: { name: string; 
       const age = l.fetchedAt
         ? `${at(l.fetchedAt, z)}${l.stale ? ` <span class="status bad">late: ${esc(l.lastError ?? 'supplier unavailable')}</span>` : ''}`
         : '—';
-      return `<tr><td>${esc(l.channel)} · ${esc(l.adapterKey)}</td><td>${money(l.spendMinor)}</td><td>${money(l.deliveredSpendMinor)} of ${money(l.budgetMinor)}${l.overDeliveredMinor > 0 ? ` <span class="status bad">over by ${money(l.overDeliveredMinor)}, not billed</span>` : ''}</td>
+      return `<tr><td>${esc(l.channel)} · ${esc(l.adapterKey)}</td><td>${money(l.spendMinor)}</td><td>${money(l.deliveredSpendMinor)} of ${money(l.budgetMinor)}${l.overDeliveredMinor > 0 ? ` <span class="status bad">over by ${money(l.overDeliveredMinor)}, not billed</span>` : ''}${l.dailyCapMinor !== null ? ` <span>cap ${money(l.dailyCapMinor)} a day (UTC)</span>` : ''}${l.overCapMinor > 0 ? ` <span class="status attention">${money(l.overCapMinor)} past the daily cap (reported late)</span>` : ''}</td>
 <td>${money(l.pacing.expectedSpendMinor)}</td><td><span class="status ${STATUS_CLASS[l.pacing.status]}">${esc(l.pacing.status)}</span> ${l.pacing.ratio === null ? '' : esc(l.pacing.ratio.toFixed(2))}</td>
 <td>${outlookCell(l.outlook)}</td><td>${esc(l.impressions)}</td><td>${esc(l.clicks)}</td><td>${esc(l.completions)}</td><td>${age}</td></tr>`;
     })

@@ -34,8 +34,10 @@ export interface BookingBody {
     providerReference: string | null;
     providerAttemptId: string | null;
     executionMethod: string | null;
-    workflowSteps?: unknown;
+    workflowSteps?: Array<{ detail: string }> | null;
     pendingOperation?: string | null;
+    stop?: { kind: string; by?: string } | null;
+    dailyCapMinor?: number | null;
     claimedBy: string | null;
     assignedToUserId: string | null;
     evidence: string | null;

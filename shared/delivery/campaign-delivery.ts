@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal';
+import { SYSTEM } from '../auth/actor';
 import { findCampaign } from '../campaigns/campaign-store';
 import { addDays, dateOnly, daysFrom } from '../dates';
 import { toMinor } from '../db/knex';
@@ -106,6 +107,7 @@ interface LineRow {
   budget_minor: string;
   daily_cap_minor: string | null;
   stop: { kind: string } | null;
+  cap_paused: boolean;
   as_of: Date | null;
   succeeded_at: Date | null;
   last_error: string | null;
@@ -163,6 +165,8 @@ export async function campaignDelivery(
       'l.budget_minor',
       'l.daily_cap_minor',
       'l.stop',
+      // Paused by its cap (not by a person since): the cap resumes it.
+      db.raw("(l.cap_paused_on is not null and l.stop->>'by' = ?) as cap_paused", [SYSTEM.actorId]),
       'f.as_of',
       'f.succeeded_at',
       'f.last_error',
@@ -216,7 +220,8 @@ export async function campaignDelivery(
     const sum = (k: 'impressions' | 'clicks' | 'completions' | 'spendMinor') => days.reduce((s, d) => s + d[k], 0);
     const budgetMinor = toMinor(l.budget_minor);
     const deliveredSpendMinor = toMinor(l.delivered);
-    const idle = l.status === 'rejected' || (l.status === 'stopped' && l.stop !== null);
+    // A line its daily cap paused resumes at the next day's start: its outlook keeps it running.
+    const idle = l.status === 'rejected' || (l.status === 'stopped' && l.stop !== null && !l.cap_paused);
     return {
       lineId: l.id,
       bookingId: l.booking_id,

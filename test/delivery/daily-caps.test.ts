@@ -205,7 +205,7 @@ describe('daily caps enforced through the engine on the sandbox clock', () => {
 
   test("a campaign's cap pauses all its running lines when they reach it together, and resumes them the next day; a line a person paused stays paused", async () => {
     const org = 'org-cap3';
-    const { token, booking, ctv, audio } = await launched(org, 12_000);
+    const { token, campaignId, booking, ctv, audio } = await launched(org, 12_000);
     // Each line under its own cap, together past the campaign's.
     await env.db.transaction((trx) =>
       recordDelivery(
@@ -238,6 +238,10 @@ describe('daily caps enforced through the engine on the sandbox clock', () => {
         .status,
     ).toBe(202);
     await waitForBooking(api, token, booking.id, (b) => b.lines[1]!.status === 'stopped');
+    // Before the new day's guard: the line the cap paused is expected back (its outlook runs on), the one a person paused is not.
+    const outlooks = (await json<{ delivery: CampaignDelivery }>(await api.fetch(`/api/v1/campaigns/${campaignId}/delivery`, { token })))
+      .delivery.lines;
+    expect(outlooks.map((l) => l.outlook.basis)).toEqual(['plan', 'idle']);
 
     expect((await post(api, token, '/api/v1/sandbox/clock/advance', { days: 1 })).status).toBe(200);
     expect((await enforceDailyCaps(env.db, { advertiserId: org })).resumed).toEqual([ctv.id]);

@@ -9,8 +9,7 @@ import { toCsv } from '../csv';
 import { badRequest, notFound } from '../errors';
 import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
 import { pacingOf, PacingSchema } from './pacing';
-import { CampaignOutlookSchema, campaignOutlookOf, outlookOf, OutlookSchema } from './outlook';
-import { flightDays } from './outlook-store';
+import { CampaignOutlookSchema, campaignOutlookOf, outlookOf, OutlookSchema, type OutlookDay } from './outlook';
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
 export const DeliveryQuerySchema = z.strictObject({ from: Day.optional(), to: Day.optional() });
@@ -88,6 +87,12 @@ export const CampaignDeliverySchema = z.object({
   }),
 });
 export type CampaignDelivery = z.infer<typeof CampaignDeliverySchema>['delivery'];
+
+function append<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
 
 function safeDay(value: string, path: string): string {
   const t = Date.parse(`${value}T00:00:00Z`);
@@ -172,13 +177,18 @@ export async function campaignDelivery(
       'f.last_error',
       db.raw('(select coalesce(sum(spend_minor), 0) from delivery_days d where d.line_id = l.id) as delivered'),
     )) as LineRow[];
+  const through = addDays(today, -1);
+  // One read of the days for both the range's figures and the outlook (the flight up to yesterday).
+  const lastFlightDay = through < endDate ? through : endDate;
+  const readFrom = from < startDate ? from : startDate;
+  const readTo = to > lastFlightDay ? to : lastFlightDay;
   const dayRows = lines.length
     ? await db('delivery_days')
         .whereIn(
           'line_id',
           lines.map((l) => l.id),
         )
-        .whereBetween('day', [from, to])
+        .whereBetween('day', [readFrom, readTo < readFrom ? readFrom : readTo])
         .orderBy(['line_id', 'day'])
         .select(
           'line_id',
@@ -191,26 +201,21 @@ export async function campaignDelivery(
         )
     : [];
   const byLine = new Map<string, z.infer<typeof DeliveryDaySchema>[]>();
+  const flight = new Map<string, OutlookDay[]>();
   for (const r of dayRows) {
-    const list = byLine.get(r.line_id) ?? [];
-    list.push({
-      date: r.date,
+    const day = {
+      date: r.date as string,
       impressions: toMinor(r.impressions),
       clicks: toMinor(r.clicks),
       completions: toMinor(r.completions),
       spendMinor: toMinor(r.spend_minor),
       final: Boolean(r.final),
       overCapMinor: 0,
-    });
-    byLine.set(r.line_id, list);
+    };
+    if (day.date >= from && day.date <= to) append(byLine, r.line_id, day);
+    if (day.date >= startDate && day.date <= lastFlightDay) append(flight, r.line_id, day);
   }
 
-  const through = addDays(today, -1);
-  const flight = await flightDays(
-    db,
-    lines.map((l) => l.id),
-    { sandbox: through, live: through },
-  );
   const out: LineDelivery[] = lines.map((l) => {
     const dailyCapMinor = l.daily_cap_minor === null ? null : toMinor(l.daily_cap_minor);
     const days = (byLine.get(l.id) ?? []).map((d) => ({

@@ -93,7 +93,8 @@ function t90(df: number): number {
 }
 
 /** Monday 0 … Sunday 6. */
-const weekday = (d: string) => (new Date(`${d}T00:00:00Z`).getUTCDay() + 6) % 7;
+// 1970-01-01 was a Thursday (3, counting Monday as 0).
+const weekday = (d: string) => (Math.floor(Date.parse(`${d}T00:00:00Z`) / 86_400_000) + 3) % 7;
 const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 
 interface Rate {
@@ -120,11 +121,13 @@ function measure(window: readonly OutlookDay[]): Rate {
   const seen = [0, 0, 0, 0, 0, 0, 0];
   const byWeekday = [all, all, all, all, all, all, all];
   if (pattern) {
-    for (let w = 0; w < 7; w++) {
-      const xs = window.filter((d) => weekday(d.date) === w).map((d) => d.spendMinor);
-      seen[w] = xs.length;
-      byWeekday[w] = xs.length ? mean(xs) : all;
+    const sums = [0, 0, 0, 0, 0, 0, 0];
+    for (const d of window) {
+      const w = weekday(d.date);
+      seen[w]!++;
+      sums[w]! += d.spendMinor;
     }
+    for (let w = 0; w < 7; w++) byWeekday[w] = seen[w] ? sums[w]! / seen[w]! : all;
   } else seen.fill(m);
   const df = Math.max(1, m - (pattern ? 7 : 1));
   const relSpread =
@@ -161,7 +164,9 @@ export function outlookOf(i: OutlookInput, tolerance: number): Outlook {
   const lastKnown = reported.at(-1)?.date ?? addDays(i.startDate, -1);
   const daysRemaining = Math.max(0, Math.min(flightDays, daysFrom(lastKnown, i.endDate)));
   const window = reported.slice(-OUTLOOK_WINDOW_DAYS);
-  const upcoming = Array.from({ length: daysRemaining }, (_, k) => addDays(lastKnown, k + 1));
+  // The days to come by their weekday only: a date is made only for the day the budget runs out.
+  const firstWeekday = weekday(lastKnown) + 1;
+  const upcoming = Array.from({ length: daysRemaining }, (_, k) => (firstWeekday + k) % 7);
   const perImpression = delivered > 0 ? deliveredImpressions / delivered : 0;
   const base = { level: OUTLOOK_LEVEL, daysObserved: window.length, daysRemaining };
 
@@ -172,7 +177,7 @@ export function outlookOf(i: OutlookInput, tolerance: number): Outlook {
     dailySpreadMinor: null,
     spend: { projectedMinor: delivered, lowMinor: delivered, highMinor: delivered },
     impressions: { projected: deliveredImpressions, low: deliveredImpressions, high: deliveredImpressions },
-    ...classify(i, tolerance, reported, [], delivered),
+    ...classify(i, tolerance, reported, lastKnown, [], delivered),
   });
   if (daysRemaining === 0) return settled('final');
   if (i.idle) return settled('idle');
@@ -186,24 +191,18 @@ export function outlookOf(i: OutlookInput, tolerance: number): Outlook {
       dailySpreadMinor: null,
       spend: { projectedMinor: delivered + rest, lowMinor: null, highMinor: null },
       impressions: { projected: deliveredImpressions + Math.round(rest * perImpression), low: null, high: null },
-      ...classify(
-        i,
-        tolerance,
-        reported,
-        upcoming.map((date, k) => ({ date, spendMinor: path[k]! })),
-        delivered + rest,
-      ),
+      ...classify(i, tolerance, reported, lastKnown, path, delivered + rest),
     };
   }
 
   const r = measure(window);
   const cap = i.dailyCapMinor ?? Infinity;
-  const perDay = upcoming.map((d) => Math.min(cap, r.byWeekday[weekday(d)]!));
+  const perDay = upcoming.map((w) => Math.min(cap, r.byWeekday[w]!));
   const rest = perDay.reduce((s, x) => s + x, 0);
   // Each day to come varies by the measured spread; each mean it is drawn from is itself uncertain
   // (its variance over the days it was measured on), and that error repeats on every day using it.
   const count = [0, 0, 0, 0, 0, 0, 0];
-  for (const d of upcoming) count[r.basis === 'weekday-rate' ? weekday(d) : 0]!++;
+  for (const w of upcoming) count[r.basis === 'weekday-rate' ? w : 0]!++;
   let variance = perDay.reduce((s, x) => s + (x * r.relSpread) ** 2, 0);
   for (let w = 0; w < 7; w++) {
     const mu = r.byWeekday[w]!;
@@ -222,13 +221,7 @@ export function outlookOf(i: OutlookInput, tolerance: number): Outlook {
     dailySpreadMinor: Math.round(r.rate * r.relSpread),
     spend: { projectedMinor, lowMinor, highMinor },
     impressions: { projected: imp(projectedMinor), low: imp(lowMinor), high: imp(highMinor) },
-    ...classify(
-      i,
-      tolerance,
-      reported,
-      upcoming.map((date, k) => ({ date, spendMinor: perDay[k]! })),
-      projectedMinor,
-    ),
+    ...classify(i, tolerance, reported, lastKnown, perDay, projectedMinor),
   };
 }
 
@@ -237,17 +230,18 @@ function classify(
   i: OutlookInput,
   tolerance: number,
   reported: readonly OutlookDay[],
-  projected: ReadonlyArray<{ date: string; spendMinor: number }>,
+  lastKnown: string,
+  projected: readonly number[],
   endMinor: number,
 ): { classification: OutlookClass; exhaustionDate: string | null } {
+  const runsOut = (date: string) =>
+    date < i.endDate
+      ? { classification: 'early-exhaustion' as const, exhaustionDate: date }
+      : { classification: 'on-track' as const, exhaustionDate: null };
   let running = 0;
-  for (const d of [...reported, ...projected]) {
-    running += d.spendMinor;
-    if (running >= i.budgetMinor && i.budgetMinor > 0) {
-      return d.date < i.endDate
-        ? { classification: 'early-exhaustion', exhaustionDate: d.date }
-        : { classification: 'on-track', exhaustionDate: null };
-    }
+  if (i.budgetMinor > 0) {
+    for (const d of reported) if ((running += d.spendMinor) >= i.budgetMinor) return runsOut(d.date);
+    for (let k = 0; k < projected.length; k++) if ((running += projected[k]!) >= i.budgetMinor) return runsOut(addDays(lastKnown, k + 1));
   }
   // In basis points, like pacing, so a shortfall exactly at the tolerance is on track.
   const short = i.budgetMinor > 0 ? Math.round(((i.budgetMinor - endMinor) / i.budgetMinor) * 10_000) : 0;

@@ -11,6 +11,9 @@ import { createLogger } from '../../shared/logger';
 import type { CampaignDelivery } from '../../shared/delivery/campaign-delivery';
 import { AmendmentParametersSchema } from '../../shared/bookings/amendments';
 import { findAction } from '../../shared/agent/actions';
+import { recordDelivery } from '../../shared/delivery/delivery-store';
+import { notePacingChanges } from '../../shared/delivery/pacing-events';
+import { day } from './support';
 
 let env: TestEnv;
 let api: TestApi;
@@ -126,6 +129,27 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     for (const key of keys) await poll(key, { advertiserId: org });
     expect(await events()).toHaveLength(2);
     expect(await storedEvents(org, 'delivery.outlook_changed')).toHaveLength(2);
+
+    // A restated day that moves the slow line's outlook again tells subscribers again, naming where it was.
+    const slow = lineOf('sandbox-audio');
+    await env.db.transaction(async (trx) => {
+      await recordDelivery(
+        trx,
+        [
+          {
+            line: { lineId: slow, bookingId: booking.id, advertiserId: org },
+            report: { asOf: new Date().toISOString(), days: [day(addDays(today, 6), 200_000)] },
+          },
+        ],
+        { kind: 'supplier' },
+      );
+      await notePacingChanges(trx, [slow], 0.15);
+    });
+    const again = (await storedEvents(org, 'delivery.outlook_changed')).filter((e) => e.subject_id === slow);
+    expect(again.map((e) => [e.subject_version, e.body.classification, e.body.previous])).toEqual([
+      [1, 'under-delivery', null],
+      [2, 'early-exhaustion', 'under-delivery'],
+    ]);
   });
 
   test('a line whose delivered spend goes past its budget tells subscribers once (delivery.over_budget); lines within budget tell no one', async () => {

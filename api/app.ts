@@ -19,6 +19,7 @@ import { readinessRoutes } from './routes/readiness';
 import { campaignRoutes } from './routes/campaigns';
 import { bookingRoutes } from './routes/bookings';
 import { inFlightRoutes } from './routes/in-flight';
+import { dailyCapRoutes } from './routes/daily-caps';
 import { fulfilmentRoutes } from './routes/fulfilment';
 import { browserJobRoutes } from './routes/browser-jobs';
 import { agentRoutes } from './routes/agent';
@@ -52,6 +53,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...campaignRoutes(deps),
     ...bookingRoutes(deps),
     ...inFlightRoutes(deps),
+    ...dailyCapRoutes(deps),
     ...adapterRoutes(deps),
     ...fulfilmentRoutes(deps),
     ...browserJobRoutes(deps),

@@ -363,6 +363,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/campaigns/{id}/daily-caps': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Set or remove the campaign's daily spend cap (its lines together) and its booked lines' caps, counted on UTC days. Flightdeck pauses a line when its day reaches its cap and resumes it at the next day's start. */
+    post: operations['setDailyCaps'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/adapters': {
     parameters: {
       query?: never;
@@ -1817,6 +1834,7 @@ export interface components {
       channels: ('ctv' | 'audio' | 'tv' | 'cinema' | 'dooh' | 'search' | 'social')[];
       /** @enum {string} */
       executionMode: 'sandbox' | 'live';
+      dailyCapMinor: number | null;
       status: string;
       version: number;
       /** Format: date-time */
@@ -1841,6 +1859,7 @@ export interface components {
         budgetMinor: number;
         creativeIds: string[];
         supplierProduct?: components['schemas']['SupplierProduct'];
+        dailyCapMinor?: number;
       }[];
       totalBudgetMinor: number;
       approvedDigest: string | null;
@@ -1869,6 +1888,7 @@ export interface components {
       channels: ('ctv' | 'audio' | 'tv' | 'cinema' | 'dooh' | 'search' | 'social')[];
       /** @enum {string} */
       executionMode?: 'sandbox' | 'live';
+      dailyCapMinor?: number;
     };
     PlanEnvelope: {
       plan: components['schemas']['Plan'];
@@ -1882,6 +1902,7 @@ export interface components {
         /** @default [] */
         creativeIds?: string[];
         supplierProduct?: components['schemas']['SupplierProduct'];
+        dailyCapMinor?: number;
       }[];
       expectedVersion?: number;
     };
@@ -1933,6 +1954,7 @@ export interface components {
       /** @enum {string} */
       channel: 'ctv' | 'audio' | 'tv' | 'cinema' | 'dooh' | 'search' | 'social';
       budgetMinor: number;
+      dailyCapMinor: number | null;
       /** @enum {string} */
       executionMode: 'sandbox' | 'live';
       version: number;
@@ -2076,6 +2098,30 @@ export interface components {
         budgetMinor: number;
       }[];
       endDate?: string;
+      note?: string;
+    };
+    DailyCaps: {
+      campaign: components['schemas']['Campaign'];
+      /** @enum {string} */
+      timeZone: 'UTC';
+      lines: {
+        /** Format: uuid */
+        lineId: string;
+        /** Format: uuid */
+        bookingId: string;
+        budgetMinor: number;
+        dailyCapMinor: number | null;
+      }[];
+    };
+    DailyCapsRequest: {
+      expectedVersion: number;
+      dailyCapMinor?: number | null;
+      /** @default [] */
+      lines?: {
+        /** Format: uuid */
+        lineId: string;
+        dailyCapMinor: number | null;
+      }[];
       note?: string;
     };
     Adapter: {
@@ -2249,6 +2295,7 @@ export interface components {
         | 'campaign.resume'
         | 'campaign.stop'
         | 'campaign.amend'
+        | 'campaign.cap'
         | 'creative.submit'
         | 'audience.sync'
         | 'optimization.reject'
@@ -7712,6 +7759,217 @@ export interface operations {
       };
       /** @description A supplier cannot move a running line’s end date. */
       422: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  setDailyCaps: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description Policy `required`: a uuid per logical request; reuse it when retrying. The first response for a key is replayed. */
+        'idempotency-key': string;
+        /** @description Delegated agents only: the approved execute-step id of agent action campaign.cap. People omit it. */
+        'x-flightdeck-agent-step-id'?: string;
+        /** @description Delegated agents only: the approved action digest, sent together with the step id. */
+        'x-flightdeck-agent-action-digest'?: string;
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['DailyCapsRequest'];
+      };
+    };
+    responses: {
+      /** @description The caps now in force. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['DailyCaps'];
+        };
+      };
+      /** @description Nothing to change, a line not booked in this campaign, or a cap over its line’s budget. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not found. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A stale expectedVersion. */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -17544,6 +17802,30 @@ export interface operations {
                 expectedSpendMinor: number;
                 projectedSpendMinor: number;
               };
+              outlook: {
+                level: number;
+                spend: {
+                  projectedMinor: number;
+                  lowMinor: number | null;
+                  highMinor: number | null;
+                };
+                impressions: {
+                  projected: number;
+                };
+                /** @enum {string} */
+                classification: 'on-track' | 'under-delivery' | 'early-exhaustion';
+                exhaustionDate: string | null;
+              };
+              dailyCap: {
+                capMinor: number | null;
+                /** @enum {string} */
+                timeZone: 'UTC';
+                daysOver: {
+                  date: string;
+                  spendMinor: number;
+                  overCapMinor: number;
+                }[];
+              };
               lines: {
                 /** Format: uuid */
                 lineId: string;
@@ -17559,6 +17841,8 @@ export interface operations {
                 completions: number;
                 spendMinor: number;
                 budgetMinor: number;
+                dailyCapMinor: number | null;
+                overCapMinor: number;
                 deliveredSpendMinor: number;
                 overDeliveredMinor: number;
                 pacing: {
@@ -17567,6 +17851,28 @@ export interface operations {
                   /** @enum {string} */
                   status: 'on-track' | 'under' | 'over';
                   projectedSpendMinor: number;
+                };
+                outlook: {
+                  /** @enum {string} */
+                  basis: 'plan' | 'recent-rate' | 'weekday-rate' | 'idle' | 'final';
+                  level: number;
+                  daysObserved: number;
+                  daysRemaining: number;
+                  dailyRateMinor: number | null;
+                  dailySpreadMinor: number | null;
+                  spend: {
+                    projectedMinor: number;
+                    lowMinor: number | null;
+                    highMinor: number | null;
+                  };
+                  impressions: {
+                    projected: number;
+                    low: number | null;
+                    high: number | null;
+                  };
+                  /** @enum {string} */
+                  classification: 'on-track' | 'under-delivery' | 'early-exhaustion';
+                  exhaustionDate: string | null;
                 };
                 asOf: string | null;
                 fetchedAt: string | null;
@@ -17580,6 +17886,7 @@ export interface operations {
                   completions: number;
                   spendMinor: number;
                   final: boolean;
+                  overCapMinor: number;
                 }[];
               }[];
             };
@@ -21799,6 +22106,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -21977,6 +22285,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -22146,6 +22455,7 @@ export interface operations {
             | 'campaign.stopped'
             | 'amendment.completed'
             | 'delivery.pacing_changed'
+            | 'delivery.outlook_changed'
             | 'delivery.over_budget'
             | 'delivery.discrepancy'
             | 'invoice.imported'
@@ -22194,6 +22504,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -22400,6 +22711,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -22759,6 +23071,7 @@ export interface operations {
             | 'campaign.stopped'
             | 'amendment.completed'
             | 'delivery.pacing_changed'
+            | 'delivery.outlook_changed'
             | 'delivery.over_budget'
             | 'delivery.discrepancy'
             | 'invoice.imported'
@@ -22809,6 +23122,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -23048,6 +23362,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -23259,6 +23574,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'
@@ -23474,6 +23790,7 @@ export interface operations {
                 | 'campaign.stopped'
                 | 'amendment.completed'
                 | 'delivery.pacing_changed'
+                | 'delivery.outlook_changed'
                 | 'delivery.over_budget'
                 | 'delivery.discrepancy'
                 | 'invoice.imported'

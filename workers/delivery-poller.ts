@@ -6,6 +6,7 @@ import { notePacingChanges } from '../shared/delivery/pacing-events';
 import { settleDelivery } from '../shared/delivery/delivery-money';
 import { markFetched, markFetchFailed, recordDelivery, type DeliveryReportFor } from '../shared/delivery/delivery-store';
 import { closeOutBooking, closeoutDue } from '../shared/delivery/closeout';
+import { enforceDailyCaps } from '../shared/delivery/cap-guard';
 import { settleFinality } from '../shared/delivery/finality';
 import { burnDownMakegoods, expireMakegoods } from '../shared/delivery/makegoods';
 import { SYSTEM } from '../shared/auth/actor';
@@ -48,6 +49,9 @@ export interface PollResult {
   /** Changes in flight proven, or contradicted, by the figures. */
   controlsVerified: number;
   controlsFailed: number;
+  /** Lines a daily cap paused, and lines it resumed at a new day's start. */
+  capPaused: number;
+  capResumed: number;
 }
 
 interface DueLine {
@@ -92,6 +96,8 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
     closedOut: 0,
     controlsVerified: 0,
     controlsFailed: 0,
+    capPaused: 0,
+    capResumed: 0,
   };
   const reporter = adapter.reporter;
   const real = opts.real ?? new Date();
@@ -160,6 +166,10 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
     { adapterKey: adapter.descriptor.key, ...(opts.advertiserId ? { advertiserId: opts.advertiserId } : {}) },
     real,
   );
+  // Daily caps are enforced on the figures just stored (the outbox relays their pauses and resumes).
+  const caps = await enforceDailyCaps(db, { real, ...(opts.advertiserId ? { advertiserId: opts.advertiserId } : {}) });
+  result.capPaused = caps.paused.length;
+  result.capResumed = caps.resumed.length;
   for (const bookingId of await closeoutDue(db, opts.restatementDays, real)) {
     if ((await closeOutBooking(db, bookingId)).closed) result.closedOut += 1;
   }

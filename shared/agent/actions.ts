@@ -9,6 +9,7 @@ import { creativeView } from '../creatives/creative-store';
 import { rawBodySha256 } from '../measurement/raw-body';
 import { findOptimization } from '../optimizations/optimization-store';
 import { AmendmentParametersSchema, amendmentIncrease, type AmendmentRequest } from '../bookings/amendments';
+import { DailyCapsParametersSchema } from '../delivery/daily-caps';
 
 export const CurrencySchema = z.enum(['GBP', 'USD', 'EUR']);
 export type Currency = z.infer<typeof CurrencySchema>;
@@ -103,6 +104,21 @@ const campaignAmend: ActionContract = {
       incrementalReservationMinor: campaign.executionMode === 'live' ? increaseMinor : 0,
       description: `Amend "${campaign.name}" (${campaign.executionMode}): budgets of ${body.lines.length} line(s)${body.endDate ? `, end date ${body.endDate}` : ''}; up to ${increaseMinor} GBP minor units more committed.`,
     };
+  },
+};
+
+const campaignSetDailyCaps: ActionContract = {
+  name: 'campaign.cap',
+  method: 'POST',
+  route: '/api/v1/campaigns/{campaignId}/daily-caps',
+  parameters: DailyCapsParametersSchema,
+  budgetPolicy: 'zero',
+  idempotency: 'required',
+  fromRequest: ({ params, body }) => ({ campaignId: params.id, ...bodyObject(body) }),
+  async commitment(db, p, parameters) {
+    const campaign = await findCampaign(db, p, String(parameters.campaignId));
+    if (!campaign) throw notFound();
+    return zero(`Set daily spend caps on "${campaign.name}" (UTC days): a cap holds spend back, it commits nothing.`);
   },
 };
 
@@ -213,6 +229,7 @@ export const ACTION_TABLE = {
   'campaign.resume': campaignControl('resume', 'Resume the campaign’s paused lines: they spend again within their budgets.'),
   'campaign.stop': campaignControl('stop', 'Stop the campaign for good: its lines will not run again.'),
   'campaign.amend': campaignAmend,
+  'campaign.cap': campaignSetDailyCaps,
   'creative.submit': creativeSubmit,
   'audience.sync': audienceSync,
   'optimization.reject': optimizationReject,

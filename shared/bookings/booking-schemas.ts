@@ -62,6 +62,8 @@ export const BookingLineSchema = z
     adapterKey: z.string().min(1),
     channel: ChannelSchema,
     budgetMinor: z.number().int().min(0),
+    /** Beyond the spec: the most the line may spend on one UTC day, enforced by pausing it (docs/delivery.md, Daily caps). */
+    dailyCapMinor: z.number().int().nullable(),
     executionMode: z.enum(['sandbox', 'live']),
     version: z.number().int().min(0),
     status: z.enum(LINE_STATUSES),

@@ -17,6 +17,9 @@ export interface LineRow {
   adapter_key: string;
   channel: BookingLine['channel'];
   budget_minor: string;
+  daily_cap_minor: string | null;
+  /** The UTC day (on the line's clock) its daily cap paused it; the cap resumes it the next day. */
+  cap_paused_on: string | Date | null;
   execution_mode: 'sandbox' | 'live';
   version: number;
   status: LineStatus;
@@ -74,6 +77,7 @@ export function toLine(r: LineRow, attempts: AttemptRow[] = [], verification: Li
     adapterKey: r.adapter_key,
     channel: r.channel,
     budgetMinor: toMinor(r.budget_minor),
+    dailyCapMinor: r.daily_cap_minor === null || r.daily_cap_minor === undefined ? null : toMinor(r.daily_cap_minor),
     executionMode: r.execution_mode,
     version: r.version,
     status: r.status,

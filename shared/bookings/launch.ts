@@ -123,6 +123,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       adapter_key: l.adapterKey,
       channel: l.channel,
       budget_minor: l.budgetMinor,
+      daily_cap_minor: l.dailyCapMinor ?? null,
       execution_mode: mode,
       status: 'queued',
       execution_method: findAdapter(l.adapterKey)?.executionMethod ?? null,

@@ -4,6 +4,8 @@ import { ChannelSchema } from '../auth/products';
 
 const MinorUnits = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const IsoDate = z.iso.date();
+/** A daily spend cap: the most a campaign or line may spend on one UTC day (docs/delivery.md, Daily caps). */
+export const DailyCapSchema = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
 export const ExecutionModeSchema = z.enum(['sandbox', 'live']);
 
@@ -17,6 +19,7 @@ export const CreateCampaignSchema = z
     maximumCommitmentMinor: MinorUnits,
     channels: z.array(ChannelSchema).min(1).max(7),
     executionMode: ExecutionModeSchema.optional(),
+    dailyCapMinor: DailyCapSchema.optional(),
   })
   .refine((c) => c.endDate >= c.startDate, { path: ['endDate'], message: 'endDate must not be before startDate' })
   .refine((c) => c.maximumCommitmentMinor >= c.budgetMinor, {
@@ -40,6 +43,8 @@ export const CampaignSchema = z
     currency: z.literal('GBP'),
     channels: z.array(ChannelSchema),
     executionMode: ExecutionModeSchema,
+    /** The most the campaign's lines together may spend on one UTC day; null for none. */
+    dailyCapMinor: z.number().int().nullable(),
     status: z.string(),
     version: z.number().int(),
     createdAt: DateTimeSchema,
@@ -63,6 +68,8 @@ export const PlanLineInputSchema = z.strictObject({
   creativeIds: z.array(z.string().min(1).max(128)).max(20).default([]),
   /** Required on an AdCP seller's line, refused on any other. */
   supplierProduct: SupplierProductSchema.optional(),
+  /** The most the line may spend on one UTC day. */
+  dailyCapMinor: DailyCapSchema.optional(),
 });
 
 export const ReplacePlanSchema = z
@@ -87,6 +94,7 @@ export const PlanLineSchema = z.object({
   budgetMinor: z.number().int(),
   creativeIds: z.array(z.string()),
   supplierProduct: SupplierProductSchema.optional(),
+  dailyCapMinor: z.number().int().optional(),
 });
 export type PlanLine = z.infer<typeof PlanLineSchema>;
 

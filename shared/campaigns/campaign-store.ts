@@ -19,6 +19,7 @@ interface CampaignRow {
   currency: string;
   channels: Channel[];
   execution_mode: 'sandbox' | 'live';
+  daily_cap_minor: string | null;
   status: string;
   version: number;
   created_at: Date;
@@ -38,6 +39,7 @@ export function toCampaign(r: CampaignRow): Campaign {
     currency: 'GBP',
     channels: r.channels,
     executionMode: r.execution_mode,
+    dailyCapMinor: r.daily_cap_minor === null ? null : toMinor(r.daily_cap_minor),
     status: r.status,
     version: r.version,
     createdAt: r.created_at.toISOString(),
@@ -66,6 +68,7 @@ export async function createCampaign(db: Knex, p: Principal, input: CreateCampai
       maximum_commitment_minor: String(input.maximumCommitmentMinor),
       channels: input.channels,
       execution_mode: input.executionMode ?? defaultMode,
+      daily_cap_minor: input.dailyCapMinor === undefined ? null : String(input.dailyCapMinor),
       created_by: p.userId,
     } as never)
     .returning('*');

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Principal } from '../auth/principal';
+import { SYSTEM } from '../auth/actor';
 import { findCampaign } from '../campaigns/campaign-store';
 import { addDays, dateOnly, daysFrom } from '../dates';
 import { toMinor } from '../db/knex';
@@ -8,6 +9,7 @@ import { toCsv } from '../csv';
 import { badRequest, notFound } from '../errors';
 import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
 import { pacingOf, PacingSchema } from './pacing';
+import { CampaignOutlookSchema, campaignOutlookOf, outlookOf, OutlookSchema, type OutlookDay } from './outlook';
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
 export const DeliveryQuerySchema = z.strictObject({ from: Day.optional(), to: Day.optional() });
@@ -24,6 +26,8 @@ export const DeliveryDaySchema = z.object({
   ...Figures,
   /** The day's figures are final (its seller said so, its window passed, or staff closed the month): they no longer change. */
   final: z.boolean(),
+  /** Spend past the line's daily cap on this day (the cap acts on figures as they arrive; a late figure can pass it): shown, never hidden. */
+  overCapMinor: z.number().int(),
 });
 
 export const LineDeliverySchema = z.object({
@@ -35,11 +39,17 @@ export const LineDeliverySchema = z.object({
   executionMode: z.enum(['sandbox', 'live']),
   ...Figures,
   budgetMinor: z.number().int(),
+  /** The most the line may spend on one UTC day; null for none (docs/delivery.md, Daily caps). */
+  dailyCapMinor: z.number().int().nullable(),
+  /** Spend past the daily cap on the range's days, summed. */
+  overCapMinor: z.number().int(),
   /** Over the whole flight, as last reported; `spendMinor` is the range's. */
   deliveredSpendMinor: z.number().int(),
   /** Delivered beyond the budget: recorded and flagged, never billed. */
   overDeliveredMinor: z.number().int(),
   pacing: PacingSchema,
+  /** Where the line ends its flight: projected spend and impressions with an interval, and a classification (docs/delivery.md, Outlook). */
+  outlook: OutlookSchema,
   /** The supplier's as-of time for the latest figures; null before any arrived. */
   asOf: z.string().nullable(),
   /** When figures were last received, and whether the last ask failed (the figures then are that old). */
@@ -65,10 +75,24 @@ export const CampaignDeliverySchema = z.object({
       expectedSpendMinor: z.number().int(),
       projectedSpendMinor: z.number().int(),
     }),
+    /** The campaign's lines' outlooks together. */
+    outlook: CampaignOutlookSchema,
+    /** The campaign's daily cap (its lines together, UTC days), and the range's days its lines together spent past it. */
+    dailyCap: z.object({
+      capMinor: z.number().int().nullable(),
+      timeZone: z.literal('UTC'),
+      daysOver: z.array(z.object({ date: z.string(), spendMinor: z.number().int(), overCapMinor: z.number().int() })),
+    }),
     lines: z.array(LineDeliverySchema),
   }),
 });
 export type CampaignDelivery = z.infer<typeof CampaignDeliverySchema>['delivery'];
+
+function append<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
 
 function safeDay(value: string, path: string): string {
   const t = Date.parse(`${value}T00:00:00Z`);
@@ -86,7 +110,9 @@ interface LineRow {
   status: string;
   execution_mode: 'sandbox' | 'live';
   budget_minor: string;
+  daily_cap_minor: string | null;
   stop: { kind: string } | null;
+  cap_paused: boolean;
   as_of: Date | null;
   succeeded_at: Date | null;
   last_error: string | null;
@@ -142,19 +168,27 @@ export async function campaignDelivery(
       'l.status',
       'l.execution_mode',
       'l.budget_minor',
+      'l.daily_cap_minor',
       'l.stop',
+      // Paused by its cap (not by a person since): the cap resumes it.
+      db.raw("(l.cap_paused_on is not null and l.stop->>'by' = ?) as cap_paused", [SYSTEM.actorId]),
       'f.as_of',
       'f.succeeded_at',
       'f.last_error',
       db.raw('(select coalesce(sum(spend_minor), 0) from delivery_days d where d.line_id = l.id) as delivered'),
     )) as LineRow[];
+  const through = addDays(today, -1);
+  // One read of the days for both the range's figures and the outlook (the flight up to yesterday).
+  const lastFlightDay = through < endDate ? through : endDate;
+  const readFrom = from < startDate ? from : startDate;
+  const readTo = to > lastFlightDay ? to : lastFlightDay;
   const dayRows = lines.length
     ? await db('delivery_days')
         .whereIn(
           'line_id',
           lines.map((l) => l.id),
         )
-        .whereBetween('day', [from, to])
+        .whereBetween('day', [readFrom, readTo < readFrom ? readFrom : readTo])
         .orderBy(['line_id', 'day'])
         .select(
           'line_id',
@@ -167,26 +201,32 @@ export async function campaignDelivery(
         )
     : [];
   const byLine = new Map<string, z.infer<typeof DeliveryDaySchema>[]>();
+  const flight = new Map<string, OutlookDay[]>();
   for (const r of dayRows) {
-    const list = byLine.get(r.line_id) ?? [];
-    list.push({
-      date: r.date,
+    const day = {
+      date: r.date as string,
       impressions: toMinor(r.impressions),
       clicks: toMinor(r.clicks),
       completions: toMinor(r.completions),
       spendMinor: toMinor(r.spend_minor),
       final: Boolean(r.final),
-    });
-    byLine.set(r.line_id, list);
+      overCapMinor: 0,
+    };
+    if (day.date >= from && day.date <= to) append(byLine, r.line_id, day);
+    if (day.date >= startDate && day.date <= lastFlightDay) append(flight, r.line_id, day);
   }
 
-  const through = addDays(today, -1);
   const out: LineDelivery[] = lines.map((l) => {
-    const days = byLine.get(l.id) ?? [];
+    const dailyCapMinor = l.daily_cap_minor === null ? null : toMinor(l.daily_cap_minor);
+    const days = (byLine.get(l.id) ?? []).map((d) => ({
+      ...d,
+      overCapMinor: dailyCapMinor === null ? 0 : Math.max(0, d.spendMinor - dailyCapMinor),
+    }));
     const sum = (k: 'impressions' | 'clicks' | 'completions' | 'spendMinor') => days.reduce((s, d) => s + d[k], 0);
     const budgetMinor = toMinor(l.budget_minor);
     const deliveredSpendMinor = toMinor(l.delivered);
-    const idle = l.status === 'rejected' || (l.status === 'stopped' && l.stop !== null);
+    // A line its daily cap paused resumes at the next day's start: its outlook keeps it running.
+    const idle = l.status === 'rejected' || (l.status === 'stopped' && l.stop !== null && !l.cap_paused);
     return {
       lineId: l.id,
       bookingId: l.booking_id,
@@ -199,9 +239,12 @@ export async function campaignDelivery(
       completions: sum('completions'),
       spendMinor: sum('spendMinor'),
       budgetMinor,
+      dailyCapMinor,
+      overCapMinor: days.reduce((s, d) => s + d.overCapMinor, 0),
       deliveredSpendMinor,
       overDeliveredMinor: Math.max(0, deliveredSpendMinor - budgetMinor),
       pacing: pacingOf({ budgetMinor, startDate, endDate, deliveredMinor: deliveredSpendMinor, through, idle }, tolerance),
+      outlook: outlookOf({ budgetMinor, startDate, endDate, through, days: flight.get(l.id) ?? [], idle, dailyCapMinor }, tolerance),
       asOf: l.as_of ? l.as_of.toISOString() : null,
       fetchedAt: l.succeeded_at ? l.succeeded_at.toISOString() : null,
       ageSeconds: l.succeeded_at ? Math.max(0, Math.floor((real.getTime() - l.succeeded_at.getTime()) / 1000)) : null,
@@ -226,13 +269,41 @@ export async function campaignDelivery(
       expectedSpendMinor: total((l) => l.pacing.expectedSpendMinor),
       projectedSpendMinor: total((l) => l.pacing.projectedSpendMinor),
     },
+    outlook: campaignOutlookOf(out, tolerance),
+    dailyCap: { capMinor: campaign.dailyCapMinor, timeZone: 'UTC', daysOver: daysOverCap(out, campaign.dailyCapMinor) },
     lines: out,
   };
 }
 
-const CSV_COLUMNS = ['line_id', 'booking_id', 'channel', 'adapter_key', 'date', 'impressions', 'clicks', 'completions', 'spend_minor'];
+/** The days the lines together spent past the campaign's cap. */
+function daysOverCap(lines: readonly LineDelivery[], capMinor: number | null) {
+  if (capMinor === null) return [];
+  const byDate = new Map<string, number>();
+  for (const l of lines) for (const d of l.days) byDate.set(d.date, (byDate.get(d.date) ?? 0) + d.spendMinor);
+  return [...byDate]
+    .filter(([, spend]) => spend > capMinor)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([date, spendMinor]) => ({ date, spendMinor, overCapMinor: spendMinor - capMinor }));
+}
 
-/** The same delivery as CSV: one row per line and day. */
+const CSV_COLUMNS = [
+  'line_id',
+  'booking_id',
+  'channel',
+  'adapter_key',
+  'date',
+  'impressions',
+  'clicks',
+  'completions',
+  'spend_minor',
+  'outlook',
+  'projected_spend_minor',
+  'projected_low_minor',
+  'projected_high_minor',
+  'exhaustion_date',
+];
+
+/** The same delivery as CSV: one row per line and day, each with its line's outlook. */
 export function deliveryCsv(d: CampaignDelivery): string {
   const rows = d.lines.flatMap((l) =>
     l.days.map((day) => [
@@ -245,6 +316,11 @@ export function deliveryCsv(d: CampaignDelivery): string {
       day.clicks,
       day.completions,
       day.spendMinor,
+      l.outlook.classification,
+      l.outlook.spend.projectedMinor,
+      l.outlook.spend.lowMinor ?? '',
+      l.outlook.spend.highMinor ?? '',
+      l.outlook.exhaustionDate ?? '',
     ]),
   );
   return toCsv(CSV_COLUMNS, rows);

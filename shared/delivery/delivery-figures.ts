@@ -3,6 +3,8 @@ import { addDays, dateOnly } from '../dates';
 import { toMinor } from '../db/knex';
 import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
 import { pacingOf, type Pacing } from './pacing';
+import { outlookOf, type Outlook } from './outlook';
+import { flightDays } from './outlook-store';
 
 /**
  * A workspace's delivered spend on days `from`..`to`, live and sandbox apart (sandbox bookings
@@ -42,6 +44,8 @@ export interface LinePacing {
   budgetMinor: number;
   deliveredSpendMinor: number;
   pacing: Pacing;
+  /** Read only when asked for (`runningLinePacing` with `outlook`): it reads each line's days. */
+  outlook?: Outlook;
 }
 
 /**
@@ -68,6 +72,7 @@ export async function runningLinePacing(
   scope: (q: Knex.QueryBuilder) => Knex.QueryBuilder,
   tolerance: number,
   real = new Date(),
+  opts: { outlook?: boolean } = {},
 ): Promise<LinePacing[]> {
   const offset = await readOffsetDays(db, advertiserId);
   // The last whole day delivered, on each mode's clock (a sandbox workspace may have moved its own).
@@ -94,25 +99,33 @@ export async function runningLinePacing(
       'l.adapter_key',
       'l.execution_mode',
       'l.budget_minor',
+      'l.daily_cap_minor',
       db.raw("to_char(c.start_date, 'YYYY-MM-DD') as start_date"),
       db.raw("to_char(c.end_date, 'YYYY-MM-DD') as end_date"),
       db.raw('(select coalesce(sum(spend_minor), 0) from delivery_days d where d.line_id = l.id) as delivered'),
     );
+  // The outlook reads each line's days; the overview's and the optimizations' pacing do not need it.
+  const days = opts.outlook
+    ? await flightDays(
+        db,
+        (rows as Array<{ id: string }>).map((r) => r.id),
+        through,
+      )
+    : null;
   const lines: LinePacing[] = [];
   for (const r of rows) {
     const budgetMinor = toMinor(r.budget_minor);
     const deliveredSpendMinor = toMinor(r.delivered);
-    const pacing = pacingOf(
-      {
-        budgetMinor,
-        startDate: r.start_date,
-        endDate: r.end_date,
-        deliveredMinor: deliveredSpendMinor,
-        through: through[r.execution_mode as 'sandbox' | 'live'],
-        idle: false,
-      },
-      tolerance,
-    );
+    const flight = {
+      budgetMinor,
+      startDate: r.start_date,
+      endDate: r.end_date,
+      through: through[r.execution_mode as 'sandbox' | 'live'],
+      idle: false,
+    };
+    const pacing = pacingOf({ ...flight, deliveredMinor: deliveredSpendMinor }, tolerance);
+    const dailyCapMinor = r.daily_cap_minor === null ? null : toMinor(r.daily_cap_minor);
+    const outlook = days ? outlookOf({ ...flight, days: days.get(r.id) ?? [], dailyCapMinor }, tolerance) : undefined;
     lines.push({
       campaignId: r.campaign_id,
       bookingId: r.booking_id,
@@ -123,6 +136,7 @@ export async function runningLinePacing(
       budgetMinor,
       deliveredSpendMinor,
       pacing,
+      ...(outlook ? { outlook } : {}),
     });
   }
   return lines;

@@ -21,6 +21,12 @@ export const EVENT_TYPES = [
       "A line's delivery pacing moved (on-track, under, over) with new delivery figures; the subject is the line, its version the line's pacing version.",
   },
   {
+    type: 'delivery.outlook_changed',
+    subject: 'line_outlook',
+    description:
+      "A running line's outlook moved (on-track, under-delivery, early-exhaustion, with the day exhaustion is expected) with new delivery figures; the subject is the line, its version the line's outlook version.",
+  },
+  {
     type: 'delivery.over_budget',
     subject: 'line_budget',
     description:

@@ -169,6 +169,9 @@ async function checkLines(db: Knex, p: Principal, campaign: Campaign, lines: Rep
         'supplier_product_required',
       );
     }
+    if (line.dailyCapMinor !== undefined && line.dailyCapMinor > line.budgetMinor) {
+      throw badRequest(`lines.${i}.dailyCapMinor is over the line's budget of ${line.budgetMinor}.`, undefined, 'daily_cap_over_budget');
+    }
     if (adapter.kind !== 'adcp' && line.supplierProduct) {
       throw badRequest(
         `lines.${i}.supplierProduct is only for AdCP sellers; ${adapter.key} is not one.`,

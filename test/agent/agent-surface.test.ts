@@ -32,6 +32,7 @@ describe('GET /api/v1/agent/actions', () => {
       ['campaign.resume', '/api/v1/campaigns/{campaignId}/resume', 'zero'],
       ['campaign.stop', '/api/v1/campaigns/{campaignId}/stop', 'zero'],
       ['campaign.amend', '/api/v1/campaigns/{campaignId}/amendments', 'incremental-commitment'],
+      ['campaign.cap', '/api/v1/campaigns/{campaignId}/daily-caps', 'zero'],
       ['creative.submit', '/api/v1/creatives/{creativeId}/submit', 'zero'],
       ['audience.sync', '/api/v1/campaigns/{campaignId}/sync-audience', 'zero'],
       ['optimization.reject', '/api/v1/optimizations/{optimizationId}/reject', 'zero'],

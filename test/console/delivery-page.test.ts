@@ -1,6 +1,10 @@
 import { createTestEnv, type TestEnv } from '../support/api';
 import { startConsoleService, type ConsoleService } from './support';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
+import { addDays } from '../../shared/dates';
+import type { CampaignDelivery } from '../../shared/delivery/campaign-delivery';
+import { post } from '../support/bookings';
+import { money } from '../../api/console/html';
 
 let env: TestEnv;
 let service: ConsoleService;
@@ -52,4 +56,41 @@ test('staff enter a workflow line’s delivery at the console; the buyer sees it
   // Another workspace's campaign is not found.
   const other = await service.signIn({ user: 'eve', workspace: 'org-other' });
   expect((await other.page(`/console/campaigns/${booking.campaignId}/delivery`)).status).toBe(404);
+});
+
+test('the delivery page charts each line’s outlook: actual, projected to the flight’s end with its interval shaded, and the budget', async () => {
+  const today = new Date().toISOString().slice(0, 10);
+  const booking = await service.launch('org-cd', [{ channel: 'ctv', adapterKey: 'manual', budgetMinor: 14_000 }], undefined, {
+    name: 'Outlook',
+    startDate: today,
+    endDate: addDays(today, 13),
+  });
+  const line = booking.lines[0]!;
+  await env
+    .db('booking_lines')
+    .where({ id: line.id })
+    .update({ status: 'confirmed', confirmed_at: new Date(), execution_method: 'manual' });
+  // Six days pass on the workspace's sandbox clock; staff enter them, slower than the budget's pace.
+  const buyerToken = await service.token({ org: 'org-cd', user: 'org-cd-buyer' });
+  expect((await post(service.api, buyerToken, '/api/v1/sandbox/clock/advance', { days: 6 })).status).toBe(200);
+  const staff = await service.signIn({ user: 'stan', workspace: 'staff' });
+  const csv = ['date,impressions,clicks,completions,spend_minor']
+    .concat(Array.from({ length: 6 }, (_, k) => `${addDays(today, k)},${1000 + k * 10},10,900,${600 + (k % 2) * 40}`))
+    .join('\n');
+  expect((await staff.form(`/console/fulfilment/bookings/${booking.id}/lines/${line.id}/delivery`, { csv })).status).toBe(303);
+
+  const buyer = await service.signIn({ user: 'org-cd-buyer', workspace: 'org-cd' });
+  const page = await buyer.page(`/console/campaigns/${booking.campaignId}/delivery`);
+  expect(page.status).toBe(200);
+  expect(page.html).toMatch(/<polygon points="[^"]+" [^>]*data-series="interval"/);
+  expect(page.html).toMatch(/<polyline points="[^"]+" [^>]*data-series="projected"/);
+  expect(page.html).toMatch(/data-series="budget"/);
+  expect(page.html).toContain('under-delivery');
+  expect(page.html).not.toMatch(/<script/i);
+  // The projection and its interval are the ones the API answers.
+  const res = await service.api.fetch(`/api/v1/campaigns/${booking.campaignId}/delivery`, { token: buyerToken });
+  const { delivery } = (await res.json()) as { delivery: CampaignDelivery };
+  const o = delivery.lines[0]!.outlook;
+  expect(o).toMatchObject({ basis: 'recent-rate', daysObserved: 6, classification: 'under-delivery' });
+  expect(page.html).toContain(`${money(o.spend.projectedMinor)} (${money(o.spend.lowMinor!)} to ${money(o.spend.highMinor!)})`);
 });

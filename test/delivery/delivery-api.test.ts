@@ -11,6 +11,9 @@ import { createLogger } from '../../shared/logger';
 import type { CampaignDelivery } from '../../shared/delivery/campaign-delivery';
 import { AmendmentParametersSchema } from '../../shared/bookings/amendments';
 import { findAction } from '../../shared/agent/actions';
+import { recordDelivery } from '../../shared/delivery/delivery-store';
+import { notePacingChanges } from '../../shared/delivery/pacing-events';
+import { day } from './support';
 
 let env: TestEnv;
 let api: TestApi;
@@ -71,7 +74,7 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     const owner = await env.issuer.token({ org, user: `${org}-owner` });
     const subscribed = await post(api, owner, '/api/v1/webhooks/subscriptions', {
       url: 'http://127.0.0.1:9/pacing',
-      eventTypes: ['delivery.pacing_changed'],
+      eventTypes: ['delivery.pacing_changed', 'delivery.outlook_changed'],
     });
     expect(subscribed.status).toBe(201);
     const { token, keys, booking } = await twoWeeks(org);
@@ -100,9 +103,54 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
       pacing_version: 1,
     });
 
+    // The outlook moved the same way, told as its own event: the slow line under-delivers, the fast one
+    // exhausts its budget early, on the day the delivery answer shows.
+    const outlooks = await storedEvents(org, 'delivery.outlook_changed');
+    expect(outlooks.map((e) => [e.subject_type, e.subject_id, e.subject_version, e.body.classification, e.body.previous]).sort()).toEqual(
+      [
+        ['line_outlook', lineOf('sandbox-audio'), 1, 'under-delivery', null],
+        ['line_outlook', lineOf('sandbox-dooh'), 1, 'early-exhaustion', null],
+      ].sort(),
+    );
+    const shown = (await delivery(token, booking.campaignId)).lines.find((l) => l.lineId === lineOf('sandbox-dooh'))!;
+    expect(outlooks.find((e) => e.subject_id === shown.lineId)!.body).toMatchObject({
+      campaignId: booking.campaignId,
+      exhaustionDate: shown.outlook.exhaustionDate,
+      projectedSpendMinor: shown.outlook.spend.projectedMinor,
+      budgetMinor: shown.budgetMinor,
+    });
+    expect(
+      await env
+        .db('booking_lines')
+        .where({ id: lineOf('sandbox-ctv') })
+        .first('outlook_class', 'outlook_version'),
+    ).toEqual({ outlook_class: 'on-track', outlook_version: 1 });
+
     // Asked again with nothing new, no line moves: no event.
     for (const key of keys) await poll(key, { advertiserId: org });
     expect(await events()).toHaveLength(2);
+    expect(await storedEvents(org, 'delivery.outlook_changed')).toHaveLength(2);
+
+    // A restated day that moves the slow line's outlook again tells subscribers again, naming where it was.
+    const slow = lineOf('sandbox-audio');
+    await env.db.transaction(async (trx) => {
+      await recordDelivery(
+        trx,
+        [
+          {
+            line: { lineId: slow, bookingId: booking.id, advertiserId: org },
+            report: { asOf: new Date().toISOString(), days: [day(addDays(today, 6), 200_000)] },
+          },
+        ],
+        { kind: 'supplier' },
+      );
+      await notePacingChanges(trx, [slow], 0.15);
+    });
+    const again = (await storedEvents(org, 'delivery.outlook_changed')).filter((e) => e.subject_id === slow);
+    expect(again.map((e) => [e.subject_version, e.body.classification, e.body.previous])).toEqual([
+      [1, 'under-delivery', null],
+      [2, 'early-exhaustion', 'under-delivery'],
+    ]);
   });
 
   test('a line whose delivered spend goes past its budget tells subscribers once (delivery.over_budget); lines within budget tell no one', async () => {
@@ -181,15 +229,43 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     expect(d.totals.spendMinor).toBe(d.lines.reduce((s, l) => s + l.spendMinor, 0));
     expect(d.totals.budgetMinor).toBe(560_217);
 
+    // The outlook: where each line ends its flight, from the seven days in, with an interval.
+    expect(onPace!.outlook).toMatchObject({
+      basis: 'recent-rate',
+      daysObserved: 7,
+      daysRemaining: 7,
+      classification: 'on-track',
+      level: 0.8,
+    });
+    expect(under!.outlook).toMatchObject({ classification: 'under-delivery', exhaustionDate: null });
+    expect(over!.outlook.classification).toBe('early-exhaustion');
+    expect(over!.outlook.exhaustionDate! > addDays(today, 6) && over!.outlook.exhaustionDate! < addDays(today, 13)).toBe(true);
+    expect(d.outlook).toMatchObject({ classification: 'early-exhaustion', exhaustionDate: over!.outlook.exhaustionDate });
+    expect(d.outlook.spend.projectedMinor).toBe(d.lines.reduce((s, l) => s + l.outlook.spend.projectedMinor, 0));
+    // The straight-line projection stays beside it.
+    expect(onPace!.pacing.projectedSpendMinor).toBe(Math.round((onPace!.deliveredSpendMinor * 14) / 7));
+    const intervals = new Map(d.lines.map((l) => [l.lineId, l.outlook.spend]));
+
     const csv = await api.fetch(`/api/v1/campaigns/${campaignId}/delivery`, { token, headers: { accept: 'text/csv' } });
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     const rows = (await csv.text()).trim().split('\r\n');
-    expect(rows[0]).toBe('line_id,booking_id,channel,adapter_key,date,impressions,clicks,completions,spend_minor');
+    expect(rows[0]).toBe(
+      'line_id,booking_id,channel,adapter_key,date,impressions,clicks,completions,spend_minor,outlook,projected_spend_minor,projected_low_minor,projected_high_minor,exhaustion_date',
+    );
     expect(rows).toHaveLength(1 + 28);
     expect(rows.filter((r) => r.startsWith(onPace!.lineId)).map((r) => Number(r.split(',')[8]))).toEqual(
       onPace!.days.map((x) => x.spendMinor),
     );
+    // Each row carries its line's outlook.
+    const overRow = rows.find((r) => r.startsWith(over!.lineId))!.split(',');
+    expect(overRow.slice(9)).toEqual([
+      'early-exhaustion',
+      String(over!.outlook.spend.projectedMinor),
+      String(over!.outlook.spend.lowMinor),
+      String(over!.outlook.spend.highMinor),
+      over!.outlook.exhaustionDate,
+    ]);
 
     // Sandbox delivery moves no money: the overview shows it apart, with the lines off pace on the workspace's clock.
     const overview = await api.fetch(`/api/v1/workspace/overview?from=${today}&to=${addDays(today, 30)}`, { token });
@@ -258,6 +334,17 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     await advance(token, 5);
     const ended = await readBooking(api, token, booking.id);
     expect(ended).toMatchObject({ flightEnded: true, closeoutPending: true });
+    // Each line's final spend, a week after the outlook was read, is where the outlook put it or near (an
+    // 80% interval of four lines; the restating line's provisional days read low).
+    for (const key of keys) await poll(key);
+    const finals = (await delivery(token, campaignId)).lines;
+    for (const l of finals)
+      expect(l.outlook).toMatchObject({ basis: 'final', daysRemaining: 0, spend: { projectedMinor: l.deliveredSpendMinor } });
+    const inside = finals.filter((l) => {
+      const i = intervals.get(l.lineId)!;
+      return l.deliveredSpendMinor >= i.lowMinor! && l.deliveredSpendMinor <= i.highMinor!;
+    });
+    expect(inside.length).toBeGreaterThanOrEqual(3);
     // Ended, its lines are no longer running: however they paced, none is off pace now.
     const afterFlight = await api.fetch('/api/v1/workspace/overview', { token });
     expect((await json<{ overview: { linesOffPace: { total: number } } }>(afterFlight)).overview.linesOffPace.total).toBe(0);

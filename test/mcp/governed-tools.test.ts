@@ -204,7 +204,9 @@ describe('the governed flow through /mcp', () => {
     // Delivery through /mcp: the same answer as the REST operation; no line ran, so nothing delivered.
     const delivered = await call(client, 'get_delivery', { id: campaignId });
     expect(delivered.isError).toBeFalsy();
-    expect(delivered.structuredContent).toMatchObject({ delivery: { campaignId, totals: { spendMinor: 0 }, lines: [] } });
+    expect(delivered.structuredContent).toMatchObject({
+      delivery: { campaignId, totals: { spendMinor: 0 }, outlook: { classification: 'on-track', spend: { projectedMinor: 0 } }, lines: [] },
+    });
     expect((await call(client, 'get_delivery', { id: campaignId, from: 'yesterday' })).isError).toBe(true);
   });
 });

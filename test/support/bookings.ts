@@ -6,6 +6,7 @@ export interface PlanLineInput {
   adapterKey: string;
   budgetMinor: number;
   creativeIds?: string[];
+  dailyCapMinor?: number;
 }
 
 export interface Launched {
@@ -33,8 +34,10 @@ export interface BookingBody {
     providerReference: string | null;
     providerAttemptId: string | null;
     executionMethod: string | null;
-    workflowSteps?: unknown;
+    workflowSteps?: Array<{ detail: string }> | null;
     pendingOperation?: string | null;
+    stop?: { kind: string; by?: string } | null;
+    dailyCapMinor?: number | null;
     claimedBy: string | null;
     assignedToUserId: string | null;
     evidence: string | null;

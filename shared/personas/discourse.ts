@@ -154,6 +154,17 @@ function isPeople(t: Token, i: number, atSentenceStart: boolean): boolean {
   return (t.value === t.lower || (i === 0 && atSentenceStart)) && AGENT_PLURAL.test(t.lower) && !NOT_PEOPLE.has(t.lower);
 }
 
+/**
+ * Some word of the span names people (or "who" describes them) or a placement:
+ * the span can be an ask about the audience. Anything else (an offer, a
+ * product, a date) is prose, whatever its nouns.
+ */
+export function asksAboutAudience(a: Analysis, s: Span): boolean {
+  return tokensIn(a, s).some((t, i) => PERSON_WORDS.has(t.lower) || within(PLACEMENT, t) || isPeople(t, i, i === 0));
+}
+const PERSON_WORDS = set(['who', 'whose', 'whom', 'people', 'persons', 'folk', 'folks', 'those', 'anyone', 'everyone', 'everybody', 'someone', 'staff']);
+const PLACEMENT = set(V.placementNouns);
+
 /** The last word of a phrase is a people noun ("keen gardeners", "new parents", "cinema-goers"). */
 export function namesPeople(phrase: string): boolean {
   const last = phrase.toLowerCase().split(/\s+/).pop() ?? '';

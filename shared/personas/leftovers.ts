@@ -1,4 +1,4 @@
-import { Clause, NON_AUDIENCE } from './discourse';
+import { Clause, NON_AUDIENCE, asksAboutAudience } from './discourse';
 import { GENERIC_PEOPLE } from './lexicon/people';
 import { Analysis } from './nlp';
 import { Brief, Span } from './text';
@@ -131,7 +131,7 @@ export function accountClauses(b: Brief, a: Analysis, phrases: readonly string[]
         /[a-z]/.test(t.lower),
     );
     if (!content.length) return { ...span, text, status: 'empty' as const };
-    if (PROSE.test(lower)) return { ...span, text, status: 'prose' as const };
+    if (PROSE.test(lower) || !asksAboutAudience(a, span)) return { ...span, text, status: 'prose' as const };
     return { ...span, text, status: 'unresolved' as const };
   });
 }

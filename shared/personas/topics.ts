@@ -52,8 +52,40 @@ export function findNegativeKeywords(b: Brief): string[] {
     }
     b.claim(h);
   }
-  return uniq([...everyday, ...labelledNegatives(b)]);
+  return uniq([...everyday, ...labelledNegatives(b), ...impliedNegatives(b)]);
 }
+
+// Negatives a search brief implies: a sentence that tells the buyer not to pay
+// for some searches (a cue about searches, clicks, traffic or negatives) names
+// the term in quotes ("no 'jobs' traffic") or as what the advertiser does not
+// offer ("we don't sell DIY kits so neg that out", "there's no freemium tier
+// so don't buy those searches"). A generic product noun after the term is not
+// part of it ("freemium tier" is "freemium"); a plural head is made singular.
+const SEARCH_BRIEF = /\b(?:search(?:es)?|ppc|google ads|adwords|bing ads)\b/;
+const NOT_PAYING_CUE = /\b(?:searches|search|clicks|traffic|negatives?|neg)\b/;
+const QUOTED = /(?:^|[\s(])['"]([a-z0-9][a-z0-9 &-]{0,30}?)['"](?=[\s,.;:!?)]|$)/g;
+const NOT_OFFERED =
+  /\b(?:we (?:don't|do not|dont) (?:do|sell|offer|have|provide|stock|make)|we(?:'re| are) not (?:a|an)|there(?:'s| is) no|no)\s+((?:[a-z0-9-]+\s+){0,2}?[a-z0-9-]+?)(?=\s*(?:[,.;:!?(]|\s-\s|\s(?:so|and|but|as|because)\b|$))/;
+const PRODUCT_HEADS = /\s+(?:tiers?|kits?|products?|options?|versions?|plans?|services?|ranges?|insurers?|offers?)$/;
+
+function impliedNegatives(b: Brief): string[] {
+  if (!SEARCH_BRIEF.test(b.lower)) return [];
+  const out: string[] = [];
+  for (const h of b.find(/[^.;!?\u0000]+/g)) {
+    const sentence = h.text.toLowerCase();
+    if (!NOT_PAYING_CUE.test(sentence) || !/\b(?:don't|do not|dont|not|no|neg|negative|wasted?)\b/.test(sentence)) continue;
+    const quoted = [...sentence.matchAll(QUOTED)].map((m) => m[1]!.trim());
+    const denied = NOT_OFFERED.exec(sentence)?.[1];
+    const terms = quoted.length ? quoted : denied ? [singular(denied.replace(PRODUCT_HEADS, ''))] : [];
+    const kept = terms.filter((t) => t && !NOT_PAYING_CUE.test(t) && !isGeneric(t));
+    if (!kept.length) continue;
+    out.push(...kept);
+    b.claim(h);
+  }
+  return out;
+}
+
+const singular = (phrase: string): string => phrase.replace(/([a-z]{3,}[^s])s$/, '$1');
 
 function labelledNegatives(b: Brief): string[] {
   const re =

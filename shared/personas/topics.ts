@@ -153,7 +153,7 @@ const STOP_AFTER =
 const PREPOSITION_START = /^(?:on|at|in|to|with|for|about|into|from)\b/;
 // "with 50 employees", "who run small businesses": firmographics, not interests.
 const OBJECT_GUARD =
-  /\b(?:employees|staff|turnover|revenue|budgets?|headcount|business(?:es)?|compan(?:y|ies)|firms?|start-?ups?|smes?|smbs?|practices?|agencies)\b/;
+  /\b(?:employees|staff|turnover|revenue|budgets?|headcount|business(?:es)?|compan(?:y|ies)|firms?|start-?ups?|smes?|smbs?|practices?|agencies|farms?|shops?|salons?|restaurants?|pubs?|cafes?|garages?|clinics?)\b/;
 
 function extent(b: Brief, from: number, limit: number): number {
   const view = b.view;
@@ -216,7 +216,7 @@ export function findTopics(b: Brief): TopicPhrase[] {
     if (verb && PREPOSITION_START.test(phrase.toLowerCase())) phrase = `${b.text.slice(t.end - verb.length - 1, t.end).trim()} ${phrase}`;
     if (verb && !phrase.trim()) phrase = verb;
     // "who climb, boulder or do yoga": an activity verb listed with others is an item itself.
-    if (verb && /^\s*(?:,|and\b|or\b)/.test(phrase)) phrase = `${verb}${phrase}`;
+    if (verb && /^\s*(?:,|and\b|or\b)/.test(phrase)) phrase = `${verb}${/^\s*,/.test(phrase) ? '' : ' '}${phrase.trimStart()}`;
     // "planning to move house": the verb says what is intended.
     const toVerb = intent ? / to ([a-z]+)$/.exec(intent) : null;
     if (toVerb && !/^(?:buy|get)$/.test(toVerb[1]!)) phrase = `${toVerb[1]} ${phrase}`;

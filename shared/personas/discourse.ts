@@ -162,7 +162,21 @@ function isPeople(t: Token, i: number, atSentenceStart: boolean): boolean {
 export function asksAboutAudience(a: Analysis, s: Span): boolean {
   return tokensIn(a, s).some((t, i) => PERSON_WORDS.has(t.lower) || within(PLACEMENT, t) || isPeople(t, i, i === 0));
 }
-const PERSON_WORDS = set(['who', 'whose', 'whom', 'people', 'persons', 'folk', 'folks', 'those', 'anyone', 'everyone', 'everybody', 'someone', 'staff']);
+const PERSON_WORDS = set([
+  'who',
+  'whose',
+  'whom',
+  'people',
+  'persons',
+  'folk',
+  'folks',
+  'those',
+  'anyone',
+  'everyone',
+  'everybody',
+  'someone',
+  'staff',
+]);
 const PLACEMENT = set(V.placementNouns);
 
 /** The last word of a phrase is a people noun ("keen gardeners", "new parents", "cinema-goers"). */

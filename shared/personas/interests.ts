@@ -196,7 +196,11 @@ function coordinatedHead(b: Brief, tokens: readonly Token[], from: number, to: n
 export function labelsFor(phrases: readonly string[]): { labels: string[]; nodes: InterestNode[] } {
   const nodes = phrases.flatMap((p) => {
     const found = nodesInPhrase(p);
-    return found.length || !/^[a-z]{3,}$/.test(p) ? found : gerunds(p).flatMap((g) => nodesInPhrase(g)).slice(0, 1);
+    return found.length || !/^[a-z]{3,}$/.test(p)
+      ? found
+      : gerunds(p)
+          .flatMap((g) => nodesInPhrase(g))
+          .slice(0, 1);
   });
   return { labels: nodes.map(interestLabel), nodes };
 }

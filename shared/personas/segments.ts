@@ -27,6 +27,7 @@ export function segments(text: string): Segment[] {
   const out: Segment[] = [];
   let start = 0;
   let join: Join = 'start';
+  const lowerWriting = lowerCaseWriting(text);
   const push = (end: number, next: Join, skip: number): void => {
     if (end > start) out.push({ start, end, join });
     start = end + skip;
@@ -42,7 +43,7 @@ export function segments(text: string): Segment[] {
       i = end;
       continue;
     }
-    if (at(SENTENCE_END, text, i) && !abbreviation(text, i) && !at(LOWER_NEXT, text, i)) push(i, 'other', 1);
+    if (at(SENTENCE_END, text, i) && !abbreviation(text, i) && (lowerWriting || !at(LOWER_NEXT, text, i))) push(i, 'other', 1);
     else if (c === ';') push(i, 'other', 1);
     else if (c === ':' && at(LABEL_COLON, text, i)) push(i, 'colon', 1);
     else if (c === ' ' && at(DASH, text, i)) push(i, 'dash', 3);
@@ -62,4 +63,11 @@ export function segments(text: string): Segment[] {
 // no sentence end; a company suffix ("Vale Brewing Co.") ends one before a capital.
 function abbreviation(text: string, dot: number): boolean {
   return /(?:^|\s)(?:st|mr|mrs|ms|dr|vs|e\.g|i\.e|approx|no|u\.k|u\.s)$/i.test(text.slice(Math.max(0, dot - 6), dot));
+}
+
+// A brief typed in lower case ("hey - need a persona. thirty-somethings, uk wide.")
+// starts its sentences in lower case too: its full stops end sentences.
+function lowerCaseWriting(text: string): boolean {
+  const starts = [...text.matchAll(/[.!?]\s+([A-Za-z])/g)].map((m) => m[1]!);
+  return starts.length > 0 && starts.filter((c) => c === c.toLowerCase()).length * 2 >= starts.length;
 }

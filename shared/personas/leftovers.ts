@@ -17,7 +17,7 @@ export interface ClauseAccount extends Span {
 
 // Campaign prose: how, when and where the ads run, not who sees them.
 const PROSE =
-  /\b(?:brief|campaign|campaigns|ads?|adverts?|advertising|budget|spend|tone|creative|creatives|copy|message|messaging|launch|launches|reach|awareness|kpis?|cpm|cpc|ctr|cpa|roas|conversions?|impressions|clicks|flight|flighting|channels?|search|social|display|video|ctv|dooh|ooh|radio|tv|audio|cinema|programmatic|youtube|instagram|facebook|tiktok|linkedin|q[1-4]|friendly|playful|premium|urgent|formal|informal|voice|style|broad|general|particular|everyone|anyone|audience)\b|[£$€]\s?\d/;
+  /\b(?:brief|campaign|campaigns|ads?|adverts?|advertising|budget|spend|tone|creative|creatives|copy|message|messaging|launch|launches|reach|awareness|kpis?|cpm|cpc|ctr|cpa|roas|conversions?|impressions|clicks|spots?|flight|flighting|channels?|search|social|display|video|ctv|dooh|ooh|radio|tv|audio|cinema|programmatic|youtube|instagram|facebook|tiktok|linkedin|q[1-4]|friendly|playful|premium|urgent|formal|informal|voice|style|broad|general|particular|everyone|anyone|audience)\b|[£$€]\s?\d/;
 // Words that carry no audience constraint on their own.
 const EMPTY_WORDS = new Set([
   'be',

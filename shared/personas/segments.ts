@@ -15,7 +15,7 @@ const SENTENCE_END = /[.!?]+(?:\s|$)/y;
 const LOWER_NEXT = /[.!?]+\s+[a-z]/y;
 const LABEL_COLON = /:(?:\s|$)/y;
 const DASH = / - /y;
-const CONJ = /, (?=(?:but|so|yet|while|whereas|because|although|though)\s|and (?:we|they|i|it|this|our|you)\b)/y;
+const CONJ = /, (?=(?:but|so|yet|while|whereas|because|although|though)\s|and (?:we|they|i|it|this|our|you)\b)| (?=but (?:we|i|they|you|our)\b)/y;
 
 function at(re: RegExp, text: string, i: number): boolean {
   re.lastIndex = i;
@@ -47,7 +47,7 @@ export function segments(text: string): Segment[] {
     else if (c === ';') push(i, 'other', 1);
     else if (c === ':' && at(LABEL_COLON, text, i)) push(i, 'colon', 1);
     else if (c === ' ' && at(DASH, text, i)) push(i, 'dash', 3);
-    else if (c === ',' && at(CONJ, text, i)) push(i, 'other', 2);
+    else if ((c === ',' || c === ' ') && at(CONJ, text, i)) push(i, 'other', c === ',' ? 2 : 1);
   }
   push(text.length, 'other', 0);
   return out

@@ -67,7 +67,7 @@ function abbreviation(text: string, dot: number): boolean {
 
 // A brief typed in lower case ("hey - need a persona. thirty-somethings, uk wide.")
 // starts its sentences in lower case too: its full stops end sentences.
-function lowerCaseWriting(text: string): boolean {
+export function lowerCaseWriting(text: string): boolean {
   const starts = [...text.matchAll(/[.!?]\s+([A-Za-z])/g)].map((m) => m[1]!);
   return starts.length > 0 && starts.filter((c) => c === c.toLowerCase()).length * 2 >= starts.length;
 }

@@ -216,6 +216,8 @@ const LEXICON_VERBS = new Set([
   ...V.verbs.negate,
 ]);
 
+const NOMINAL = new Set(['DET', 'ADJ', 'PROPN']);
+
 /** Index of the main verb in ts, -1 for a fragment, -2 for a noun phrase with a relative clause. */
 function mainVerb(ts: readonly Token[], from: number): number {
   // An instruction opens with its verb, which the tagger may read as a name ("Run Mon-Fri only").
@@ -228,6 +230,8 @@ function mainVerb(ts: readonly Token[], from: number): number {
     if (t.pos === 'AUX') return i;
     if (t.pos === 'VERB') {
       if (i === from && /^[A-Z]/.test(t.value) && ts[i + 1]?.pos === 'PROPN') continue;
+      // Inside a noun phrase a "verb" is a noun ("the Spanish launch", "a new launch").
+      if (NOMINAL.has(ts[i - 1]?.pos ?? '') && (ts[i - 1]!.pos !== 'PROPN' || ts[i - 2]?.pos === 'DET')) continue;
       return i;
     }
   }

@@ -302,8 +302,9 @@ function fragmentRole(ts: readonly Token[], text: string, atSentenceStart: boole
   if (ts.some((t, i) => isPeople(t, i, atSentenceStart)) || AGES.test(text)) return { role: 'audience', why: 'names people or ages' };
   if (has(NOUN.daypart)) return { role: 'plan', why: 'names a time of day or week' };
   if (has(NOUN.creative)) return { role: 'creative', why: 'names the creative' };
-  if (has(NOUN.plan)) return { role: 'plan', why: 'names the media plan' };
+  // "Pan-DACH, LinkedIn only": where a verbless line runs the ads is where the audience is.
   if (probe.isPlace(text)) return { role: 'audience', why: 'names a place' };
+  if (has(NOUN.plan)) return { role: 'plan', why: 'names the media plan' };
   // "Kindred Vets Group", "Fitzroy Motors": a name alone is the client.
   const words = ts.filter((t) => /^\p{L}/u.test(t.value));
   if (words.length >= 2 && words.every((t) => /^\p{Lu}/u.test(t.value))) return { role: 'context', why: 'names the client' };

@@ -26,6 +26,8 @@ interface Candidate extends Span {
   needsCue: boolean;
   needsTv: boolean;
   franchise: boolean;
+  /** An ISO code written as such ("UK + IE"): a country only in a list beside another country. */
+  besideOnly?: boolean;
 }
 
 interface Entry {
@@ -103,7 +105,9 @@ const CLUB_AFTER =
 const CUE_BEFORE =
   /(?:\b(?:in|across|around|near|from|within|throughout|covering|outside|to|of|at|between|and|or|&|including|plus)|,)\s*(?:the\s+)?$/;
 const CUE_AFTER = /^\s*(?:area|city|region|postcode|centre|center|-based|based|,)/;
-const LIST_GAP = /^\s*(?:,|and|or|&|\/)?\s*(?:the\s+)?(?:,|and|or|&)?\s*$/;
+const LIST_GAP = /^\s*(?:,|and|or|&|\/|\+)?\s*(?:the\s+)?(?:,|and|or|&)?\s*$/;
+const ISO_CODE = /(?<![\w-])([A-Z]{2})(?![\w-])/g;
+const ISO_CODES: ReadonlySet<string> = new Set(COUNTRIES.map((c) => c.code));
 const DESTINATION_BEFORE = /\b(?:to|in|into|from|around|visiting|visit|towards|via|flights?|trips?|holidays?)\s+(?:the\s+)?$/;
 
 // Places named just before "TV region(s)"/"ITV regions" or in a list right after it.
@@ -173,6 +177,22 @@ export function extractGeo(b: Brief, topicSpans: readonly Span[]): GeoResult {
     });
   }
 
+  for (const m of b.find(ISO_CODE, 'caseView')) {
+    const code = m.groups[0]!;
+    if (!ISO_CODES.has(code) || cands.some((c) => c.start < m.end && m.start < c.end)) continue;
+    cands.push({
+      start: m.start,
+      end: m.end,
+      kind: 'country',
+      value: code,
+      countries: [code],
+      needsCue: true,
+      needsTv: false,
+      franchise: false,
+      besideOnly: true,
+    });
+  }
+
   const usable = cands.filter((c) => {
     if (c.needsTv && !inside(c, tvSpans)) return false;
     if (c.kind === 'city' && CLUB_AFTER.test(b.lower.slice(c.end))) return false;
@@ -203,10 +223,11 @@ export function extractGeo(b: Brief, topicSpans: readonly Span[]): GeoResult {
       const after = b.lower.slice(c.end, c.end + 20);
       const besidePlace = accepted.some(
         (a) =>
-          (a.end <= c.start && LIST_GAP.test(b.lower.slice(a.end, c.start))) ||
-          (a.start >= c.end && LIST_GAP.test(b.lower.slice(c.end, a.start))),
+          (!c.besideOnly || a.kind === 'country' || a.kind === 'group') &&
+          ((a.end <= c.start && LIST_GAP.test(b.lower.slice(a.end, c.start))) ||
+            (a.start >= c.end && LIST_GAP.test(b.lower.slice(c.end, a.start)))),
       );
-      if (CUE_BEFORE.test(before) || CUE_AFTER.test(after) || besidePlace) {
+      if (((CUE_BEFORE.test(before) || CUE_AFTER.test(after)) && !c.besideOnly) || besidePlace) {
         accepted.push(c);
         grew = true;
       }

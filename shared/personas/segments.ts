@@ -15,7 +15,8 @@ const SENTENCE_END = /[.!?]+(?:\s|$)/y;
 const LOWER_NEXT = /[.!?]+\s+[a-z]/y;
 const LABEL_COLON = /:(?:\s|$)/y;
 const DASH = / - /y;
-const CONJ = /, (?=(?:but|so|yet|while|whereas|because|although|though)\s|and (?:we|they|i|it|this|our|you)\b)| (?=but (?:we|i|they|you|our)\b)/y;
+const CONJ =
+  /, (?=(?:but|so|yet|while|whereas|because|although|though)\s|and (?:we|they|i|it|this|our|you)\b)| (?=but (?:we|i|they|you|our)\b)/y;
 
 function at(re: RegExp, text: string, i: number): boolean {
   re.lastIndex = i;

@@ -193,6 +193,8 @@ export function extractGeo(b: Brief, topicSpans: readonly Span[]): GeoResult {
     });
   }
 
+  cands.push(...misspelledCities(b, cands));
+
   const usable = cands.filter((c) => {
     if (c.needsTv && !inside(c, tvSpans)) return false;
     if (c.kind === 'city' && CLUB_AFTER.test(b.lower.slice(c.end))) return false;
@@ -236,6 +238,42 @@ export function extractGeo(b: Brief, topicSpans: readonly Span[]): GeoResult {
   accepted.sort((x, y) => x.start - y.start);
   for (const a of accepted) b.claim(a);
   return assemble(b, accepted);
+}
+
+// A city we name, misspelt by one letter ("Manchster", "Liverpoool"), counts
+// like an ambiguous name: written with a capital, with a place cue or in a list.
+const CITY_SPELLINGS = ENTRIES.filter((e) => e.kind === 'city' && /^[A-Za-z]{6,}$/.test(e.phrase));
+const CAPITALISED = /(?<![\w-])[A-Z][a-z]{5,}(?![\w-])/g;
+
+function misspelledCities(b: Brief, known: readonly Span[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const m of b.find(CAPITALISED, 'caseView')) {
+    if (known.some((k) => k.start < m.end && m.start < k.end)) continue;
+    const word = m.text.toLowerCase();
+    const e = CITY_SPELLINGS.find((c) => oneEditApart(word, c.phrase.toLowerCase()));
+    if (e)
+      out.push({
+        start: m.start,
+        end: m.end,
+        kind: 'city',
+        value: e.value,
+        countries: e.countries,
+        needsCue: true,
+        needsTv: false,
+        franchise: false,
+      });
+  }
+  return out;
+}
+
+/** One letter added, dropped, changed or two swapped. */
+function oneEditApart(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  if (a.length === b.length)
+    return a.slice(i + 1) === b.slice(i + 1) || (a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2));
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
 }
 
 // TV aliases that survive filtering are either unambiguous region names

@@ -6,6 +6,7 @@ import { Analysis, Token } from './nlp';
 import { DAYPART } from './plan-asks';
 import { Segment, segments } from './segments';
 import { Span } from './text';
+import { WORDS } from './lexicon/words';
 
 // What each clause of a brief is about. Agency briefs mix the audience with
 // the client, the product, the creative and the media plan ("We're launching
@@ -80,41 +81,13 @@ const RELATIVE = set(['who', 'whose', 'which', 'that', 'whom']);
 const PARTICIPLES = set(['aged', 'based', 'living', 'located', 'interested', 'working', 'employed', 'born', 'retired', 'married']);
 const NEGATORS = set(['not', "n't", 'never']);
 const CHAIN = set(['AUX', 'PART', 'VERB']);
-const CHAIN_ADVERBS = set([
-  'also',
-  'really',
-  'only',
-  'just',
-  'strictly',
-  'ideally',
-  'primarily',
-  'mainly',
-  'mostly',
-  'definitely',
-  'please',
-]);
+const CHAIN_ADVERBS = set(WORDS.chainAdverbs);
 // Plural agent nouns name people ("runners", "anglers"); a few common words only look like them.
 const AGENT_PLURAL = /^[a-z][a-z-]*(?:ers|ors|ists|ians|s-goers)$/;
 const NOT_PEOPLE = set(V.nouns.notPeople);
 const ORGANISATION = set(V.nouns.organisation);
 // Verbs of placing an ad: negated, they rule out where it may appear.
-const PLACING = set([
-  'show',
-  'serve',
-  'run',
-  'appear',
-  'place',
-  'put',
-  'advertise',
-  'include',
-  'be',
-  'see',
-  'sit',
-  'associate',
-  'target',
-  'waste',
-  'spend',
-]);
+const PLACING = set(WORDS.placingVerbs);
 // "over-55s", "16-24s", "18+": an age band names people; a bare number does not.
 const AGE_WORD = /^(?:(?:over|under)-?\d{2}s|\d{2}-\d{2}s?|\d{2}s|\d{2}\+)$/;
 
@@ -162,21 +135,7 @@ function isPeople(t: Token, i: number, atSentenceStart: boolean): boolean {
 export function asksAboutAudience(a: Analysis, s: Span): boolean {
   return tokensIn(a, s).some((t, i) => PERSON_WORDS.has(t.lower) || within(PLACEMENT, t) || isPeople(t, i, i === 0));
 }
-const PERSON_WORDS = set([
-  'who',
-  'whose',
-  'whom',
-  'people',
-  'persons',
-  'folk',
-  'folks',
-  'those',
-  'anyone',
-  'everyone',
-  'everybody',
-  'someone',
-  'staff',
-]);
+const PERSON_WORDS = set(WORDS.personWords);
 const PLACEMENT = set(V.placementNouns);
 
 /** The last word of a phrase is a people noun ("keen gardeners", "new parents", "cinema-goers"). */

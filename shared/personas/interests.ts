@@ -3,6 +3,7 @@ import { Analysis, Token } from './nlp';
 import { COMPANY_NOUNS } from './lexicon/industries';
 import topics from './lexicon/topics.json';
 import { Brief, Span } from './text';
+import { WORDS } from './lexicon/words';
 
 const PEOPLE_SUFFIXES: ReadonlySet<string> = new Set(topics.suffixes);
 
@@ -18,68 +19,7 @@ export interface TaxonomyHit extends Span {
 
 // Words that are interests only as an activity verb without an object ("who
 // run", "who sail or kayak") or inside a phrase already read as an interest.
-const AMBIGUOUS = new Set([
-  'run',
-  'row',
-  'fish',
-  'game',
-  'cycle',
-  'cycles',
-  'pool',
-  'rock',
-  'pop',
-  'metal',
-  'drill',
-  'garden',
-  'gardens',
-  'cook',
-  'cooks',
-  'bake',
-  'bakes',
-  'swim',
-  'swims',
-  'sail',
-  'sails',
-  'ski',
-  'skis',
-  'hike',
-  'walking',
-  'cat',
-  'coffee',
-  'lol',
-  'sup',
-  'gig',
-  'gin',
-  'rum',
-  'spirits',
-  'rave',
-  'chelsea',
-  'arsenal',
-  'rangers',
-  'celtic',
-  'spurs',
-  'euros',
-  'ale',
-  'stamps',
-  'rap',
-  'proms',
-  'knit',
-  'knits',
-  'bike',
-  'bikes',
-  'ascot',
-  'classical',
-  'indie',
-  'horror',
-  'comedy',
-  'wedding',
-  'weddings',
-  'parent',
-  'parents',
-  'dog',
-  'dogs',
-  'wine',
-]);
+const AMBIGUOUS: ReadonlySet<string> = new Set(WORDS.ambiguousInterests);
 // "Never miss the Six Nations" is keen interest, not a negation.
 const POSITIVE_AFTER_NEGATION = new Set(['miss', 'skip', 'forget']);
 const OBJECT_START = new Set(['DET', 'NOUN', 'PROPN', 'ADJ', 'NUM', 'PRON']);

@@ -2,6 +2,7 @@ import { Clause, NON_AUDIENCE, asksAboutAudience } from './discourse';
 import { GENERIC_PEOPLE } from './lexicon/people';
 import { Analysis } from './nlp';
 import { Brief, Span } from './text';
+import { WORDS } from './lexicon/words';
 
 // Leftover accounting. After every field has taken its words, each clause of
 // the brief is either represented (some of its words became a field), plain
@@ -19,56 +20,7 @@ export interface ClauseAccount extends Span {
 const PROSE =
   /\b(?:brief|campaign|campaigns|ads?|adverts?|advertising|budget|spend|tone|creative|creatives|copy|message|messaging|launch|launches|reach|awareness|kpis?|cpm|cpc|ctr|cpa|roas|conversions?|impressions|clicks|spots?|flight|flighting|channels?|search|social|display|video|ctv|dooh|ooh|radio|tv|audio|cinema|programmatic|youtube|instagram|facebook|tiktok|linkedin|q[1-4]|friendly|playful|premium|urgent|formal|informal|voice|style|broad|general|particular|everyone|anyone|audience)\b|[£$€]\s?\d/;
 // Words that carry no audience constraint on their own.
-const EMPTY_WORDS = new Set([
-  'be',
-  'have',
-  'do',
-  'will',
-  'would',
-  'can',
-  'could',
-  'should',
-  'may',
-  'might',
-  'must',
-  'want',
-  'need',
-  'target',
-  'reach',
-  'show',
-  'serve',
-  'focus',
-  'aim',
-  'include',
-  'cover',
-  'get',
-  'make',
-  'find',
-  'like',
-  'just',
-  'only',
-  'also',
-  'please',
-  'thing',
-  'things',
-  'way',
-  'lot',
-  'one',
-  'ones',
-  'kind',
-  'type',
-  'sort',
-  'group',
-  'groups',
-  'segment',
-  'segments',
-  'persona',
-  'mix',
-  'year',
-  'years',
-  'day',
-  'days',
-]);
+const EMPTY_WORDS: ReadonlySet<string> = new Set(WORDS.emptyWords);
 // Asks inside an otherwise represented clause that no field can hold: a time
 // window on behaviour ("watched Wimbledon last year") or attendance of a named
 // event, which is a list we do not have.

@@ -4,29 +4,14 @@ import raw from './lexicon/topics.json';
 import { WordList, parseLexicon } from './lexicon/load';
 import { GENERIC_PEOPLE } from './lexicon/people';
 import { Brief, MASK, Span, alternation, splitList, tidy, uniq } from './text';
+import { WORDS } from './lexicon/words';
 
 // Search negatives, interests and intent topics: the free-text parts of a
 // persona (exclusions are read in negation.ts). Interests and intent are phrases introduced by a
 // trigger ("interested in", "looking for"); intent is what people are about
 // to buy or decide, interests are what they like or do.
 
-const CHANNEL_WORDS = new Set([
-  'search',
-  'social',
-  'display',
-  'video',
-  'ctv',
-  'dooh',
-  'audio',
-  'cinema',
-  'tv',
-  'radio',
-  'ooh',
-  'programmatic',
-  'families',
-  'family',
-  'couples',
-]);
+const CHANNEL_WORDS: ReadonlySet<string> = new Set(WORDS.channelWords);
 const isGeneric = (w: string): boolean => GENERIC_PEOPLE.has(w) || CHANNEL_WORDS.has(w) || /^\d+$/.test(w);
 const meaningful = (phrase: string): boolean =>
   phrase

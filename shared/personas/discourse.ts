@@ -35,6 +35,7 @@ const Vocabulary = z.object({
     organisation: WordList,
   }),
   searchSignals: WordList,
+  placementNouns: WordList,
 });
 const V = parseLexicon('discourse.json', Vocabulary, raw);
 

@@ -29,7 +29,7 @@ export interface PersonaExtractor {
 }
 
 export const RULE_EXTRACTOR_METHOD = 'rules';
-export const RULE_ENGINE_VERSION = 'persona-rules/1.1.0';
+export const RULE_ENGINE_VERSION = 'persona-rules/1.2.0';
 
 const NAME_MAX = 80;
 

@@ -58,7 +58,8 @@ function impliedNegatives(b: Brief): string[] {
   const out: string[] = [];
   for (const h of b.find(/[^.;!?\u0000]+/g)) {
     const sentence = h.text.toLowerCase();
-    if (!NOT_PAYING_CUE.test(sentence) || !/\b(?:don't|do not|dont|not|no|neg|negative|wasted?|out of|exclude|block)\b/.test(sentence)) continue;
+    if (!NOT_PAYING_CUE.test(sentence) || !/\b(?:don't|do not|dont|not|no|neg|negative|wasted?|out of|exclude|block)\b/.test(sentence))
+      continue;
     const quoted = [...sentence.matchAll(QUOTED)].map((m) => m[1]!.trim());
     const denied = NOT_OFFERED.exec(sentence)?.[1];
     const terms = quoted.length ? quoted : denied ? [singular(denied.replace(PRODUCT_HEADS, ''))] : [];

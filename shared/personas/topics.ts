@@ -50,7 +50,7 @@ const SEARCH_BRIEF = /\b(?:search(?:es)?|ppc|google ads|adwords|bing ads)\b/;
 const NOT_PAYING_CUE = /\b(?:searches|search|clicks|traffic|negatives?|neg)\b/;
 const QUOTED = /(?:^|[\s(])['"]([a-z0-9][a-z0-9 &-]{0,30}?)['"](?=[\s,.;:!?)]|$)/g;
 const NOT_OFFERED =
-  /\b(?:we (?:don't|do not|dont) (?:do|sell|offer|have|provide|stock|make)|we(?:'re| are) not (?:a|an)|there(?:'s| is) no|no)\s+((?:[a-z0-9-]+\s+){0,2}?[a-z0-9-]+?)(?=\s*(?:[,.;:!?(]|\s-\s|\s(?:so|and|but|as|because)\b|$))/;
+  /\b(?:we (?:don't|do not|dont) (?:do|sell|offer|have|provide|stock|make)|we(?:'re| are) not (?:a|an)|there(?:'s| is) no)\s+((?:[a-z0-9-]+\s+){0,2}?[a-z0-9-]+?)(?=\s*(?:[,.;:!?(]|\s-\s|\s(?:so|and|but|as|because)\b|$))/;
 const PRODUCT_HEADS = /\s+(?:tiers?|kits?|products?|options?|versions?|plans?|services?|ranges?|insurers?|offers?)$/;
 
 function impliedNegatives(b: Brief): string[] {

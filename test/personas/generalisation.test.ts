@@ -82,7 +82,8 @@ describe('everyday wording read by method, not by sentence', () => {
     expect(core("Search campaign, UK. Keep 'wholesale' out of search, we only sell to the public.").searchNegativeKeywords).toEqual([
       'wholesale',
     ]);
-    // Without search in the plan nothing becomes a negative keyword.
+    // A bare "no X" about the plan is no negative; without search in the plan nothing is.
+    expect(core('Search campaign for plumbers in Leeds, no budget cap on clicks.').searchNegativeKeywords).toBeUndefined();
     expect(core("Radio in Leeds for adults. We don't sell wedding cakes.").searchNegativeKeywords).toBeUndefined();
   });
 

@@ -21,6 +21,7 @@ const DEFAULT_SETS = [
   'holdout-unseen-set.json',
   'agency-set.json',
   'agency-unseen-set.json',
+  'fresh-set.json',
 ].map((f) => path.join(SETS_DIR, f));
 const PROPERTY_RUNS = 300;
 

@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import raw from './lexicon/constraints.json';
+import { RegexSource, parseLexicon } from './lexicon/load';
 import { Brief, Span } from './text';
 
 // Asks that no persona field can hold. They are reported for a person to
@@ -13,108 +16,29 @@ interface Rule {
   claimGroup?: boolean;
 }
 
-const RECENCY =
-  '(?:\\s+(?:in|within|during|over|for)\\s+the\\s+(?:last|past|previous)\\s+(?:\\d+\\s+|few\\s+|couple of\\s+|two\\s+|three\\s+|six\\s+)?(?:days?|weeks?|months?|years?|hours?)|\\s+(?:last|this)\\s+(?:week|weekend|month|year|summer|winter|christmas)|\\s+yesterday|\\s+recently|\\s+since\\s+[a-z0-9 ]+?(?=[.;,]|$))?';
-const VENUE =
-  '(?:stores?|shops?|branch(?:es)?|showrooms?|websites?|web ?sites?|site|locations?|pharmac(?:y|ies)|venues?|dealerships?|outlets?|restaurants?|gyms?|premises|stands?|booths?|app|page|landing page)';
-// The rest of the ask, up to the next clause or a target we can hold
-// ("... aged 25 to 44 in London" keeps its ages and city).
-const REST = '(?:(?!\\s(?:aged|ages|in|across|around|who|between|over|under|from|excluding|but)\\b)[^.;,\\u0000])*';
-const BEHAVIOUR_REST = `${REST}${RECENCY}`;
-
-const RULES: readonly Rule[] = [
-  {
-    re: new RegExp(`\\b(?:(?:with|using|and|plus)\\s+)?(?:a\\s+|an\\s+)?look[- ]?alikes?\\b${REST}`),
-    why: 'lookalike modelling needs a seed list we do not hold',
-  },
-  {
-    re: new RegExp(
-      `\\b(?:lookalikes? of |similar to )?(?:our|my)\\s+(?:own\\s+)?(?:top\\s+[^ ]+\\s+)?(?:[a-z-]+\\s+)?(?:crm|customer (?:list|database|data|file|base)|email (?:list|subscribers|database)|newsletter (?:subscribers|list)|subscribers|mailing list|database|first[- ]party data|loyalty (?:members|scheme members|card holders|programme members)|app users|website visitors|site visitors|customers|clients|members|followers|donors|leads|contacts|buyers|data|audience|audiences|purchasers|users|fans)\\b${REST}`,
+// The rules are data (lexicon/constraints.json): a pattern with named parts
+// ({REST}: the rest of the ask, {RECENCY}: a time window, {VENUE}: a place of
+// business), why no field holds it, and how much of it to claim.
+const Constraints = z.object({
+  about: z.string(),
+  parts: z.object({ REST: RegexSource, RECENCY: RegexSource, VENUE: RegexSource }),
+  rules: z.array(
+    z.object({ pattern: z.string().min(1), why: z.string().min(1), backToWho: z.boolean().optional(), claimGroup: z.boolean().optional() }),
+  ),
+});
+const C = parseLexicon('constraints.json', Constraints, raw);
+const RULES: readonly Rule[] = C.rules.map(({ pattern, ...rule }) => ({
+  ...rule,
+  re: new RegExp(
+    RegexSource.parse(
+      pattern
+        .replaceAll('{BEHAVIOUR_REST}', `${C.parts.REST}${C.parts.RECENCY}`)
+        .replaceAll('{REST}', C.parts.REST)
+        .replaceAll('{RECENCY}', C.parts.RECENCY)
+        .replaceAll('{VENUE}', C.parts.VENUE),
     ),
-    why: 'first-party audience we do not hold',
-  },
-  {
-    re: new RegExp(
-      `\\b(?:first[- ]party|1st[- ]party|customer match|crm (?:list|lists|data|segments?|upload)|hashed e-?mails?|e-?mail addresses|device ids?|advertising ids?|mobile ad ids?|maids)\\b${REST}`,
-    ),
-    why: 'first-party data we do not hold',
-  },
-  {
-    re: new RegExp(`\\b(?:re-?target(?:ing|ed)?|re-?marketing|remarket(?:ing)? to|retarget)\\b${REST}`),
-    why: 'retargeting needs site or app data we do not hold',
-  },
-  {
-    re: new RegExp(
-      `\\b(?:target )?account lists?\\b${REST}|\\babm lists?\\b${REST}|\\bnamed accounts\\b${REST}|\\bour target accounts\\b${REST}`,
-    ),
-    why: 'account list we do not hold',
-  },
-  {
-    re: new RegExp(
-      `\\b(?:have\\s+|has\\s+|had\\s+|recently\\s+)*(?:visited|been to|walked into|entered|shopped at|stopped at|browsed|viewed)\\s+(?:a\\s+|an\\s+|the\\s+|our\\s+|their\\s+)?(?:competitors?'?s?'?\\s+|rivals?'?s?'?\\s+)?(?:[a-z'-]+\\s+){0,2}?${VENUE}\\b${RECENCY}`,
-    ),
-    why: 'visit behaviour we cannot target',
-    backToWho: true,
-  },
-  {
-    re: new RegExp(
-      `\\b(?:abandoned|left)\\s+(?:a\\s+|an\\s+|their\\s+|the\\s+)?(?:basket|cart|checkout|booking|application)s?\\b${BEHAVIOUR_REST}`,
-    ),
-    why: 'on-site behaviour we cannot target',
-    backToWho: true,
-  },
-  { re: new RegExp(`\\b(?:basket|cart) abandoners?\\b${REST}`), why: 'on-site behaviour we cannot target' },
-  {
-    re: new RegExp(
-      `\\b(?:watched|viewed|saw|seen|engaged with|clicked(?: on)?|opened|interacted with|liked|commented on|shared|downloaded|installed|signed up (?:to|for)|subscribed to|bought from|purchased from|ordered from|used)\\s+${REST}?\\b(?:our|my)\\b${BEHAVIOUR_REST}`,
-    ),
-    why: 'engagement with our own media or products, which needs first-party data',
-    backToWho: true,
-  },
-  {
-    re: new RegExp(
-      `\\b(?:bought|purchased|ordered|booked|searched for|googled|downloaded|applied for|signed up for|moved house|switched)\\b[^.;,\\u0000]*?(?:\\s+(?:in|within|during|over)\\s+the\\s+(?:last|past|previous)\\s+(?:\\d+\\s+|few\\s+)?(?:days?|weeks?|months?|years?)|\\s+(?:last|this)\\s+(?:week|weekend|month|year)|\\s+yesterday)\\b`,
-    ),
-    why: 'past behaviour in a time window we cannot target',
-    backToWho: true,
-  },
-  {
-    re: new RegExp(
-      `\\b(?:with\\s+)?(?:a\\s+|an\\s+)?(?:credit (?:scores?|ratings?|history|limits?)|net worth (?:over|above|of)|ccjs?|county court judgments?)\\b${REST}`,
-    ),
-    why: 'credit data we cannot target',
-  },
-  {
-    re: new RegExp(
-      `\\b(?:who\\s+)?(?:spent|spend|spending|spends)\\s+(?:over|more than|at least|above|under|less than)\\s+[£$€]\\s?\\d${REST}`,
-    ),
-    why: 'spend thresholds we cannot target',
-  },
-  {
-    re: new RegExp(
-      `\\b(within\\s+\\d+(?:\\.\\d+)?\\s*(?:miles?|mi|km|kilomet(?:re|er)s?|met(?:re|er)s?|minutes?)\\s+(?:of|from|drive|walk|radius)(?:\\s+of)?)\\b${REST}`,
-    ),
-    why: 'radius targeting has no persona field',
-    claimGroup: true,
-  },
-  {
-    re: /\b(?:with|who have|who has|diagnosed with|suffering from|living with|sufferers of)\s+(?:type\s*[12]\s+)?(?:diabetes|cancer|depression|anxiety|hiv|dementia|asthma|arthritis|adhd|autism|obesity|a disability|disabilities|mental health (?:conditions|issues|problems)|chronic [a-z]+|[a-z]+ conditions?|an illness|illnesses)\b[^.;,\u0000]*?(?=\s+(?:in|across|who|aged)\b|[.;,]|$)/,
-    why: 'health conditions are special-category data and cannot be targeted',
-  },
-  {
-    re: /\b(?:muslim|christian|jewish|hindu|sikh|buddhist|catholic|religious|gay|lesbian|lgbtq?\+?|bisexual|transgender|black|ethnic minority|bame|asian|white)\s+(?:people|men|women|audiences?|consumers|families|communities|users|customers|households|adults|voters|students|professionals|mums|dads|parents|youth)\b/,
-    why: 'special-category characteristics cannot be targeted',
-  },
-  {
-    re: /\b(?:english|welsh|gaelic|irish|spanish|polish|french|german|italian|portuguese|arabic|urdu|hindi|punjabi|bengali|gujarati|tamil|chinese|mandarin|cantonese|russian|romanian|turkish|japanese|korean|somali|ukrainian)[- ]speak(?:ing|ers)\b/,
-    why: 'language has no persona field',
-  },
-  {
-    re: new RegExp(`\\b(?:bought|purchased|ordered|booked|shopped)\\s+(?:from|with)\\s+us\\b${REST}`),
-    why: 'our own buyers are a first-party list we do not hold',
-    backToWho: true,
-  },
-];
+  ),
+}));
 
 export interface ConstraintsResult {
   unresolved: string[];

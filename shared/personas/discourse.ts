@@ -6,6 +6,7 @@ import { Analysis, Token } from './nlp';
 import { DAYPART } from './plan-asks';
 import { Segment, segments } from './segments';
 import { Span } from './text';
+import { WORDS } from './lexicon/words';
 
 // What each clause of a brief is about. Agency briefs mix the audience with
 // the client, the product, the creative and the media plan ("We're launching
@@ -34,6 +35,7 @@ const Vocabulary = z.object({
     organisation: WordList,
   }),
   searchSignals: WordList,
+  placementNouns: WordList,
 });
 const V = parseLexicon('discourse.json', Vocabulary, raw);
 
@@ -80,41 +82,13 @@ const RELATIVE = set(['who', 'whose', 'which', 'that', 'whom']);
 const PARTICIPLES = set(['aged', 'based', 'living', 'located', 'interested', 'working', 'employed', 'born', 'retired', 'married']);
 const NEGATORS = set(['not', "n't", 'never']);
 const CHAIN = set(['AUX', 'PART', 'VERB']);
-const CHAIN_ADVERBS = set([
-  'also',
-  'really',
-  'only',
-  'just',
-  'strictly',
-  'ideally',
-  'primarily',
-  'mainly',
-  'mostly',
-  'definitely',
-  'please',
-]);
+const CHAIN_ADVERBS = set(WORDS.chainAdverbs);
 // Plural agent nouns name people ("runners", "anglers"); a few common words only look like them.
 const AGENT_PLURAL = /^[a-z][a-z-]*(?:ers|ors|ists|ians|s-goers)$/;
 const NOT_PEOPLE = set(V.nouns.notPeople);
 const ORGANISATION = set(V.nouns.organisation);
 // Verbs of placing an ad: negated, they rule out where it may appear.
-const PLACING = set([
-  'show',
-  'serve',
-  'run',
-  'appear',
-  'place',
-  'put',
-  'advertise',
-  'include',
-  'be',
-  'see',
-  'sit',
-  'associate',
-  'target',
-  'waste',
-  'spend',
-]);
+const PLACING = set(WORDS.placingVerbs);
 // "over-55s", "16-24s", "18+": an age band names people; a bare number does not.
 const AGE_WORD = /^(?:(?:over|under)-?\d{2}s|\d{2}-\d{2}s?|\d{2}s|\d{2}\+)$/;
 
@@ -154,6 +128,17 @@ function isPeople(t: Token, i: number, atSentenceStart: boolean): boolean {
   return (t.value === t.lower || (i === 0 && atSentenceStart)) && AGENT_PLURAL.test(t.lower) && !NOT_PEOPLE.has(t.lower);
 }
 
+/**
+ * Some word of the span names people (or "who" describes them) or a placement:
+ * the span can be an ask about the audience. Anything else (an offer, a
+ * product, a date) is prose, whatever its nouns.
+ */
+export function asksAboutAudience(a: Analysis, s: Span): boolean {
+  return tokensIn(a, s).some((t, i) => PERSON_WORDS.has(t.lower) || within(PLACEMENT, t) || isPeople(t, i, i === 0));
+}
+const PERSON_WORDS = set(WORDS.personWords);
+const PLACEMENT = set(V.placementNouns);
+
 /** The last word of a phrase is a people noun ("keen gardeners", "new parents", "cinema-goers"). */
 export function namesPeople(phrase: string): boolean {
   const last = phrase.toLowerCase().split(/\s+/).pop() ?? '';
@@ -191,6 +176,8 @@ const LEXICON_VERBS = new Set([
   ...V.verbs.negate,
 ]);
 
+const NOMINAL = new Set(['DET', 'ADJ', 'PROPN']);
+
 /** Index of the main verb in ts, -1 for a fragment, -2 for a noun phrase with a relative clause. */
 function mainVerb(ts: readonly Token[], from: number): number {
   // An instruction opens with its verb, which the tagger may read as a name ("Run Mon-Fri only").
@@ -203,6 +190,8 @@ function mainVerb(ts: readonly Token[], from: number): number {
     if (t.pos === 'AUX') return i;
     if (t.pos === 'VERB') {
       if (i === from && /^[A-Z]/.test(t.value) && ts[i + 1]?.pos === 'PROPN') continue;
+      // Inside a noun phrase a "verb" is a noun ("the Spanish launch", "a new launch").
+      if (NOMINAL.has(ts[i - 1]?.pos ?? '') && (ts[i - 1]!.pos !== 'PROPN' || ts[i - 2]?.pos === 'DET')) continue;
       return i;
     }
   }
@@ -273,8 +262,9 @@ function fragmentRole(ts: readonly Token[], text: string, atSentenceStart: boole
   if (ts.some((t, i) => isPeople(t, i, atSentenceStart)) || AGES.test(text)) return { role: 'audience', why: 'names people or ages' };
   if (has(NOUN.daypart)) return { role: 'plan', why: 'names a time of day or week' };
   if (has(NOUN.creative)) return { role: 'creative', why: 'names the creative' };
-  if (has(NOUN.plan)) return { role: 'plan', why: 'names the media plan' };
+  // "Pan-DACH, LinkedIn only": where a verbless line runs the ads is where the audience is.
   if (probe.isPlace(text)) return { role: 'audience', why: 'names a place' };
+  if (has(NOUN.plan)) return { role: 'plan', why: 'names the media plan' };
   // "Kindred Vets Group", "Fitzroy Motors": a name alone is the client.
   const words = ts.filter((t) => /^\p{L}/u.test(t.value));
   if (words.length >= 2 && words.every((t) => /^\p{Lu}/u.test(t.value))) return { role: 'context', why: 'names the client' };

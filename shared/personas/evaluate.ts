@@ -28,6 +28,8 @@ import { ExtractedPersona, PersonaExtractor } from './extractor';
 // - unresolvedInclude: each word is in some unresolved constraint.
 // - notUnresolved: no unresolved constraint holds the word (tone, product
 //   and asks a field holds are not constraints).
+// A set key labelled [] ("must produce nothing") is right only when the
+// field is absent or empty: an absent field counts as the empty set.
 // A ratio with a zero denominator is null (shown as "-").
 
 export interface Expectation {
@@ -127,11 +129,11 @@ function actual(p: ExtractedPersona, key: ScoredKey): unknown {
     case 'countries':
       return up(sc.geo.countries.map((c) => (c.toUpperCase() === 'UK' ? 'GB' : c)));
     case 'cities':
-      return sc.geo.cities;
+      return sc.geo.cities ?? [];
     case 'postcodeDistricts':
-      return up(sc.geo.postcodeDistricts);
+      return up(sc.geo.postcodeDistricts ?? []);
     case 'tvRegions':
-      return sc.geo.tvRegions;
+      return sc.geo.tvRegions ?? [];
     case 'ageMin':
       return sc.demographics.ageMin ?? null;
     case 'ageMax':
@@ -141,11 +143,11 @@ function actual(p: ExtractedPersona, key: ScoredKey): unknown {
     case 'incomeBand':
       return sc.demographics.incomeBand;
     case 'seniority':
-      return sc.firmographics.seniority;
+      return sc.firmographics.seniority ?? [];
     case 'companySize':
       return sc.firmographics.companySize;
     case 'sicDivisions':
-      return sc.firmographics.sicCodes;
+      return sc.firmographics.sicCodes ?? [];
     case 'exclusionsInclude':
       return sc.exclusions;
     case 'negativeKeywords':

@@ -1,7 +1,7 @@
 import { combineAges, findAges, findExcludedAges } from './ages';
 import { findUnresolved } from './constraints';
 import { findGender, findIncome } from './demographics';
-import { Clause, NON_AUDIENCE, readClauses } from './discourse';
+import { Clause, NON_AUDIENCE, asksAboutAudience, readClauses } from './discourse';
 import { extractFirmographics } from './firmographics';
 import { extractGeo, mentionsPlace } from './geography';
 import { findActivityIndustries } from './industry-activities';
@@ -29,7 +29,7 @@ export interface PersonaExtractor {
 }
 
 export const RULE_EXTRACTOR_METHOD = 'rules';
-export const RULE_ENGINE_VERSION = 'persona-rules/1.1.0';
+export const RULE_ENGINE_VERSION = 'persona-rules/1.2.0';
 
 const NAME_MAX = 80;
 
@@ -63,8 +63,12 @@ export function explainExtraction(brief: string): { persona: ExtractedPersona; r
   const clauses = readClauses(b.text, analysis, { isPlace: mentionsPlace });
   const excluded = findExclusions(b, analysis, clauses);
   const planAsks = findPlanAsks(b, clauses, excluded.dayparts);
-  claimNonAudience(b, clauses);
+  // An ask no field holds is reported even from a clause about something else
+  // when that clause names people ("can we build a persona off everyone who
+  // abandoned a basket ..."); it is claimed, so it never becomes targeting.
+  claimNonAudience(b, clauses, (c) => !asksAboutAudience(analysis, c));
   const constraints = findUnresolved(b);
+  claimNonAudience(b, clauses);
   const ages = findAges(b);
   ages.bands.push(...keptAges);
   const gender = findGender(b, excluded.genders);
@@ -150,8 +154,9 @@ export function explainExtraction(brief: string): { persona: ExtractedPersona; r
 }
 
 /** Claim every clause that is not about the audience, and an advertiser named as a subject ("Redline want ..."). */
-function claimNonAudience(b: Brief, clauses: readonly Clause[]): void {
+function claimNonAudience(b: Brief, clauses: readonly Clause[], only: (c: Clause) => boolean = () => true): void {
   for (const c of clauses) {
+    if (!only(c)) continue;
     if (NON_AUDIENCE.has(c.role)) b.claim(c);
     if (c.advertiser) b.claim(c.advertiser);
   }

@@ -191,10 +191,12 @@ export function extractFirmographics(b: Brief): FirmographicsResult {
   const seniority = findSeniority(b, hay);
   for (const s of [...industries.spans, ...size.spans, ...seniority.spans]) b.claim(s);
 
-  const unresolved = [...size.unresolved];
   const distinctSizes = uniq(size.sizes.sort((x, y) => x.at - y.at).map((s) => s.size));
+  // A size the brief names ("mid-market ... roughly 50-500 staff") says which
+  // band a rough employee range that spans two was meant to describe.
+  const unresolved = distinctSizes.length === 1 ? [] : [...size.unresolved];
   let companySize: CompanySize = 'any';
-  if (distinctSizes.length === 1 && !size.unresolved.length) companySize = distinctSizes[0]!;
+  if (distinctSizes.length === 1) companySize = distinctSizes[0]!;
   else if (distinctSizes.length > 1)
     unresolved.push(`company size: the brief names ${distinctSizes.join(' and ')} companies; a persona holds one size, left at any`);
 

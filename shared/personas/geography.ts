@@ -26,6 +26,8 @@ interface Candidate extends Span {
   needsCue: boolean;
   needsTv: boolean;
   franchise: boolean;
+  /** An ISO code written as such ("UK + IE"): a country only in a list beside another country. */
+  besideOnly?: boolean;
 }
 
 interface Entry {
@@ -103,7 +105,9 @@ const CLUB_AFTER =
 const CUE_BEFORE =
   /(?:\b(?:in|across|around|near|from|within|throughout|covering|outside|to|of|at|between|and|or|&|including|plus)|,)\s*(?:the\s+)?$/;
 const CUE_AFTER = /^\s*(?:area|city|region|postcode|centre|center|-based|based|,)/;
-const LIST_GAP = /^\s*(?:,|and|or|&|\/)?\s*(?:the\s+)?(?:,|and|or|&)?\s*$/;
+const LIST_GAP = /^\s*(?:,|and|or|&|\/|\+)?\s*(?:the\s+)?(?:,|and|or|&)?\s*$/;
+const ISO_CODE = /(?<![\w-])([A-Z]{2})(?![\w-])/g;
+const ISO_CODES: ReadonlySet<string> = new Set(COUNTRIES.map((c) => c.code));
 const DESTINATION_BEFORE = /\b(?:to|in|into|from|around|visiting|visit|towards|via|flights?|trips?|holidays?)\s+(?:the\s+)?$/;
 
 // Places named just before "TV region(s)"/"ITV regions" or in a list right after it.
@@ -173,6 +177,24 @@ export function extractGeo(b: Brief, topicSpans: readonly Span[]): GeoResult {
     });
   }
 
+  for (const m of b.find(ISO_CODE, 'caseView')) {
+    const code = m.groups[0]!;
+    if (!ISO_CODES.has(code) || cands.some((c) => c.start < m.end && m.start < c.end)) continue;
+    cands.push({
+      start: m.start,
+      end: m.end,
+      kind: 'country',
+      value: code,
+      countries: [code],
+      needsCue: true,
+      needsTv: false,
+      franchise: false,
+      besideOnly: true,
+    });
+  }
+
+  cands.push(...misspelledCities(b, cands));
+
   const usable = cands.filter((c) => {
     if (c.needsTv && !inside(c, tvSpans)) return false;
     if (c.kind === 'city' && CLUB_AFTER.test(b.lower.slice(c.end))) return false;
@@ -203,10 +225,11 @@ export function extractGeo(b: Brief, topicSpans: readonly Span[]): GeoResult {
       const after = b.lower.slice(c.end, c.end + 20);
       const besidePlace = accepted.some(
         (a) =>
-          (a.end <= c.start && LIST_GAP.test(b.lower.slice(a.end, c.start))) ||
-          (a.start >= c.end && LIST_GAP.test(b.lower.slice(c.end, a.start))),
+          (!c.besideOnly || a.kind === 'country' || a.kind === 'group') &&
+          ((a.end <= c.start && LIST_GAP.test(b.lower.slice(a.end, c.start))) ||
+            (a.start >= c.end && LIST_GAP.test(b.lower.slice(c.end, a.start)))),
       );
-      if (CUE_BEFORE.test(before) || CUE_AFTER.test(after) || besidePlace) {
+      if (((CUE_BEFORE.test(before) || CUE_AFTER.test(after)) && !c.besideOnly) || besidePlace) {
         accepted.push(c);
         grew = true;
       }
@@ -215,6 +238,42 @@ export function extractGeo(b: Brief, topicSpans: readonly Span[]): GeoResult {
   accepted.sort((x, y) => x.start - y.start);
   for (const a of accepted) b.claim(a);
   return assemble(b, accepted);
+}
+
+// A city we name, misspelt by one letter ("Manchster", "Liverpoool"), counts
+// like an ambiguous name: written with a capital, with a place cue or in a list.
+const CITY_SPELLINGS = ENTRIES.filter((e) => e.kind === 'city' && /^[A-Za-z]{6,}$/.test(e.phrase));
+const CAPITALISED = /(?<![\w-])[A-Z][a-z]{5,}(?![\w-])/g;
+
+function misspelledCities(b: Brief, known: readonly Span[]): Candidate[] {
+  const out: Candidate[] = [];
+  for (const m of b.find(CAPITALISED, 'caseView')) {
+    if (known.some((k) => k.start < m.end && m.start < k.end)) continue;
+    const word = m.text.toLowerCase();
+    const e = CITY_SPELLINGS.find((c) => oneEditApart(word, c.phrase.toLowerCase()));
+    if (e)
+      out.push({
+        start: m.start,
+        end: m.end,
+        kind: 'city',
+        value: e.value,
+        countries: e.countries,
+        needsCue: true,
+        needsTv: false,
+        franchise: false,
+      });
+  }
+  return out;
+}
+
+/** One letter added, dropped, changed or two swapped. */
+function oneEditApart(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  if (a.length === b.length)
+    return a.slice(i + 1) === b.slice(i + 1) || (a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2));
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
 }
 
 // TV aliases that survive filtering are either unambiguous region names

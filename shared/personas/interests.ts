@@ -3,6 +3,7 @@ import { Analysis, Token } from './nlp';
 import { COMPANY_NOUNS } from './lexicon/industries';
 import topics from './lexicon/topics.json';
 import { Brief, Span } from './text';
+import { WORDS } from './lexicon/words';
 
 const PEOPLE_SUFFIXES: ReadonlySet<string> = new Set(topics.suffixes);
 
@@ -18,68 +19,7 @@ export interface TaxonomyHit extends Span {
 
 // Words that are interests only as an activity verb without an object ("who
 // run", "who sail or kayak") or inside a phrase already read as an interest.
-const AMBIGUOUS = new Set([
-  'run',
-  'row',
-  'fish',
-  'game',
-  'cycle',
-  'cycles',
-  'pool',
-  'rock',
-  'pop',
-  'metal',
-  'drill',
-  'garden',
-  'gardens',
-  'cook',
-  'cooks',
-  'bake',
-  'bakes',
-  'swim',
-  'swims',
-  'sail',
-  'sails',
-  'ski',
-  'skis',
-  'hike',
-  'walking',
-  'cat',
-  'coffee',
-  'lol',
-  'sup',
-  'gig',
-  'gin',
-  'rum',
-  'spirits',
-  'rave',
-  'chelsea',
-  'arsenal',
-  'rangers',
-  'celtic',
-  'spurs',
-  'euros',
-  'ale',
-  'stamps',
-  'rap',
-  'proms',
-  'knit',
-  'knits',
-  'bike',
-  'bikes',
-  'ascot',
-  'classical',
-  'indie',
-  'horror',
-  'comedy',
-  'wedding',
-  'weddings',
-  'parent',
-  'parents',
-  'dog',
-  'dogs',
-  'wine',
-]);
+const AMBIGUOUS: ReadonlySet<string> = new Set(WORDS.ambiguousInterests);
 // "Never miss the Six Nations" is keen interest, not a negation.
 const POSITIVE_AFTER_NEGATION = new Set(['miss', 'skip', 'forget']);
 const OBJECT_START = new Set(['DET', 'NOUN', 'PROPN', 'ADJ', 'NUM', 'PRON']);
@@ -116,7 +56,25 @@ function acceptable(tokens: readonly Token[], from: number, to: number, node: In
   if (t.pos === 'VERB' || (t.pos === 'NOUN' && tokens[from - 1]?.lower === 'who')) return !next || !OBJECT_START.has(next.pos);
   // A head noun of a people phrase: "dog walkers", "wine lovers", "parents of".
   if (next && /^(?:lovers|fans|owners|walkers|enthusiasts|drinkers|goers|of)$/.test(next.lower)) return true;
+  if (habitAdverbial(tokens, from)) return true;
   return node.key === 'parenting' && from === 0;
+}
+
+// "who potter about in the garden", "who commute by bike": the noun closes an
+// adverbial of a relative clause describing what people do, so it names the
+// activity rather than an object they own or a place they are.
+function habitAdverbial(tokens: readonly Token[], at: number): boolean {
+  const t = tokens[at]!;
+  if (t.pos !== 'NOUN') return false;
+  let k = at - 1;
+  if (tokens[k] && tokens[k]!.pos === 'DET') k--;
+  if (!tokens[k] || tokens[k]!.pos !== 'ADP') return false;
+  for (let j = k - 1; j >= Math.max(0, at - 8); j--) {
+    const w = tokens[j]!;
+    if (CLAUSE_BREAK.has(w.value) || /[.;:!?]$/.test(w.value)) return false;
+    if (w.lower === 'who') return true;
+  }
+  return false;
 }
 
 function lemmaKey(tokens: readonly Token[], from: number, to: number): string {
@@ -176,6 +134,19 @@ function coordinatedHead(b: Brief, tokens: readonly Token[], from: number, to: n
 
 /** Taxonomy labels for interest phrases other steps found ("live football" -> Football (Soccer)). */
 export function labelsFor(phrases: readonly string[]): { labels: string[]; nodes: InterestNode[] } {
-  const nodes = phrases.flatMap((p) => nodesInPhrase(p));
+  const nodes = phrases.flatMap((p) => {
+    const found = nodesInPhrase(p);
+    return found.length || !/^[a-z]{3,}$/.test(p)
+      ? found
+      : gerunds(p)
+          .flatMap((g) => nodesInPhrase(g))
+          .slice(0, 1);
+  });
   return { labels: nodes.map(interestLabel), nodes };
+}
+
+// An activity said as a bare verb ("who fish and hunt") is known by its -ing form.
+function gerunds(verb: string): string[] {
+  const stem = verb.replace(/e$/, '');
+  return [`${verb}ing`, `${stem}ing`, `${verb}${verb.slice(-1)}ing`];
 }

@@ -1,7 +1,8 @@
-import { Clause, NON_AUDIENCE } from './discourse';
+import { Clause, NON_AUDIENCE, asksAboutAudience } from './discourse';
 import { GENERIC_PEOPLE } from './lexicon/people';
 import { Analysis } from './nlp';
 import { Brief, Span } from './text';
+import { WORDS } from './lexicon/words';
 
 // Leftover accounting. After every field has taken its words, each clause of
 // the brief is either represented (some of its words became a field), plain
@@ -17,58 +18,9 @@ export interface ClauseAccount extends Span {
 
 // Campaign prose: how, when and where the ads run, not who sees them.
 const PROSE =
-  /\b(?:brief|campaign|campaigns|ads?|adverts?|advertising|budget|spend|tone|creative|creatives|copy|message|messaging|launch|launches|reach|awareness|kpis?|cpm|cpc|ctr|cpa|roas|conversions?|impressions|clicks|flight|flighting|channels?|search|social|display|video|ctv|dooh|ooh|radio|tv|audio|cinema|programmatic|youtube|instagram|facebook|tiktok|linkedin|q[1-4]|friendly|playful|premium|urgent|formal|informal|voice|style|broad|general|particular|everyone|anyone|audience)\b|[£$€]\s?\d/;
+  /\b(?:brief|campaign|campaigns|ads?|adverts?|advertising|budget|spend|tone|creative|creatives|copy|message|messaging|launch|launches|reach|awareness|kpis?|cpm|cpc|ctr|cpa|roas|conversions?|impressions|clicks|spots?|flight|flighting|channels?|search|social|display|video|ctv|dooh|ooh|radio|tv|audio|cinema|programmatic|youtube|instagram|facebook|tiktok|linkedin|q[1-4]|friendly|playful|premium|urgent|formal|informal|voice|style|broad|general|particular|everyone|anyone|audience)\b|[£$€]\s?\d/;
 // Words that carry no audience constraint on their own.
-const EMPTY_WORDS = new Set([
-  'be',
-  'have',
-  'do',
-  'will',
-  'would',
-  'can',
-  'could',
-  'should',
-  'may',
-  'might',
-  'must',
-  'want',
-  'need',
-  'target',
-  'reach',
-  'show',
-  'serve',
-  'focus',
-  'aim',
-  'include',
-  'cover',
-  'get',
-  'make',
-  'find',
-  'like',
-  'just',
-  'only',
-  'also',
-  'please',
-  'thing',
-  'things',
-  'way',
-  'lot',
-  'one',
-  'ones',
-  'kind',
-  'type',
-  'sort',
-  'group',
-  'groups',
-  'segment',
-  'segments',
-  'persona',
-  'mix',
-  'year',
-  'years',
-  'day',
-  'days',
-]);
+const EMPTY_WORDS: ReadonlySet<string> = new Set(WORDS.emptyWords);
 // Asks inside an otherwise represented clause that no field can hold: a time
 // window on behaviour ("watched Wimbledon last year") or attendance of a named
 // event, which is a list we do not have.
@@ -131,7 +83,7 @@ export function accountClauses(b: Brief, a: Analysis, phrases: readonly string[]
         /[a-z]/.test(t.lower),
     );
     if (!content.length) return { ...span, text, status: 'empty' as const };
-    if (PROSE.test(lower)) return { ...span, text, status: 'prose' as const };
+    if (PROSE.test(lower) || !asksAboutAudience(a, span)) return { ...span, text, status: 'prose' as const };
     return { ...span, text, status: 'unresolved' as const };
   });
 }

@@ -7,6 +7,7 @@ import { Analysis, Token } from './nlp';
 import { Gender } from './persona-schema';
 import { DAYPART } from './plan-asks';
 import { Brief, Hit, MASK, Span, esc, splitList } from './text';
+import { WORDS } from './lexicon/words';
 
 // What a brief rules out, and how far each ruling-out reaches. A cue ("avoid",
 // "no", "don't show next to", "... are off-limits", "gambling-free") governs a
@@ -171,30 +172,7 @@ export function cleanItem(raw: string): string {
 }
 
 // "No particular audience": nothing is ruled out.
-const NOTHING_NAMED = new Set([
-  'anyone',
-  'anybody',
-  'everyone',
-  'people',
-  'person',
-  'audience',
-  'audiences',
-  'particular',
-  'specific',
-  'one',
-  'someone',
-  'those',
-  'them',
-  'all',
-  'any',
-  'the',
-  'a',
-  'an',
-  'general',
-  'anything',
-  'something',
-  'else',
-]);
+const NOTHING_NAMED: ReadonlySet<string> = new Set(WORDS.nothingNamed);
 const generic = (item: string): boolean =>
   item
     .toLowerCase()

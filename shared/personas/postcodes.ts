@@ -1,5 +1,6 @@
 import { isValid, toOutcode, validOutcode } from 'postcode';
 import { POSTCODE_AREAS, validLetterDistrict } from './lexicon/regions';
+import { lowerCaseWriting } from './segments';
 import { Brief, Hit, uniq } from './text';
 
 // UK postcode districts (outward codes) such as M1, EC2A, N1, SW1A. The shape
@@ -40,7 +41,9 @@ function district(outward: string, inward: string | undefined): { area: string; 
 export function extractPostcodes(b: Brief): string[] {
   const text = b.text;
   const cands: Candidate[] = [];
-  for (const h of b.find(TOKEN, 'caseView')) {
+  // A brief typed in lower case writes its postcodes so too ("ls6, ls4").
+  const hay = lowerCaseWriting(text) ? b.caseView.toUpperCase() : b.caseView;
+  for (const h of b.findOn(hay, TOKEN)) {
     const found = district(h.groups[0]!, h.groups[1]);
     if (!found) continue;
     const { area, num } = found;

@@ -38,6 +38,8 @@ export function normalise(raw: string): string {
     raw
       .replace(/[\u2010-\u2014\u2212\u2018\u2019\u201c\u201d\u00a0\u2026]/g, (c) => FANCY[c] ?? c)
       .replace(/\u0000/g, ' ')
+      // "Pan-DACH", "pan-European": the prefix does not hide the place.
+      .replace(/\b([Pp]an)-(?=[A-Z])/g, '$1 ')
       // A brief set out in lines ("Client: X" / "Audience: Y" / "- no gambling")
       // reads clause by clause: a line break ends one unless punctuation already does.
       .replace(/^[ \t]*(?:[-*\u2022]|\d+[.)])[ \t]+/gm, '')

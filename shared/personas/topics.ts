@@ -4,29 +4,14 @@ import raw from './lexicon/topics.json';
 import { WordList, parseLexicon } from './lexicon/load';
 import { GENERIC_PEOPLE } from './lexicon/people';
 import { Brief, MASK, Span, alternation, splitList, tidy, uniq } from './text';
+import { WORDS } from './lexicon/words';
 
 // Search negatives, interests and intent topics: the free-text parts of a
 // persona (exclusions are read in negation.ts). Interests and intent are phrases introduced by a
 // trigger ("interested in", "looking for"); intent is what people are about
 // to buy or decide, interests are what they like or do.
 
-const CHANNEL_WORDS = new Set([
-  'search',
-  'social',
-  'display',
-  'video',
-  'ctv',
-  'dooh',
-  'audio',
-  'cinema',
-  'tv',
-  'radio',
-  'ooh',
-  'programmatic',
-  'families',
-  'family',
-  'couples',
-]);
+const CHANNEL_WORDS: ReadonlySet<string> = new Set(WORDS.channelWords);
 const isGeneric = (w: string): boolean => GENERIC_PEOPLE.has(w) || CHANNEL_WORDS.has(w) || /^\d+$/.test(w);
 const meaningful = (phrase: string): boolean =>
   phrase
@@ -52,8 +37,41 @@ export function findNegativeKeywords(b: Brief): string[] {
     }
     b.claim(h);
   }
-  return uniq([...everyday, ...labelledNegatives(b)]);
+  return uniq([...everyday, ...labelledNegatives(b), ...impliedNegatives(b)]);
 }
+
+// Negatives a search brief implies: a sentence that tells the buyer not to pay
+// for some searches (a cue about searches, clicks, traffic or negatives) names
+// the term in quotes ("no 'jobs' traffic") or as what the advertiser does not
+// offer ("we don't sell DIY kits so neg that out", "there's no freemium tier
+// so don't buy those searches"). A generic product noun after the term is not
+// part of it ("freemium tier" is "freemium"); a plural head is made singular.
+const SEARCH_BRIEF = /\b(?:search(?:es)?|ppc|google ads|adwords|bing ads)\b/;
+const NOT_PAYING_CUE = /\b(?:searches|search|clicks|traffic|negatives?|neg)\b/;
+const QUOTED = /(?:^|[\s(])['"]([a-z0-9][a-z0-9 &-]{0,30}?)['"](?=[\s,.;:!?)]|$)/g;
+const NOT_OFFERED =
+  /\b(?:we (?:don't|do not|dont) (?:do|sell|offer|have|provide|stock|make)|we(?:'re| are) not (?:a|an)|there(?:'s| is) no)\s+((?:[a-z0-9-]+\s+){0,2}?[a-z0-9-]+?)(?=\s*(?:[,.;:!?(]|\s-\s|\s(?:so|and|but|as|because)\b|$))/;
+const PRODUCT_HEADS = /\s+(?:tiers?|kits?|products?|options?|versions?|plans?|services?|ranges?|insurers?|offers?)$/;
+
+function impliedNegatives(b: Brief): string[] {
+  if (!SEARCH_BRIEF.test(b.lower)) return [];
+  const out: string[] = [];
+  for (const h of b.find(/[^.;!?\u0000]+/g)) {
+    const sentence = h.text.toLowerCase();
+    if (!NOT_PAYING_CUE.test(sentence) || !/\b(?:don't|do not|dont|not|no|neg|negative|wasted?|out of|exclude|block)\b/.test(sentence))
+      continue;
+    const quoted = [...sentence.matchAll(QUOTED)].map((m) => m[1]!.trim());
+    const denied = NOT_OFFERED.exec(sentence)?.[1];
+    const terms = quoted.length ? quoted : denied ? [singular(denied.replace(PRODUCT_HEADS, ''))] : [];
+    const kept = terms.filter((t) => t && !NOT_PAYING_CUE.test(t) && !isGeneric(t));
+    if (!kept.length) continue;
+    out.push(...kept);
+    b.claim(h);
+  }
+  return out;
+}
+
+const singular = (phrase: string): string => phrase.replace(/([a-z]{3,}[^s])s$/, '$1');
 
 function labelledNegatives(b: Brief): string[] {
   const re =
@@ -121,7 +139,7 @@ const STOP_AFTER =
 const PREPOSITION_START = /^(?:on|at|in|to|with|for|about|into|from)\b/;
 // "with 50 employees", "who run small businesses": firmographics, not interests.
 const OBJECT_GUARD =
-  /\b(?:employees|staff|turnover|revenue|budgets?|headcount|business(?:es)?|compan(?:y|ies)|firms?|start-?ups?|smes?|smbs?|practices?|agencies)\b/;
+  /\b(?:employees|staff|turnover|revenue|budgets?|headcount|business(?:es)?|compan(?:y|ies)|firms?|start-?ups?|smes?|smbs?|practices?|agencies|farms?|shops?|salons?|restaurants?|pubs?|cafes?|garages?|clinics?)\b/;
 
 function extent(b: Brief, from: number, limit: number): number {
   const view = b.view;
@@ -184,7 +202,7 @@ export function findTopics(b: Brief): TopicPhrase[] {
     if (verb && PREPOSITION_START.test(phrase.toLowerCase())) phrase = `${b.text.slice(t.end - verb.length - 1, t.end).trim()} ${phrase}`;
     if (verb && !phrase.trim()) phrase = verb;
     // "who climb, boulder or do yoga": an activity verb listed with others is an item itself.
-    if (verb && /^\s*(?:,|and\b|or\b)/.test(phrase)) phrase = `${verb}${phrase}`;
+    if (verb && /^\s*(?:,|and\b|or\b)/.test(phrase)) phrase = `${verb}${/^\s*,/.test(phrase) ? '' : ' '}${phrase.trimStart()}`;
     // "planning to move house": the verb says what is intended.
     const toVerb = intent ? / to ([a-z]+)$/.exec(intent) : null;
     if (toVerb && !/^(?:buy|get)$/.test(toVerb[1]!)) phrase = `${toVerb[1]} ${phrase}`;

@@ -33,6 +33,15 @@ describe('evaluate', () => {
     expect(r.allRightShare).toBe(0);
   });
 
+  it('a set labelled [] is right only when the field is empty or absent', () => {
+    expect(evaluate(fixed({ geo: { cities: [] } }), one({ cities: [] })).allRight).toBe(1);
+    expect(evaluate(fixed({ geo: { cities: ['Leeds'] } }), one({ cities: [] })).allRight).toBe(0);
+    const absent = fixed({});
+    const core = absent.extract('b').semanticCore;
+    delete (core.firmographics as Partial<SemanticCore['firmographics']>).seniority;
+    expect(evaluate(absent, one({ seniority: [] })).allRight).toBe(1);
+  });
+
   it('countries treat "UK" as GB and ignore order', () => {
     expect(evaluate(fixed({ geo: { countries: ['IE', 'UK'] } }), one({ countries: ['GB', 'IE'] })).allRight).toBe(1);
   });

@@ -13,17 +13,19 @@ const Roles = z.object({
   seniority: z.array(z.object({ level: z.enum(['c-suite', 'vp', 'director', 'manager', 'ic']), pattern: z.string().min(1) })),
   seniorQualifiers: WordList,
   functionWords: WordList,
-  sizes: z.array(z.object({ size: z.enum(['smb', 'mid', 'enterprise']), pattern: RegexSource })),
+  sizes: z.array(z.object({ size: z.enum(['smb', 'mid', 'enterprise']), pattern: z.string().min(1) })),
   employeeWords: WordList,
 });
 const R = parseLexicon('roles.json', Roles, raw);
 const alt = (words: readonly string[]): string => `(?:${words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})`;
 
-export const SENIORITY_PATTERNS: readonly { level: Seniority; pattern: string }[] = R.seniority.map((s) => {
-  const pattern = s.pattern.replace('{businessKinds}', alt(R.businessKinds)).replace('{orgPlurals}', alt(R.orgPlurals));
-  RegexSource.parse(pattern);
-  return { level: s.level, pattern };
-});
+const expand = (pattern: string): string =>
+  RegexSource.parse(pattern.replaceAll('{businessKinds}', alt(R.businessKinds)).replaceAll('{orgPlurals}', alt(R.orgPlurals)));
+
+export const SENIORITY_PATTERNS: readonly { level: Seniority; pattern: string }[] = R.seniority.map((s) => ({
+  level: s.level,
+  pattern: expand(s.pattern),
+}));
 
 /** Words that make a title senior even when an IC word follows ("lead" and "senior" do not). */
 export const SENIOR_QUALIFIERS = new RegExp(`\\b${alt(R.seniorQualifiers)}\\s+(?:of\\s+)?$`);
@@ -31,7 +33,10 @@ export const SENIOR_QUALIFIERS = new RegExp(`\\b${alt(R.seniorQualifiers)}\\s+(?
 /** Function words planners put before a title ("finance directors"); claimed with the title. */
 export const FUNCTION_WORDS: ReadonlySet<string> = new Set(R.functionWords);
 
-export const SIZE_PATTERNS: readonly { size: Exclude<CompanySize, 'any'>; pattern: string }[] = R.sizes;
+export const SIZE_PATTERNS: readonly { size: Exclude<CompanySize, 'any'>; pattern: string }[] = R.sizes.map((s) => ({
+  size: s.size,
+  pattern: expand(s.pattern),
+}));
 
 export const EMPLOYEE_WORDS = alt(R.employeeWords);
 

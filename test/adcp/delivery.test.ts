@@ -51,7 +51,11 @@ afterAll(async () => {
   await Promise.all([daily, totals, sandbox].map((s) => s?.stop()));
 });
 
-type LineDelivery = { impressions: number; spendMinor: number; days: Array<{ date: string; impressions: number; spendMinor: number }> };
+type LineDelivery = {
+  impressions: number;
+  spendMinor: number;
+  days: Array<{ date: string; impressions: number; spendMinor: number; final: boolean }>;
+};
 async function deliveryOf(token: string, campaignId: string): Promise<LineDelivery | undefined> {
   const res = await api.fetch(`/api/v1/campaigns/${campaignId}/delivery`, { token });
   if (res.status !== 200) return undefined;
@@ -141,4 +145,24 @@ test("a sandbox seller's delivery is asked for when the workspace's clock moves"
   await until('the clock advance asks the seller', async () =>
     sandbox.deliveryAsks.some((a) => a.media_buy_ids?.includes(mediaBuyId) && a.end_date === addDays(today, 3)),
   );
+}, 60_000);
+
+test('a seller that calls its figures final (is_final) makes those days final at once; a later figure for one is a discrepancy, not applied', async () => {
+  const { token, campaignId, mediaBuyId, booking } = await confirmedBuy('org-d5', 'adcp-ctl');
+  daily.reportsFinal = true;
+  try {
+    daily.delivery.set(mediaBuyId, [{ date: addDays(today, -2), impressions: 1000, spend: 12 }]);
+    await until('the final figures arrive', async () => (await deliveryOf(token, campaignId))?.impressions === 1000);
+  } finally {
+    daily.reportsFinal = false;
+  }
+  expect((await deliveryOf(token, campaignId))!.days.filter((d) => d.impressions > 0)).toEqual([
+    expect.objectContaining({ date: addDays(today, -2), final: true }),
+  ]);
+  // The seller restates the day it called final: kept apart for a person, the final figure stands.
+  daily.delivery.set(mediaBuyId, [{ date: addDays(today, -2), impressions: 800, spend: 9.6 }]);
+  await until('the restatement is kept apart', async () =>
+    Boolean(await env.db('delivery_discrepancies').where({ line_id: booking.lines[0]!.id }).first()),
+  );
+  expect((await deliveryOf(token, campaignId))!.impressions).toBe(1000);
 }, 60_000);

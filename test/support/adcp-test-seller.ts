@@ -143,6 +143,8 @@ export interface TestSeller extends CreativeDesk {
   totalsOnly: boolean;
   /** Every get_media_buy_delivery that reached the seller. */
   deliveryAsks: GetMediaBuyDeliveryRequest[];
+  /** Says its daily figures are final (`is_final` on each package's report), as a seller whose numbers are closed does. */
+  reportsFinal: boolean;
   /** Ignores `canceled` on update_media_buy and answers success (Prebid's Sales Agent has no cancel path). */
   ignoresCancel: boolean;
   /** Records budget and end-date changes (its read-back shows them) without applying them to what it serves. */
@@ -231,6 +233,7 @@ export async function startTestSeller(
     delivery: new Map(),
     totalsOnly: false,
     deliveryAsks: [],
+    reportsFinal: false,
     ignoresCancel: false,
     ignoresFlightChanges: false,
     simulate(dates) {
@@ -460,6 +463,7 @@ export async function startTestSeller(
                 rate: 12,
                 currency: 'GBP',
                 ...(req.include_package_daily_breakdown && !seller.totalsOnly ? { daily_breakdown: days } : {}),
+                ...(seller.reportsFinal ? { is_final: true } : {}),
               },
             ],
           };

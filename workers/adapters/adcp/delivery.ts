@@ -20,7 +20,7 @@ interface RawDelivery {
     media_buy_id: string;
     totals?: Figures;
     daily_breakdown?: RawDay[];
-    by_package?: Array<Figures & { package_id: string; daily_breakdown?: RawDay[] }>;
+    by_package?: Array<Figures & { package_id: string; daily_breakdown?: RawDay[]; is_final?: boolean }>;
   }>;
 }
 
@@ -111,6 +111,8 @@ export function adcpReporter(connection: AdcpSellerConnection): DeliveryReporter
           clicks: whole(d.clicks),
           completions: whole(d.completed_views),
           spendMinor: toMinor(d.spend),
+          // The seller calls the report's period closed: its days are final (a claim; a later figure is a discrepancy).
+          ...(pkg?.is_final === true ? { final: true } : {}),
         }))
         .sort((a, b) => a.date.localeCompare(b.date));
       return { asOf, days };

@@ -360,6 +360,47 @@ describe('citing the evidence', () => {
   }, 90_000);
 });
 
+describe('citing the evidence on a refusal and a resolution', () => {
+  test('a rejection and a resolution cite a completed job of the line: its digest goes with the event; a failed job is 409 and changes nothing', async () => {
+    const rejected = await launchComputerUse();
+    const good = await ended((await ask(rejected, '/simple')).id);
+    const failed = await ended((await ask(rejected, '/moved')).id);
+    expect([good.status, failed.status]).toEqual(['completed', 'failed']);
+    expect((await lineOp(rejected, 'claim')).status).toBe(200);
+    expect((await lineOp(rejected, 'start')).status).toBe(200);
+    const before = await env.db('booking_lines').where({ id: rejected.booking.lines[0]!.id }).first('version', 'status');
+    const refused = await lineOp(rejected, 'reject', { evidence: 'The page shows the slot sold out.', browserJobIds: [failed.id] });
+    expect([refused.status, ((await json(refused)) as { code: string }).code]).toEqual([409, 'evidence_not_citable']);
+    expect(await env.db('booking_lines').where({ id: rejected.booking.lines[0]!.id }).first('version', 'status')).toEqual(before);
+    expect((await lineOp(rejected, 'reject', { evidence: 'The page shows the slot sold out.', browserJobIds: [good.id] })).status).toBe(
+      200,
+    );
+    const afterReject = await readBooking(api, rejected.token, rejected.booking.id);
+    expect(afterReject.events.find((e) => e.action === 'line.rejected')!.detail).toMatchObject({
+      browserEvidence: [{ browserJobId: good.id, evidenceDigest: good.evidence!.digest }],
+    });
+
+    // A line in doubt, resolved on what the page showed.
+    const doubtful = await launchComputerUse();
+    const seen = await ended((await ask(doubtful, '/simple')).id);
+    expect((await lineOp(doubtful, 'claim')).status).toBe(200);
+    expect((await lineOp(doubtful, 'start')).status).toBe(200);
+    expect((await lineOp(doubtful, 'uncertain', { evidence: 'The desk did not answer.' })).status).toBe(200);
+    const resolved = await lineOp(doubtful, 'resolve', {
+      outcome: 'applied',
+      providerReference: 'IO-12',
+      evidence: 'The supplier page lists our booking.',
+      browserJobIds: [seen.id],
+    });
+    expect(resolved.status).toBe(200);
+    const afterResolve = await readBooking(api, doubtful.token, doubtful.booking.id);
+    expect(afterResolve.lines[0]!.status).toBe('confirmed');
+    expect(afterResolve.events.find((e) => e.action === 'line.resolved')!.detail).toMatchObject({
+      browserEvidence: [{ browserJobId: seen.id, evidenceDigest: seen.evidence!.digest }],
+    });
+  }, 90_000);
+});
+
 describe('where no browser can run', () => {
   test('without the loopback allowance, the worker refuses a loopback address: the job fails and the site sees nothing', async () => {
     await workers.close();

@@ -150,7 +150,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Approve the plan (human only): records the exact snapshot and its SHA-256 digest. */
+    /** Approve the plan (a person with plan:approve): records the exact snapshot and its SHA-256 digest. Above the workspace second-approval amount, two different people must approve. */
     post: operations['approvePlan'];
     delete?: never;
     options?: never;
@@ -1247,6 +1247,24 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/workspace/settings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The workspace's spend settings: the maximum commitment above which a plan needs a second approver. */
+    get: operations['getWorkspaceSettings'];
+    /** Sets the spend settings (a person with workspace:admin). null: one approver suffices at any amount. */
+    put: operations['updateWorkspaceSettings'];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/campaigns/{id}/delivery': {
     parameters: {
       query?: never;
@@ -1848,6 +1866,8 @@ export interface components {
       approvedAt: string | null;
       approvedBy: string | null;
       approvalCurrent: boolean;
+      approvals: components['schemas']['PlanApproval'][];
+      approvalsRequired: number;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -1856,6 +1876,12 @@ export interface components {
     SupplierProduct: {
       productId: string;
       pricingOptionId: string;
+    };
+    PlanApproval: {
+      userId: string;
+      /** Format: date-time */
+      approvedAt: string;
+      digest: string;
     };
     CreateCampaign: {
       name: string;
@@ -3078,6 +3104,12 @@ export interface components {
       } & {
         [key: string]: unknown;
       };
+    };
+    WorkspaceSettings: {
+      secondApprovalAboveMinor: number | null;
+    };
+    UpdateWorkspaceSettings: {
+      secondApprovalAboveMinor: number | null;
     };
     SellerStatement: {
       statement: {
@@ -4545,6 +4577,23 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
+      /** @description The flight has ended (flight_ended). */
+      422: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
       /** @description Rate limit reached; wait retry-after seconds. */
       429: {
         headers: {
@@ -5071,7 +5120,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Delegated agents cannot approve. */
+      /** @description Delegated agents cannot approve; a person needs plan:approve. */
       403: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -5105,7 +5154,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Stale expectedVersion. */
+      /** @description Stale expectedVersion, an open booking, or this person has already approved (second_approver_required). */
       409: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -5124,6 +5173,23 @@ export interface operations {
       };
       /** @description The request body, counted as sent, is over 1048576 bytes. */
       413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The flight has ended (flight_ended). */
+      422: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -5463,7 +5529,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Permission or product scope refused. */
+      /** @description A person without campaign:launch, or an agent without an approved step. */
       403: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -5531,7 +5597,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Supplier access or capability refused. */
+      /** @description Supplier access or capability refused, or the flight has ended (flight_ended). */
       422: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -17412,6 +17478,321 @@ export interface operations {
       };
       /** @description No such campaign. */
       404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getWorkspaceSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The settings. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkspaceSettings'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  updateWorkspaceSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['UpdateWorkspaceSettings'];
+      };
+    };
+    responses: {
+      /** @description The settings as saved. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkspaceSettings'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A delegated agent, or a person without workspace:admin. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;

@@ -41,7 +41,11 @@ export function campaignRoutes(deps: ApiDeps) {
       access: 'bearer',
       scope: 'request',
       body: CreateCampaignSchema,
-      responses: { 201: { description: 'Created.', schema: CampaignEnvelope }, 403: { description: 'A channel outside your product.' } },
+      responses: {
+        201: { description: 'Created.', schema: CampaignEnvelope },
+        403: { description: 'A channel outside your product.' },
+        422: { description: 'The flight has ended (flight_ended).' },
+      },
       async handler({ principal, body }) {
         const outside = body.channels.filter((c) => !principal.channels.includes(c));
         if (outside.length) throw forbidden(`Your product does not include ${outside.join(', ')}.`, 'channel_not_entitled');
@@ -106,7 +110,8 @@ export function campaignRoutes(deps: ApiDeps) {
       method: 'post',
       path: '/api/v1/campaigns/:id/plan/approve',
       operationId: 'approvePlan',
-      summary: 'Approve the plan (human only): records the exact snapshot and its SHA-256 digest.',
+      summary:
+        'Approve the plan (a person with plan:approve): records the exact snapshot and its SHA-256 digest. Above the workspace second-approval amount, two different people must approve.',
       tags: ['plans'],
       access: 'bearer',
       scope: { resource: 'campaign', param: 'id' },
@@ -114,9 +119,10 @@ export function campaignRoutes(deps: ApiDeps) {
       body: ApprovePlanSchema,
       responses: {
         200: { description: 'Approved.', schema: PlanEnvelope },
-        403: { description: 'Delegated agents cannot approve.' },
+        403: { description: 'Delegated agents cannot approve; a person needs plan:approve.' },
         404: { description: 'Not found.' },
-        409: { description: 'Stale expectedVersion.' },
+        409: { description: 'Stale expectedVersion, an open booking, or this person has already approved (second_approver_required).' },
+        422: { description: 'The flight has ended (flight_ended).' },
       },
       async handler({ principal, params, body }) {
         const { plan } = await approvePlan(db, principal, uuidOr404(params.id), body.expectedVersion);
@@ -154,9 +160,10 @@ export function campaignRoutes(deps: ApiDeps) {
       responses: {
         202: { description: 'Booked and queued; inspect every line.', schema: BookingEnvelope },
         200: { description: 'This approved snapshot was launched before; the existing booking.', schema: BookingEnvelope },
+        403: { description: 'A person without campaign:launch, or an agent without an approved step.' },
         404: { description: 'Not found.' },
         409: { description: 'Not approved, changed since approval, or unfunded.' },
-        422: { description: 'Supplier access or capability refused.' },
+        422: { description: 'Supplier access or capability refused, or the flight has ended (flight_ended).' },
       },
       async handler({ principal, params, log }) {
         const result = await launchCampaign(db, principal, actorOf(principal), uuidOr404(params.id), {

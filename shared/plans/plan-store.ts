@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { firstPrepared, type SqlPart } from '../db/knex';
-import { badRequest, conflict, forbidden, notFound, unprocessable } from '../errors';
-import { isHuman, type Principal } from '../auth/principal';
+import { badRequest, conflict, notFound, unprocessable } from '../errors';
+import type { Principal } from '../auth/principal';
+import { approvalsRequired, assertMayApprovePlan } from '../auth/spend-authority';
+import { readWorkspaceSettings } from '../workspaces/workspace-settings';
+import { refuseEndedFlight } from '../campaigns/flight';
 import { findAdapter } from '../adapters/catalogue';
 import { digestOf } from '../digest';
 import { refuseIfBooked } from '../campaigns/open-booking';
-import type { Campaign, Plan, PlanLine, ReplacePlan } from '../campaigns/campaign-schemas';
+import type { Campaign, Plan, PlanApproval, PlanLine, ReplacePlan } from '../campaigns/campaign-schemas';
 import type { CreativeRef } from '../creatives/creative-schemas';
 import { currentCreativesOfLines, planCreativeRefs, type CurrentCreativeRow } from '../creatives/creative-store';
 import { findCampaign, setCampaignStatus } from '../campaigns/campaign-store';
@@ -22,11 +25,18 @@ interface PlanRow {
   approved_digest: string | null;
   approved_by: string | null;
   approved_at: Date | null;
+  /** The approvals given to this version (two are needed above the workspace's second-approval amount). */
+  approvals: PlanApproval[];
   created_at: Date;
   updated_at: Date;
   /** Read with an approved plan: its lines' creatives at their current versions (`currentCreativesOfLines`). */
   current_creatives?: CurrentCreativeRow[] | null;
+  /** Read with the plan: the workspace's second-approval amount (null: one approver suffices). */
+  second_approval_above_minor?: string | number | null;
 }
+
+const secondApprovalAbove = (r: PlanRow): number | null =>
+  r.second_approval_above_minor == null ? null : Number(r.second_approval_above_minor);
 
 /**
  * What a human approves: the campaign's commercial terms and the plan's lines, exactly,
@@ -85,6 +95,8 @@ async function toPlan(db: Knex, p: Principal, r: PlanRow, campaign: Campaign): P
     approvedAt: r.approved_at?.toISOString() ?? null,
     approvedBy: r.approved_by,
     approvalCurrent: current,
+    approvals: r.approvals ?? [],
+    approvalsRequired: approvalsRequired(campaign.maximumCommitmentMinor, secondApprovalAbove(r)),
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
   };
@@ -109,6 +121,7 @@ async function loadPlanRow(
 ): Promise<(PlanRow & { alongside?: unknown }) | undefined> {
   const q = db<PlanRow>('plans as p').where(Object.fromEntries(Object.entries(where).map(([k, v]) => [`p.${k}`, v])));
   q.select('p.*');
+  q.select(db.raw('(select w.second_approval_above_minor from workspaces w where w.id = p.advertiser_id) as second_approval_above_minor'));
   if (opts.reading) {
     const creatives = currentCreativesOfLines(db, 'p.lines', 'p.advertiser_id');
     q.select(db.raw(`case when p.status = 'approved' then ${creatives.sql} end as current_creatives`, creatives.bindings));
@@ -207,7 +220,9 @@ export async function replacePlan(db: Knex, p: Principal, campaignId: string, in
           lines: JSON.stringify(lines),
         } as never)
         .returning('*');
-      return { plan: await toPlan(trx, p, row as PlanRow, campaign), campaign, approvedSnapshot: null };
+      const { secondApprovalAboveMinor } = await readWorkspaceSettings(trx, p.advertiserId);
+      const first = { ...(row as PlanRow), second_approval_above_minor: secondApprovalAboveMinor };
+      return { plan: await toPlan(trx, p, first, campaign), campaign, approvedSnapshot: null };
     }
     if (input.expectedVersion !== existing.version) {
       throw conflict(`The plan is at version ${existing.version}; send that as expectedVersion.`, 'version_conflict');
@@ -222,17 +237,24 @@ export async function replacePlan(db: Knex, p: Principal, campaignId: string, in
         approved_digest: null,
         approved_by: null,
         approved_at: null,
+        approvals: JSON.stringify([]),
         updated_at: trx.fn.now(),
       } as never)
       .returning('*');
     if (campaign.status === 'approved') await setCampaignStatus(trx, campaign.id, 'draft');
-    return { plan: await toPlan(trx, p, row as PlanRow, campaign), campaign, approvedSnapshot: null };
+    const kept = { second_approval_above_minor: existing.second_approval_above_minor };
+    return { plan: await toPlan(trx, p, { ...(row as PlanRow), ...kept }, campaign), campaign, approvedSnapshot: null };
   });
 }
 
-/** A human approves the exact snapshot of campaign and plan; its SHA-256 digest binds the launch to it. */
+/**
+ * A person with `plan:approve` approves the exact snapshot of campaign and plan; its SHA-256
+ * digest binds the launch to it. Above the workspace's second-approval amount the snapshot needs
+ * two different people: the first approval is kept on the plan (still `draft`), the second makes
+ * it `approved`. Approving again what is already approved and current changes nothing.
+ */
 export async function approvePlan(db: Knex, p: Principal, campaignId: string, expectedVersion: number): Promise<StoredPlan> {
-  if (!isHuman(p)) throw forbidden('Only a human can approve a plan.', 'human_required');
+  assertMayApprovePlan(p);
   return db.transaction(async (trx) => {
     const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
     if (!campaign) throw notFound();
@@ -242,20 +264,48 @@ export async function approvePlan(db: Knex, p: Principal, campaignId: string, ex
       throw conflict(`The plan is at version ${existing.version}; review it and approve that version.`, 'version_conflict');
     }
     await refuseIfBooked(trx, campaign.id);
+    await refuseEndedFlight(trx, campaign);
     const snapshot = await currentSnapshot(trx, p, campaign, existing);
+    const digest = digestOf(snapshot);
+    const kept = { second_approval_above_minor: existing.second_approval_above_minor };
+    if (existing.status === 'approved' && existing.approved_digest === digest) {
+      return { plan: await toPlan(trx, p, existing, campaign), campaign, approvedSnapshot: snapshot };
+    }
+    const required = approvalsRequired(campaign.maximumCommitmentMinor, secondApprovalAbove(existing));
+    // Approvals count for the snapshot they were given to: a creative revised since starts again.
+    const earlier = (existing.approvals ?? []).filter((a) => a.digest === digest);
+    if (earlier.some((a) => a.userId === p.userId)) {
+      throw conflict(
+        `You have approved this plan already. Its maximum commitment is above the workspace's second-approval amount, so another person with plan:approve must approve it too.`,
+        'second_approver_required',
+        'terminal',
+      );
+    }
+    const approvals: PlanApproval[] = [...earlier, { userId: p.userId, approvedAt: new Date().toISOString(), digest }];
+    const complete = approvals.length >= required;
     const [row] = await trx<PlanRow>('plans')
       .where({ id: existing.id, version: existing.version })
-      .update({
-        status: 'approved',
-        approved_snapshot: JSON.stringify(snapshot),
-        approved_digest: digestOf(snapshot),
-        approved_by: p.userId,
-        approved_at: trx.fn.now(),
-        updated_at: trx.fn.now(),
-      } as never)
+      .update(
+        (complete
+          ? {
+              status: 'approved',
+              approved_snapshot: JSON.stringify(snapshot),
+              approved_digest: digest,
+              approved_by: p.userId,
+              approved_at: trx.fn.now(),
+              approvals: JSON.stringify(approvals),
+              updated_at: trx.fn.now(),
+            }
+          : { approvals: JSON.stringify(approvals), updated_at: trx.fn.now() }) as never,
+      )
       .returning('*');
-    if (campaign.status === 'draft') await setCampaignStatus(trx, campaign.id, 'approved');
-    const refreshed = { ...campaign, status: campaign.status === 'draft' ? 'approved' : campaign.status };
-    return { plan: await toPlan(trx, p, row as PlanRow, refreshed), campaign: refreshed, approvedSnapshot: snapshot };
+    const approved = complete && campaign.status === 'draft';
+    if (approved) await setCampaignStatus(trx, campaign.id, 'approved');
+    const refreshed = { ...campaign, status: approved ? 'approved' : campaign.status };
+    return {
+      plan: await toPlan(trx, p, { ...(row as PlanRow), ...kept }, refreshed),
+      campaign: refreshed,
+      approvedSnapshot: complete ? snapshot : null,
+    };
   });
 }

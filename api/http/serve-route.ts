@@ -7,6 +7,7 @@ import { requestLog } from '../middleware/request-log';
 import { requireRouteScope } from './route-scope';
 import type { HandlerResult, RouteDef } from './route';
 import { runGoverned, runIdempotent } from './execution-policies';
+import { assertAgentMayCall } from './agent-reach';
 import { MAX_JSON_DEPTH, nestsDeeperThan, parsePart } from './validate';
 
 export interface RouteRuntime {
@@ -45,6 +46,7 @@ export async function runRoute(route: RouteDef, rt: RouteRuntime, call: RouteCal
   const { req, requestId } = call;
   const principal = route.access === 'bearer' ? await rt.authenticate(req) : null;
   if (route.authorize) await route.authorize(principal as never);
+  assertAgentMayCall(route, principal);
   const params = route.params ? parsePart(route.params, call.params, 'params') : {};
   await requireRouteScope(rt.db, route, principal, params);
   let raw: unknown;

@@ -8,6 +8,7 @@ import type { Logger } from '../../shared/logger';
 import type { Knex } from 'knex';
 import type { HandlerResult, RouteDef } from '../http/route';
 import { runGoverned } from '../http/execution-policies';
+import { assertAgentMayCall } from '../http/agent-reach';
 import { requireRouteScope } from '../http/route-scope';
 import { parsePart } from '../http/validate';
 
@@ -76,6 +77,7 @@ async function invoke(route: RouteDef, ctx: CallContext, parts: { params: unknow
   // Each call, as each REST request: a tool is never a way around its operation's limit.
   await ctx.charge?.(route);
   if (route.authorize) await route.authorize(ctx.principal as never);
+  assertAgentMayCall(route, ctx.principal);
   await requireRouteScope(ctx.db, route, ctx.principal, parts.params);
   return route.handler({ ...parts, principal: ctx.principal, headers, requestId: ctx.requestId, log: ctx.log } as never);
 }

@@ -2094,6 +2094,12 @@ export interface components {
       /** Format: date-time */
       settledAt: string | null;
     };
+    SpendFigures: {
+      /** Format: date-time */
+      asOf: string | null;
+      stale: boolean;
+      warning: string | null;
+    };
     AmendmentRequest: {
       expectedVersion: number;
       lines: {
@@ -7669,6 +7675,7 @@ export interface operations {
         content: {
           'application/json': {
             amendment: components['schemas']['Amendment'];
+            spendFigures: components['schemas']['SpendFigures'];
           };
         };
       };
@@ -7742,7 +7749,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description A stale expectedVersion, a line that cannot be amended now, a budget below what the line has spent, or insufficient_funds. */
+      /** @description A stale expectedVersion, a line that cannot be amended now, a budget below what the line has spent, lines over the maximum commitment (commitment_limit_exceeded), or insufficient_funds. */
       409: {
         headers: {
           /** @description Requests allowed in the window. */

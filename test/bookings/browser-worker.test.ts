@@ -286,14 +286,11 @@ describe('refused when it starts', () => {
       });
       expect(amended.status).toBe(202);
       // The workflow supplier hands the change to staff, who carry it out.
-      await until(
-        'the change to reach staff',
-        async () => {
-          // The operation is asked for at once; the worker's hand-off to staff (its steps) follows.
-          const line = (await readBooking(api, l.token, l.booking.id)).lines[0]!;
-          return line.pendingOperation != null && (line.workflowSteps ?? []).some((s) => /change the line/.test(s.detail));
-        },
-      );
+      await until('the change to reach staff', async () => {
+        // The operation is asked for at once; the worker's hand-off to staff (its steps) follows.
+        const line = (await readBooking(api, l.token, l.booking.id)).lines[0]!;
+        return line.pendingOperation != null && (line.workflowSteps ?? []).some((s) => /change the line/.test(s.detail));
+      });
       expect((await lineOp(l, 'start')).status).toBe(200);
       expect((await lineOp(l, 'confirm', { evidence: 'The desk raised the budget.' })).status).toBe(200);
       expect((await readBooking(api, l.token, l.booking.id)).lines[0]!.budgetMinor).toBe(25_000);

@@ -116,6 +116,7 @@ ${postForm(
   `<fieldset><legend>Amend</legend>${budgets}
 ${f.input({ id: 'amend-end', name: 'endDate', type: 'date', label: `End date (optional; now ${b.endDate})` })}
 ${f.input({ id: 'amend-note', name: 'note', label: 'Note (optional)', attrs: NOTE })}
+${f.checkbox({ id: 'amend-confirm-stale', name: 'confirmStale', value: 'yes', label: 'Cut even if the spend figures are behind (a line may have spent more than they show)' })}
 <button type="submit">Amend budget</button></fieldset>`,
 )}`;
 }

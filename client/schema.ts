@@ -132,7 +132,7 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Create or replace the campaign's plan lines. Replacing voids any approval. */
+    /** Create or replace the campaign's plan lines. Replacing voids any approval. A running campaign's plan is not replaced (409 plan_locked_in_flight): amend its lines instead. */
     put: operations['replacePlan'];
     post?: never;
     delete?: never;
@@ -4939,7 +4939,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Stale expectedVersion. */
+      /** @description Stale expectedVersion, or the campaign is running (plan_locked_in_flight: use an amendment). */
       409: {
         headers: {
           /** @description Requests allowed in the window. */

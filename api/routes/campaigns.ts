@@ -89,7 +89,8 @@ export function campaignRoutes(deps: ApiDeps) {
       method: 'put',
       path: '/api/v1/campaigns/:id/plan',
       operationId: 'replacePlan',
-      summary: "Create or replace the campaign's plan lines. Replacing voids any approval.",
+      summary:
+        "Create or replace the campaign's plan lines. Replacing voids any approval. A running campaign's plan is not replaced (409 plan_locked_in_flight): amend its lines instead.",
       tags: ['plans'],
       access: 'bearer',
       scope: { resource: 'campaign', param: 'id' },
@@ -98,7 +99,7 @@ export function campaignRoutes(deps: ApiDeps) {
       responses: {
         200: { description: 'The plan.', schema: PlanEnvelope },
         404: { description: 'Not found.' },
-        409: { description: 'Stale expectedVersion.' },
+        409: { description: 'Stale expectedVersion, or the campaign is running (plan_locked_in_flight: use an amendment).' },
         422: { description: 'An adapter cannot book that channel or mode.' },
       },
       async handler({ principal, params, body }) {

@@ -8,7 +8,7 @@ import { readWorkspaceSettings } from '../workspaces/workspace-settings';
 import { refuseEndedFlight } from '../campaigns/flight';
 import { findAdapter } from '../adapters/catalogue';
 import { digestOf } from '../digest';
-import { refuseIfBooked } from '../campaigns/open-booking';
+import { refuseEditWhileBooked, refuseIfBooked } from '../campaigns/open-booking';
 import type { Campaign, Plan, PlanApproval, PlanLine, ReplacePlan } from '../campaigns/campaign-schemas';
 import type { CreativeRef } from '../creatives/creative-schemas';
 import { currentCreativesOfLines, planCreativeRefs, type CurrentCreativeRow } from '../creatives/creative-store';
@@ -198,11 +198,24 @@ async function checkLines(db: Knex, p: Principal, campaign: Campaign, lines: Rep
   await planCreativeRefs(db, p, lines);
 }
 
-/** Creates or replaces a campaign's plan lines. Replacing voids any approval. */
-export async function replacePlan(db: Knex, p: Principal, campaignId: string, input: ReplacePlan): Promise<StoredPlan> {
+/**
+ * Creates or replaces a campaign's plan lines. Replacing voids any approval, so a running
+ * campaign's plan is refused (409 `plan_locked_in_flight`: its lines are amended instead), unless
+ * the caller asks for `newVersion`: a person accepting a suggested change, which is an explicit new
+ * draft version that must be approved, and cannot be while the booking is open, before anything
+ * changes at a supplier.
+ */
+export async function replacePlan(
+  db: Knex,
+  p: Principal,
+  campaignId: string,
+  input: ReplacePlan,
+  opts: { whileBooked?: 'refuse' | 'newVersion' } = {},
+): Promise<StoredPlan> {
   return db.transaction(async (trx) => {
     const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
     if (!campaign) throw notFound();
+    if (opts.whileBooked !== 'newVersion') await refuseEditWhileBooked(trx, campaign.id);
     await checkLines(trx, p, campaign, input.lines);
     const lines: PlanLine[] = input.lines.map((l) => ({ id: randomUUID(), ...l }));
     const existing = await loadPlanRow(trx, { campaign_id: campaign.id }, { forUpdate: true });

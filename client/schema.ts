@@ -1820,7 +1820,7 @@ export interface components {
         mode: 'sandbox' | 'live';
       };
     };
-    Campaign: {
+    CampaignView: {
       /** Format: uuid */
       id: string;
       advertiserId: string;
@@ -1841,6 +1841,11 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      /**
+       * @description What the campaign is doing: its latest booking's state, or not-launched.
+       * @enum {string}
+       */
+      state: 'not-launched' | 'booking' | 'scheduled' | 'running' | 'paused' | 'ended' | 'needs-attention';
     };
     Plan: {
       /** Format: uuid */
@@ -1933,6 +1938,11 @@ export interface components {
       version: number;
       /** @enum {string} */
       status: 'queued' | 'in-progress' | 'confirmed' | 'partially-confirmed' | 'rejected' | 'stopping' | 'stopped';
+      /**
+       * @description What the booking is doing, derived from its lines and the flight.
+       * @enum {string}
+       */
+      state: 'booking' | 'scheduled' | 'running' | 'paused' | 'ended' | 'needs-attention';
       /** Format: date-time */
       submittedAt: string;
       /** Format: date-time */
@@ -1964,6 +1974,11 @@ export interface components {
       version: number;
       /** @enum {string} */
       status: 'queued' | 'in-progress' | 'confirmed' | 'rejected' | 'reconciliation-required' | 'stop-requested' | 'stopping' | 'stopped';
+      /**
+       * @description What the line is doing, derived from its status and the flight.
+       * @enum {string}
+       */
+      state: 'booking' | 'scheduled' | 'running' | 'paused' | 'ended' | 'refused' | 'needs-attention';
       /** @enum {string|null} */
       executionMethod: 'manual' | 'computer-use' | null;
       providerReference: string | null;
@@ -4355,7 +4370,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            campaigns: components['schemas']['Campaign'][];
+            campaigns: components['schemas']['CampaignView'][];
           };
         };
       };
@@ -4508,7 +4523,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            campaign: components['schemas']['Campaign'];
+            campaign: components['schemas']['CampaignView'];
             plan?: components['schemas']['Plan'];
           };
         };
@@ -4694,7 +4709,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            campaign: components['schemas']['Campaign'];
+            campaign: components['schemas']['CampaignView'];
             plan?: components['schemas']['Plan'];
           };
         };

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { forbidden, notFound } from '../../shared/errors';
 import { actorOf } from '../../shared/auth/actor';
 import {
-  CampaignSchema,
   CreateCampaignSchema,
   ApprovePlanSchema,
   PlanEnvelope,
@@ -15,11 +14,12 @@ import { relayAfterCommit } from '../../shared/outbox/outbox';
 import { launchCampaign } from '../../shared/bookings/launch';
 import { BookingEnvelope, BookingSchema } from '../../shared/bookings/booking-schemas';
 import { listCampaignBookings } from '../../shared/bookings/booking-store';
+import { CampaignViewSchema, withStates } from '../../shared/bookings/campaign-state';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { IdParams, uuidOr404 } from '../http/params';
 
-const CampaignEnvelope = z.object({ campaign: CampaignSchema, plan: PlanSchema.nullable().optional() });
+const CampaignEnvelope = z.object({ campaign: CampaignViewSchema, plan: PlanSchema.nullable().optional() });
 const ListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(50) });
 
 export function campaignRoutes(deps: ApiDeps) {
@@ -50,7 +50,7 @@ export function campaignRoutes(deps: ApiDeps) {
         const outside = body.channels.filter((c) => !principal.channels.includes(c));
         if (outside.length) throw forbidden(`Your product does not include ${outside.join(', ')}.`, 'channel_not_entitled');
         const campaign = await createCampaign(db, principal, body, config.EXECUTION_MODE_DEFAULT);
-        return { status: 201, body: { campaign } };
+        return { status: 201, body: { campaign: { ...campaign, state: 'not-launched' } } };
       },
     }),
     defineRoute({
@@ -62,9 +62,10 @@ export function campaignRoutes(deps: ApiDeps) {
       access: 'bearer',
       scope: 'filtered',
       query: ListQuery,
-      responses: { 200: { description: 'Campaigns.', schema: z.object({ campaigns: z.array(CampaignSchema) }) } },
+      responses: { 200: { description: 'Campaigns.', schema: z.object({ campaigns: z.array(CampaignViewSchema) }) } },
       async handler({ principal, query }) {
-        return { status: 200, body: { campaigns: await listCampaigns(db, principal, query.limit) } };
+        const campaigns = await listCampaigns(db, principal, query.limit);
+        return { status: 200, body: { campaigns: await withStates(db, principal.advertiserId, campaigns) } };
       },
     }),
     defineRoute({
@@ -81,8 +82,11 @@ export function campaignRoutes(deps: ApiDeps) {
       responses: { 200: { description: 'The campaign.', schema: CampaignEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
         const campaign = await load(principal, params.id);
-        const stored = await findPlanForCampaign(db, principal, campaign);
-        return { status: 200, body: { campaign, plan: stored?.plan ?? null } };
+        const [stored, [view]] = await Promise.all([
+          findPlanForCampaign(db, principal, campaign),
+          withStates(db, principal.advertiserId, [campaign]),
+        ]);
+        return { status: 200, body: { campaign: view, plan: stored?.plan ?? null } };
       },
     }),
     defineRoute({

@@ -10,7 +10,7 @@ import type { HandlerResult, RouteDef } from '../http/route';
 import { runGoverned } from '../http/execution-policies';
 import { assertAgentMayCall } from '../http/agent-reach';
 import { requireRouteScope } from '../http/route-scope';
-import { parsePart } from '../http/validate';
+import { checkPart, parsePart, requireParts } from '../http/validate';
 
 /**
  * The agent's working set: each tool is a REST operation, with that operation's own zod
@@ -84,11 +84,12 @@ async function invoke(route: RouteDef, ctx: CallContext, parts: { params: unknow
 
 /** Runs one operation for a tool call: the same parse, authorisation and handler as its REST route. */
 export async function callRoute(route: RouteDef, args: Record<string, unknown>, ctx: CallContext): Promise<HandlerResult> {
-  const parts = {
-    params: route.params ? parsePart(route.params, pick(args, route.params), 'params') : {},
-    query: route.query ? parsePart(route.query, pick(args, route.query), 'query') : {},
-    body: route.body ? parsePart(route.body, pick(args, route.body), 'body') : undefined,
-  };
+  const [params, query, body] = requireParts(
+    checkPart(route.params, pick(args, route.params), 'params'),
+    checkPart(route.query, pick(args, route.query), 'query'),
+    checkPart(route.body, pick(args, route.body), 'body', undefined),
+  );
+  const parts = { params, query, body };
   const result = await invoke(route, ctx, parts);
   if (!result) throw new Error(`${route.operationId} wrote its own response; it cannot back a tool`);
   return result;

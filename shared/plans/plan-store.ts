@@ -159,41 +159,66 @@ export async function findPlanForCampaign(
     : null;
 }
 
-/** Each line must fit the campaign and be bookable by its adapter in the campaign's execution mode. */
+/**
+ * Each line must fit the campaign and be bookable by its adapter in the campaign's execution mode.
+ * Every line's issues are reported together (one 400 naming each), before what an adapter refuses (422).
+ */
 async function checkLines(db: Knex, p: Principal, campaign: Campaign, lines: ReplacePlan['lines']): Promise<void> {
+  const issues: Array<{ path: string; message: string; code: string }> = [];
+  const refusals: Error[] = [];
   lines.forEach((line, i) => {
+    const at = `body.lines.${i}`;
     if (!campaign.channels.includes(line.channel)) {
-      throw badRequest(`lines.${i}.channel ${line.channel} is not one of the campaign's channels.`, undefined, 'channel_not_in_campaign');
+      issues.push({
+        path: `${at}.channel`,
+        message: `${line.channel} is not one of the campaign's channels`,
+        code: 'channel_not_in_campaign',
+      });
     }
     const adapter = findAdapter(line.adapterKey);
-    if (!adapter)
-      throw badRequest(`lines.${i}.adapterKey ${line.adapterKey} is not a known supplier adapter.`, undefined, 'unknown_adapter');
+    if (!adapter) {
+      issues.push({ path: `${at}.adapterKey`, message: `${line.adapterKey} is not a known supplier adapter`, code: 'unknown_adapter' });
+      return;
+    }
     if (!adapter.channels.includes(line.channel)) {
-      throw unprocessable(`Adapter ${adapter.key} does not book ${line.channel}.`, 'adapter_channel_unsupported');
+      refusals.push(unprocessable(`Adapter ${adapter.key} does not book ${line.channel}.`, 'adapter_channel_unsupported', 'correctable'));
     }
     if (!adapter.modes.includes(campaign.executionMode)) {
-      throw unprocessable(`Adapter ${adapter.key} cannot execute in ${campaign.executionMode} mode.`, 'adapter_mode_unsupported');
+      refusals.push(unprocessable(`Adapter ${adapter.key} cannot execute in ${campaign.executionMode} mode.`, 'adapter_mode_unsupported'));
     }
     // An AdCP seller books a product at one of its prices; no other supplier knows of either.
     if (adapter.kind === 'adcp' && !line.supplierProduct) {
-      throw badRequest(
-        `lines.${i}.supplierProduct is required on ${adapter.key}: name the seller's product and pricing option.`,
-        undefined,
-        'supplier_product_required',
-      );
+      issues.push({
+        path: `${at}.supplierProduct`,
+        message: `required on ${adapter.key}: name the seller's product and pricing option`,
+        code: 'supplier_product_required',
+      });
     }
     if (adapter.kind !== 'adcp' && line.supplierProduct) {
-      throw badRequest(
-        `lines.${i}.supplierProduct is only for AdCP sellers; ${adapter.key} is not one.`,
-        undefined,
-        'supplier_product_unexpected',
-      );
+      issues.push({
+        path: `${at}.supplierProduct`,
+        message: `only for AdCP sellers; ${adapter.key} is not one`,
+        code: 'supplier_product_unexpected',
+      });
     }
   });
   const total = lines.reduce((s, l) => s + l.budgetMinor, 0);
   if (total > campaign.budgetMinor) {
-    throw badRequest(`The lines add up to ${total}, over the campaign budget of ${campaign.budgetMinor}.`, undefined, 'plan_over_budget');
+    issues.push({
+      path: 'body.lines',
+      message: `the lines add up to ${total}, over the campaign budget of ${campaign.budgetMinor}`,
+      code: 'plan_over_budget',
+    });
   }
+  if (issues.length) {
+    const codes = [...new Set(issues.map((x) => x.code))];
+    throw badRequest(
+      issues.map((x) => `${x.path.replace(/^body\./, '')}: ${x.message}.`).join(' '),
+      issues,
+      codes.length === 1 ? codes[0] : 'validation_failed',
+    );
+  }
+  if (refusals[0]) throw refusals[0];
   // Each creative must be the caller's and made for the line's channel.
   await planCreativeRefs(db, p, lines);
 }

@@ -984,7 +984,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Upload creative bytes (human only). Stored content-addressed; returns the /files/assets URL and the sha256 fingerprint. */
+    /** Upload creative bytes (human only), sent with their own media type (image/png, video/mp4, …; not application/octet-stream). Stored content-addressed; returns the /files/assets URL and the sha256 fingerprint. */
     post: operations['uploadAsset'];
     delete?: never;
     options?: never;
@@ -14676,7 +14676,16 @@ export interface operations {
     };
     requestBody?: {
       content: {
-        'application/octet-stream': string;
+        'image/png': string;
+        'image/jpeg': string;
+        'image/gif': string;
+        'image/webp': string;
+        'video/mp4': string;
+        'video/webm': string;
+        'audio/mpeg': string;
+        'audio/wav': string;
+        'audio/ogg': string;
+        'application/pdf': string;
       };
     };
     responses: {

@@ -13,7 +13,7 @@ export const AGENT_UNGOVERNED_MUTATIONS: Readonly<Record<string, string>> = {
   prepareAgentAction: 'prepares an action for a person to approve',
   recordAgentEvidence: "records evidence on the agent's run",
   resolveAgentExecution: 'records what became of a step the agent executed itself',
-  extractPersona: 'reads a brief into a persona; stores nothing a person relies on',
+  extractPersona: 'turns a brief into a persona, a draft that spends and binds nothing',
   createBuyerSession: 'keeps a buyer workflow; grants no authority',
   appendBuyerSessionMessage: "adds to the agent's own buyer workflow",
   registerGeoLiftDesign: 'binds how a lift will be measured before exposure; spends nothing',

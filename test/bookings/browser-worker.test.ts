@@ -289,7 +289,10 @@ describe('refused when it starts', () => {
       await until('the change to reach staff', async () => {
         // The operation is asked for at once; the worker's hand-off to staff (its steps) follows.
         const line = (await readBooking(api, l.token, l.booking.id)).lines[0]!;
-        return line.pendingOperation != null && (line.workflowSteps ?? []).some((s) => /change the line/.test(s.detail));
+        return (
+          line.pendingOperation != null &&
+          ((line.workflowSteps ?? []) as Array<{ detail: string }>).some((s) => /change the line/.test(s.detail))
+        );
       });
       expect((await lineOp(l, 'start')).status).toBe(200);
       expect((await lineOp(l, 'confirm', { evidence: 'The desk raised the budget.' })).status).toBe(200);

@@ -44,7 +44,12 @@ async function preparedLaunch() {
 
 test('a person approves the exact prepared action, and the agent executes exactly that', async ({ page }) => {
   const prepared = await preparedLaunch();
-  await signIn(page, world, { user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve', 'campaign:launch'] }, '/console/approvals');
+  await signIn(
+    page,
+    world,
+    { user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve', 'campaign:launch'] },
+    '/console/approvals',
+  );
   const section = page.locator('section', { hasText: prepared.approvalId });
   await expect(section.getByRole('heading', { name: 'campaign.launch' })).toBeVisible();
   await expect(section.locator('[data-digest]')).toHaveText(prepared.actionDigest);
@@ -84,7 +89,12 @@ test('a person approves the exact prepared action, and the agent executes exactl
 
 test('abandoning needs a reason and leaves nothing to execute; a stale digest is refused', async ({ page }) => {
   const prepared = await preparedLaunch();
-  await signIn(page, world, { user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve', 'campaign:launch'] }, '/console/approvals');
+  await signIn(
+    page,
+    world,
+    { user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve', 'campaign:launch'] },
+    '/console/approvals',
+  );
   const section = page.locator('section', { hasText: prepared.approvalId });
   await section.getByLabel('Why abandon').fill('Not this quarter.');
   await section.getByRole('button', { name: 'Abandon' }).click();

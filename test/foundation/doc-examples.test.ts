@@ -68,7 +68,9 @@ async function runPage(file: string, given: (block: string) => Promise<Record<st
       outputs.push(stdout);
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
-      throw new Error(`${file}: this example failed against the service:\n${block}\n--- stdout\n${e.stdout}\n--- stderr\n${e.stderr}`);
+      throw new Error(`${file}: this example failed against the service:\n${block}\n--- stdout\n${e.stdout}\n--- stderr\n${e.stderr}`, {
+        cause: err,
+      });
     }
   }
   return outputs;
@@ -80,7 +82,7 @@ describe("the README's and docs' curl examples run against the started service",
     expect(pages).toEqual(expect.arrayContaining(['README.md', 'docs/mcp.md', 'docs/personas.md']));
     const ran: Record<string, string[]> = {};
     for (const file of pages) {
-      ran[file] = await runPage(file, async (block) => {
+      ran[file] = await runPage(file, async (block): Promise<Record<string, string>> => {
         // The approval step of docs/mcp.md approves what an agent prepared: prepare one, as the assistant would.
         if (!block.includes('$APPROVAL_ID')) return {};
         const person = await service.token({ org: 'acme', user: 'alice' });

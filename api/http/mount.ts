@@ -80,9 +80,11 @@ export function mountMethodNotAllowed(app: Express, routes: RouteDef[]): void {
     if (r.method === 'get') set.add('HEAD');
     methods.set(r.path, set);
   }
+  // A router of its own: these are not operations (the OpenAPI document lists the routes, not these).
+  const router = express.Router();
   for (const [path, allowed] of methods) {
     const allow = [...allowed].sort().join(', ');
-    app.all(path, (req: Request, _res: Response, next: NextFunction) => {
+    router.all(path, (req: Request, _res: Response, next: NextFunction) => {
       if (req.method === 'OPTIONS' || allowed.has(req.method)) return next();
       next(
         new Problem(
@@ -97,4 +99,5 @@ export function mountMethodNotAllowed(app: Express, routes: RouteDef[]): void {
       );
     });
   }
+  app.use(router);
 }

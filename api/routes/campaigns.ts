@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { forbidden, notFound } from '../../shared/errors';
 import { actorOf } from '../../shared/auth/actor';
+import { assertMayApprovePlan } from '../../shared/auth/spend-authority';
 import {
   CreateCampaignSchema,
   ApprovePlanSchema,
@@ -120,6 +121,8 @@ export function campaignRoutes(deps: ApiDeps) {
       tags: ['plans'],
       access: 'bearer',
       scope: { resource: 'campaign', param: 'id' },
+      // Who may approve is known from the token: refused before the request is read (the domain checks it too).
+      authorize: async (principal) => assertMayApprovePlan(principal),
       params: IdParams,
       body: ApprovePlanSchema,
       responses: {

@@ -5,7 +5,7 @@ import { RateLimiter } from '../shared/ratelimit/rate-limiter';
 import { staffVersionKey } from '../shared/staff/staff-version';
 import type { ApiDeps } from './deps';
 import type { RouteDef } from './http/route';
-import { mountRoutes, type MountOptions } from './http/mount';
+import { mountMethodNotAllowed, mountRoutes, type MountOptions } from './http/mount';
 import { leanRouter, type LeanRouter, type LeanRouterOptions } from './http/lean-router';
 import { authenticator } from './middleware/authenticate';
 import { errorHandler, unknownRoute } from './middleware/errors';
@@ -155,6 +155,7 @@ export function buildApp(deps: ApiDeps, { routes, limiter, runtime }: ApiParts =
   mountConsole(app, deps, routes);
   if (deps.payments.sandbox) mountSandboxCheckout(app, deps.payments.sandbox);
 
+  mountMethodNotAllowed(app, routes);
   app.use(unknownRoute);
   app.use(errorHandler(logger));
   return app;

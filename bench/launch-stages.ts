@@ -55,7 +55,11 @@ export async function benchLaunchStages(): Promise<void> {
   let request: CpuShare | null;
   let lines: CpuShare | null;
   try {
-    const token = await service.devIssuer.sign({ org: 'bench-org', user: 'bench-user', permissions: ['agent:approve'] });
+    const token = await service.devIssuer.sign({
+      org: 'bench-org',
+      user: 'bench-user',
+      permissions: ['agent:approve', 'plan:approve', 'campaign:launch'],
+    });
     const campaigns: string[] = [];
     for (let i = 0; i < WARMUP_LAUNCHES + LAUNCHES; i++) campaigns.push(await approvedSevenLineCampaign(service.url, token, `Stage ${i}`));
     // The warm-up goes all the way, as a launch would: statements planned, pools filled, code compiled.

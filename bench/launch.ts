@@ -59,7 +59,11 @@ async function warmUp(service: ServiceProcess, token: string, db: Knex): Promise
 
 /** LAUNCHES launches, 10 at a time, each timed from its POST until all seven lines are confirmed. */
 async function launches(service: ServiceProcess): Promise<LaunchRun> {
-  const token = await service.devIssuer.sign({ org: 'bench-org', user: 'bench-user', permissions: ['agent:approve'] });
+  const token = await service.devIssuer.sign({
+    org: 'bench-org',
+    user: 'bench-user',
+    permissions: ['agent:approve', 'plan:approve', 'campaign:launch'],
+  });
   const campaigns: string[] = [];
   for (let i = 0; i < LAUNCHES; i++) campaigns.push(await approvedSevenLineCampaign(service.url, token, `Bench ${i}`));
   const lone: string[] = [];

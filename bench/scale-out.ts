@@ -75,7 +75,7 @@ async function enqueueBacklog(round: Round): Promise<Queue[]> {
   // Many advertisers, as in production: one advertiser's launches share its wallet and would queue on it.
   const tokens = await Promise.all(
     Array.from({ length: ADVERTISERS }, (_, i) =>
-      auth.devIssuer!.sign({ org: `scale-${i}`, user: 'bench-user', permissions: ['agent:approve'] }),
+      auth.devIssuer!.sign({ org: `scale-${i}`, user: 'bench-user', permissions: ['agent:approve', 'plan:approve', 'campaign:launch'] }),
     ),
   );
   try {

@@ -56,7 +56,11 @@ export async function startBenchService(): Promise<BenchService> {
   const deps = await createApiDeps({ config, logger, db, redisUrl: REDIS_URL, auth, database: 'external' });
   const api = await startApi(deps);
   const workers = await startWorkers({ config, logger, db, redisUrl: REDIS_URL });
-  const token = await auth.devIssuer!.sign({ org: 'bench-org', user: 'bench-user', permissions: ['agent:approve'] });
+  const token = await auth.devIssuer!.sign({
+    org: 'bench-org',
+    user: 'bench-user',
+    permissions: ['agent:approve', 'plan:approve', 'campaign:launch'],
+  });
   const ctx = (await (await fetch(`${api.url}/api/v1/auth/context`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
     workspace: { pixelKey: string };
   };

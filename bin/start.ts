@@ -38,14 +38,16 @@ runMain('Flightdeck', async () => {
   }
   const workers = await startWorkers({ config, logger, db, redisUrl });
 
+  // Loopback by name: the agent endpoint's resource URL (and the MCP SDK's checks of it) say localhost.
+  const shown = url.replace('://127.0.0.1', '://localhost');
   const lines = [
     '',
-    `Flightdeck is listening on ${url}`,
-    `  readiness:  ${url}/readyz`,
-    `  OpenAPI:    ${url}/api/v1/openapi.json`,
+    `Flightdeck is listening on ${shown}`,
+    `  readiness:  ${shown}/readyz`,
+    `  OpenAPI:    ${shown}/api/v1/openapi.json`,
     `  database:   ${database.embedded ? 'embedded PostgreSQL (.data/postgres)' : 'DATABASE_URL'}`,
     `  workers:    ${workers.queues.length} queues (supplier.<adapter> and maintenance)`,
-    `  queues UI:  ${url}/admin/queues?access_token=<staff token>`,
+    `  queues UI:  ${shown}/admin/queues?access_token=<token> (needs the ops role: npm run admin -- ops grant <user>)`,
     ...banner,
   ];
   if (!config.AUTH_JWKS_URL) {
@@ -53,8 +55,8 @@ runMain('Flightdeck', async () => {
       '  auth:       development issuer (not for production)',
       '',
       'Get a token and call the API:',
-      '  TOKEN=$(npm run -s token -- --org acme --user alice --perm agent:approve)',
-      `  curl -H "Authorization: Bearer $TOKEN" ${url}/api/v1/auth/context`,
+      '  TOKEN=$(npm run -s token -- --org acme --user alice --perm plan:approve --perm campaign:launch --perm agent:approve)',
+      `  curl -H "Authorization: Bearer $TOKEN" ${shown}/api/v1/auth/context`,
     );
   }
   process.stdout.write(`${lines.join('\n')}\n\n`);

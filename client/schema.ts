@@ -132,7 +132,7 @@ export interface paths {
       cookie?: never;
     };
     get?: never;
-    /** Create or replace the campaign's plan lines. Replacing voids any approval. */
+    /** Create or replace the campaign's plan lines. Replacing voids any approval. A running campaign's plan is not replaced (409 plan_locked_in_flight): amend its lines instead. */
     put: operations['replacePlan'];
     post?: never;
     delete?: never;
@@ -150,7 +150,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Approve the plan (human only): records the exact snapshot and its SHA-256 digest. */
+    /** Approve the plan (a person with plan:approve): records the exact snapshot and its SHA-256 digest. Above the workspace second-approval amount, two different people must approve. */
     post: operations['approvePlan'];
     delete?: never;
     options?: never;
@@ -423,7 +423,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** An AdCP seller's push of a booking's outcome (the task it answered submitted). Authenticated by the seller's RFC 9421 signature alone, verified against the keys it publishes; unsigned, forged, stale and replayed ones change nothing. */
+    /** An AdCP seller's push of a booking's outcome (the task it answered submitted). Authenticated as the seller is configured to, alone: its RFC 9421 signature verified against the keys it publishes, or AdCP 3.0's legacy HMAC-SHA256 or bearer token with the secret issued to it; unsigned, forged, stale, replayed and wrongly-schemed ones change nothing. */
     post: operations['sellerWebhook'];
     delete?: never;
     options?: never;
@@ -1001,7 +1001,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Upload creative bytes (human only). Stored content-addressed; returns the /files/assets URL and the sha256 fingerprint. */
+    /** Upload creative bytes (human only), sent with their own media type (image/png, video/mp4, …; not application/octet-stream). Stored content-addressed; returns the /files/assets URL and the sha256 fingerprint. */
     post: operations['uploadAsset'];
     delete?: never;
     options?: never;
@@ -1257,6 +1257,24 @@ export interface paths {
     /** Campaigns and bookings by status, lines needing attention and lines off pace, captured and delivered spend (sandbox apart) and pageviews in a date range, the wallet, open funding requests and pending agent approvals. */
     get: operations['workspaceOverview'];
     put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/workspace/settings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The workspace's spend settings: the maximum commitment above which a plan needs a second approver. */
+    get: operations['getWorkspaceSettings'];
+    /** Sets the spend settings (a person with workspace:admin). null: one approver suffices at any amount. */
+    put: operations['updateWorkspaceSettings'];
     post?: never;
     delete?: never;
     options?: never;
@@ -1819,7 +1837,7 @@ export interface components {
         mode: 'sandbox' | 'live';
       };
     };
-    Campaign: {
+    CampaignView: {
       /** Format: uuid */
       id: string;
       advertiserId: string;
@@ -1841,6 +1859,11 @@ export interface components {
       createdAt: string;
       /** Format: date-time */
       updatedAt: string;
+      /**
+       * @description What the campaign is doing: its latest booking's state, or not-launched.
+       * @enum {string}
+       */
+      state: 'not-launched' | 'booking' | 'scheduled' | 'running' | 'paused' | 'ended' | 'needs-attention';
     };
     Plan: {
       /** Format: uuid */
@@ -1867,6 +1890,8 @@ export interface components {
       approvedAt: string | null;
       approvedBy: string | null;
       approvalCurrent: boolean;
+      approvals: components['schemas']['PlanApproval'][];
+      approvalsRequired: number;
       /** Format: date-time */
       createdAt: string;
       /** Format: date-time */
@@ -1875,6 +1900,12 @@ export interface components {
     SupplierProduct: {
       productId: string;
       pricingOptionId: string;
+    };
+    PlanApproval: {
+      userId: string;
+      /** Format: date-time */
+      approvedAt: string;
+      digest: string;
     };
     CreateCampaign: {
       name: string;
@@ -1928,6 +1959,11 @@ export interface components {
       version: number;
       /** @enum {string} */
       status: 'queued' | 'in-progress' | 'confirmed' | 'partially-confirmed' | 'rejected' | 'stopping' | 'stopped';
+      /**
+       * @description What the booking is doing, derived from its lines and the flight.
+       * @enum {string}
+       */
+      state: 'booking' | 'scheduled' | 'running' | 'paused' | 'ended' | 'needs-attention';
       /** Format: date-time */
       submittedAt: string;
       /** Format: date-time */
@@ -1960,6 +1996,11 @@ export interface components {
       version: number;
       /** @enum {string} */
       status: 'queued' | 'in-progress' | 'confirmed' | 'rejected' | 'reconciliation-required' | 'stop-requested' | 'stopping' | 'stopped';
+      /**
+       * @description What the line is doing, derived from its status and the flight.
+       * @enum {string}
+       */
+      state: 'booking' | 'scheduled' | 'running' | 'paused' | 'ended' | 'refused' | 'needs-attention';
       /** @enum {string|null} */
       executionMethod: 'manual' | 'computer-use' | null;
       providerReference: string | null;
@@ -1987,6 +2028,7 @@ export interface components {
       stop: components['schemas']['LineStop'];
       /** @enum {string|null} */
       pendingOperation: 'book' | 'pause' | 'resume' | 'stop' | 'change-budget' | null;
+      verification: components['schemas']['LineVerification'];
     } & {
       [key: string]: unknown;
     };
@@ -2002,6 +2044,7 @@ export interface components {
       lateOutcome?: unknown;
       /** Format: date-time */
       lateOutcomeAt: string | null;
+      drift: string[] | null;
     };
     LineStop: {
       /** @enum {string} */
@@ -2010,6 +2053,22 @@ export interface components {
       requestedAt?: string;
       by?: string;
       note?: string;
+    } | null;
+    LineVerification: {
+      /** Format: uuid */
+      operationId: string;
+      /** @enum {string} */
+      operation: 'pause' | 'stop' | 'change-budget';
+      /** @enum {string} */
+      state: 'pending' | 'verified' | 'failed' | 'superseded';
+      /** Format: date-time */
+      effectiveAt: string;
+      /** Format: date-time */
+      decidedAt: string | null;
+      evidence: {
+        [key: string]: unknown;
+      } | null;
+      followUp: string | null;
     } | null;
     BookingEvent: {
       id: string;
@@ -2090,6 +2149,12 @@ export interface components {
       /** Format: date-time */
       settledAt: string | null;
     };
+    SpendFigures: {
+      /** Format: date-time */
+      asOf: string | null;
+      stale: boolean;
+      warning: string | null;
+    };
     AmendmentRequest: {
       expectedVersion: number;
       lines: {
@@ -2112,6 +2177,29 @@ export interface components {
         budgetMinor: number;
         dailyCapMinor: number | null;
       }[];
+    };
+    Campaign: {
+      /** Format: uuid */
+      id: string;
+      advertiserId: string;
+      name: string;
+      clientName: string;
+      startDate: string;
+      endDate: string;
+      budgetMinor: number;
+      maximumCommitmentMinor: number;
+      /** @enum {string} */
+      currency: 'GBP';
+      channels: ('ctv' | 'audio' | 'tv' | 'cinema' | 'dooh' | 'search' | 'social')[];
+      /** @enum {string} */
+      executionMode: 'sandbox' | 'live';
+      dailyCapMinor: number | null;
+      status: string;
+      version: number;
+      /** Format: date-time */
+      createdAt: string;
+      /** Format: date-time */
+      updatedAt: string;
     };
     DailyCapsRequest: {
       expectedVersion: number;
@@ -3125,6 +3213,12 @@ export interface components {
       } & {
         [key: string]: unknown;
       };
+    };
+    WorkspaceSettings: {
+      secondApprovalAboveMinor: number | null;
+    };
+    UpdateWorkspaceSettings: {
+      secondApprovalAboveMinor: number | null;
     };
     SellerStatement: {
       statement: {
@@ -4364,7 +4458,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            campaigns: components['schemas']['Campaign'][];
+            campaigns: components['schemas']['CampaignView'][];
           };
         };
       };
@@ -4517,7 +4611,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            campaign: components['schemas']['Campaign'];
+            campaign: components['schemas']['CampaignView'];
             plan?: components['schemas']['Plan'];
           };
         };
@@ -4577,6 +4671,23 @@ export interface operations {
       };
       /** @description The request body, counted as sent, is over 1048576 bytes. */
       413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The flight has ended (flight_ended). */
+      422: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -4686,7 +4797,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            campaign: components['schemas']['Campaign'];
+            campaign: components['schemas']['CampaignView'];
             plan?: components['schemas']['Plan'];
           };
         };
@@ -4931,7 +5042,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Stale expectedVersion. */
+      /** @description Stale expectedVersion, or the campaign is running (plan_locked_in_flight: use an amendment). */
       409: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -5118,7 +5229,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Delegated agents cannot approve. */
+      /** @description Delegated agents cannot approve; a person needs plan:approve. */
       403: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -5152,7 +5263,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Stale expectedVersion. */
+      /** @description Stale expectedVersion, an open booking, or this person has already approved (second_approver_required). */
       409: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -5171,6 +5282,23 @@ export interface operations {
       };
       /** @description The request body, counted as sent, is over 1048576 bytes. */
       413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The flight has ended (flight_ended). */
+      422: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -5510,7 +5638,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Permission or product scope refused. */
+      /** @description A person without campaign:launch, or an agent without an approved step. */
       403: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -5578,7 +5706,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Supplier access or capability refused. */
+      /** @description Supplier access or capability refused, or the flight has ended (flight_ended). */
       422: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -7650,6 +7778,7 @@ export interface operations {
         content: {
           'application/json': {
             amendment: components['schemas']['Amendment'];
+            spendFigures: components['schemas']['SpendFigures'];
           };
         };
       };
@@ -7723,7 +7852,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description A stale expectedVersion, a line that cannot be amended now, a budget below what the line has spent, or insufficient_funds. */
+      /** @description A stale expectedVersion, a line that cannot be amended now, a budget below what the line has spent, lines over the maximum commitment (commitment_limit_exceeded), or insufficient_funds. */
       409: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -8440,7 +8569,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Unsigned, wrongly signed, signed by a key the seller does not publish, stale or replayed. */
+      /** @description Unsigned, wrongly signed, signed by a key the seller does not publish or another scheme than its own, stale or replayed. */
       401: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -8459,7 +8588,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description No such AdCP seller, or one that takes no webhooks (it publishes no keys). */
+      /** @description No such AdCP seller, or one that pushes no webhooks. */
       404: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -14846,7 +14975,16 @@ export interface operations {
     };
     requestBody?: {
       content: {
-        'application/octet-stream': string;
+        'image/png': string;
+        'image/jpeg': string;
+        'image/gif': string;
+        'image/webp': string;
+        'video/mp4': string;
+        'video/webm': string;
+        'audio/mpeg': string;
+        'audio/wav': string;
+        'audio/ogg': string;
+        'application/pdf': string;
       };
     };
     responses: {
@@ -17670,6 +17808,321 @@ export interface operations {
       };
       /** @description No such campaign. */
       404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getWorkspaceSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The settings. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkspaceSettings'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  updateWorkspaceSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['UpdateWorkspaceSettings'];
+      };
+    };
+    responses: {
+      /** @description The settings as saved. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WorkspaceSettings'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description A delegated agent, or a person without workspace:admin. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
         headers: {
           /** @description Requests allowed in the window. */
           'x-ratelimit-limit': number;
@@ -22112,6 +22565,7 @@ export interface operations {
                 | 'invoice.imported'
                 | 'invoice.disputed'
                 | 'invoice.resolved'
+                | 'line.control_failed'
                 | 'makegood.owed'
                 | 'makegood.fulfilled'
                 | 'makegood.expired'
@@ -22291,6 +22745,7 @@ export interface operations {
                 | 'invoice.imported'
                 | 'invoice.disputed'
                 | 'invoice.resolved'
+                | 'line.control_failed'
                 | 'makegood.owed'
                 | 'makegood.fulfilled'
                 | 'makegood.expired'
@@ -22461,6 +22916,7 @@ export interface operations {
             | 'invoice.imported'
             | 'invoice.disputed'
             | 'invoice.resolved'
+            | 'line.control_failed'
             | 'makegood.owed'
             | 'makegood.fulfilled'
             | 'makegood.expired'
@@ -22510,6 +22966,7 @@ export interface operations {
                 | 'invoice.imported'
                 | 'invoice.disputed'
                 | 'invoice.resolved'
+                | 'line.control_failed'
                 | 'makegood.owed'
                 | 'makegood.fulfilled'
                 | 'makegood.expired'
@@ -22717,6 +23174,7 @@ export interface operations {
                 | 'invoice.imported'
                 | 'invoice.disputed'
                 | 'invoice.resolved'
+                | 'line.control_failed'
                 | 'makegood.owed'
                 | 'makegood.fulfilled'
                 | 'makegood.expired'
@@ -23077,6 +23535,7 @@ export interface operations {
             | 'invoice.imported'
             | 'invoice.disputed'
             | 'invoice.resolved'
+            | 'line.control_failed'
             | 'makegood.owed'
             | 'makegood.fulfilled'
             | 'makegood.expired'
@@ -23128,6 +23587,7 @@ export interface operations {
                 | 'invoice.imported'
                 | 'invoice.disputed'
                 | 'invoice.resolved'
+                | 'line.control_failed'
                 | 'makegood.owed'
                 | 'makegood.fulfilled'
                 | 'makegood.expired'
@@ -23368,6 +23828,7 @@ export interface operations {
                 | 'invoice.imported'
                 | 'invoice.disputed'
                 | 'invoice.resolved'
+                | 'line.control_failed'
                 | 'makegood.owed'
                 | 'makegood.fulfilled'
                 | 'makegood.expired'
@@ -23580,6 +24041,7 @@ export interface operations {
                 | 'invoice.imported'
                 | 'invoice.disputed'
                 | 'invoice.resolved'
+                | 'line.control_failed'
                 | 'makegood.owed'
                 | 'makegood.fulfilled'
                 | 'makegood.expired'
@@ -23796,6 +24258,7 @@ export interface operations {
                 | 'invoice.imported'
                 | 'invoice.disputed'
                 | 'invoice.resolved'
+                | 'line.control_failed'
                 | 'makegood.owed'
                 | 'makegood.fulfilled'
                 | 'makegood.expired'

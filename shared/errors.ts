@@ -40,7 +40,9 @@ export const notFound = () => new Problem(404, 'not_found', 'Not found', 'No suc
 export const conflict = (detail: string, code = 'conflict', recovery: Recovery = 'correctable') =>
   new Problem(409, code, 'Conflict', detail, recovery);
 
-export const unprocessable = (detail: string, code = 'supplier_refused') => new Problem(422, code, 'Unprocessable', detail, 'terminal');
+/** A 422. `correctable` when the caller can fix it by changing the request (another asset, adapter or channel). */
+export const unprocessable = (detail: string, code = 'supplier_refused', recovery: Recovery = 'terminal') =>
+  new Problem(422, code, 'Unprocessable', detail, recovery);
 
 export const payloadTooLarge = (limit: number) =>
   new Problem(413, 'payload_too_large', 'Payload too large', `The request body exceeds ${limit} bytes.`, 'correctable');

@@ -1,5 +1,6 @@
 import { ACTION_TABLE, type ActionName } from '../../shared/agent/actions';
 import type { RouteDef } from './route';
+import { agentReachMismatches } from './agent-reach';
 
 /** Path parameters named alike, so that `/campaigns/{campaignId}` and `/campaigns/:id` compare equal. */
 const shapeOf = (path: string) => path.replace(/\{[^}]+\}|:[A-Za-z0-9_]+/g, '{}');
@@ -38,6 +39,6 @@ export function governedRouteMismatches(routes: RouteDef[]): string[] {
 
 /** Refuses to start an API whose governed routes and action table have drifted apart. */
 export function requireGovernedRoutes(routes: RouteDef[]): void {
-  const problems = governedRouteMismatches(routes);
+  const problems = [...governedRouteMismatches(routes), ...agentReachMismatches(routes)];
   if (problems.length) throw new Error(`Governed actions and routes disagree:\n  ${problems.join('\n  ')}`);
 }

@@ -1,5 +1,6 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { RouteDef } from './route';
+import { Problem } from '../../shared/errors';
 import { requireGovernedRoutes } from './governed-routes';
 import { hasBody, runRoute, type RouteRuntime } from './serve-route';
 
@@ -65,4 +66,38 @@ export function mountRoutes(app: Express, routes: RouteDef[], opts: MountOptions
     };
     app[route.method](route.path, handle);
   }
+}
+
+/**
+ * A known path asked with a method it does not take: 405 with `Allow`, not the 404 of a path that
+ * does not exist. Mounted after every other handler, so it answers only what nothing else did.
+ */
+export function mountMethodNotAllowed(app: Express, routes: RouteDef[]): void {
+  const methods = new Map<string, Set<string>>();
+  for (const r of routes) {
+    const set = methods.get(r.path) ?? new Set<string>();
+    set.add(r.method.toUpperCase());
+    if (r.method === 'get') set.add('HEAD');
+    methods.set(r.path, set);
+  }
+  // A router of its own: these are not operations (the OpenAPI document lists the routes, not these).
+  const router = express.Router();
+  for (const [path, allowed] of methods) {
+    const allow = [...allowed].sort().join(', ');
+    router.all(path, (req: Request, _res: Response, next: NextFunction) => {
+      if (req.method === 'OPTIONS' || allowed.has(req.method)) return next();
+      next(
+        new Problem(
+          405,
+          'method_not_allowed',
+          'Method not allowed',
+          `${req.method} is not an operation of this path; it takes ${allow}.`,
+          'correctable',
+          undefined,
+          { allow },
+        ),
+      );
+    });
+  }
+  app.use(router);
 }

@@ -156,7 +156,15 @@ export function buildOpenApiDocument(routes: RouteDef[], opts: { defaultBodyLimi
         ...(r.query ? { query: r.query as never } : {}),
         ...(headers ? { headers: headers as never } : {}),
         ...(r.body && !r.rawBody ? { body: { content: { 'application/json': { schema: r.body } } } } : {}),
-        ...(r.rawBody ? { body: { content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } } } : {}),
+        ...(r.rawBody
+          ? {
+              body: {
+                content: Object.fromEntries(
+                  (r.rawBodyTypes ?? ['application/octet-stream']).map((t) => [t, { schema: z.string().meta({ format: 'binary' }) }]),
+                ),
+              },
+            }
+          : {}),
       },
       responses: responses as never,
     });

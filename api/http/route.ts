@@ -90,6 +90,8 @@ export interface RouteDef<
   bodyLimitBytes?: number;
   /** The body is raw bytes (an upload), not JSON; the handler gets a Buffer. */
   rawBody?: boolean;
+  /** The content types a raw body may be sent as, as the OpenAPI document lists them (default application/octet-stream). */
+  rawBodyTypes?: readonly string[];
   /** Runs right after authentication, before the request is parsed: who may not call this must not learn more. */
   authorize?: (principal: A extends 'bearer' ? Principal : null) => Promise<void>;
   /**

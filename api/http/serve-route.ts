@@ -7,7 +7,8 @@ import { requestLog } from '../middleware/request-log';
 import { requireRouteScope } from './route-scope';
 import type { HandlerResult, RouteDef } from './route';
 import { runGoverned, runIdempotent } from './execution-policies';
-import { MAX_JSON_DEPTH, nestsDeeperThan, parsePart } from './validate';
+import { assertAgentMayCall } from './agent-reach';
+import { MAX_JSON_DEPTH, checkPart, nestsDeeperThan, requireParts, type PartResult } from './validate';
 
 export interface RouteRuntime {
   db: Knex;
@@ -45,8 +46,10 @@ export async function runRoute(route: RouteDef, rt: RouteRuntime, call: RouteCal
   const { req, requestId } = call;
   const principal = route.access === 'bearer' ? await rt.authenticate(req) : null;
   if (route.authorize) await route.authorize(principal as never);
-  const params = route.params ? parsePart(route.params, call.params, 'params') : {};
-  await requireRouteScope(rt.db, route, principal, params);
+  assertAgentMayCall(route, principal);
+  // Every part is checked, and every issue reported together; the resource's scope only when the path names one.
+  const paramsPart = checkPart(route.params, call.params, 'params');
+  if (paramsPart.ok) await requireRouteScope(rt.db, route, principal, paramsPart.data);
   let raw: unknown;
   if (route.body) {
     raw = await call.readBody();
@@ -59,9 +62,15 @@ export async function runRoute(route: RouteDef, rt: RouteRuntime, call: RouteCal
   } else if (call.hasBody) {
     throw badRequest('This operation takes no request body.', undefined, 'unexpected_body');
   }
-  const query = route.query ? parsePart(route.query, call.query, 'query') : {};
-  if (!route.query && Object.keys(call.query).length > 0) throw badRequest('This operation takes no query parameters.');
-  const body = route.body ? parsePart(route.body, raw ?? {}, 'body') : undefined;
+  const queryPart: PartResult =
+    !route.query && Object.keys(call.query).length > 0
+      ? {
+          ok: false,
+          issues: Object.keys(call.query).map((k) => ({ path: `query.${k}`, message: 'this operation takes no query parameters' })),
+        }
+      : checkPart(route.query, call.query, 'query');
+  const bodyPart = checkPart(route.body, raw ?? {}, 'body', undefined);
+  const [params, query, body] = requireParts(paramsPart, queryPart, bodyPart) as [Record<string, string>, unknown, unknown];
   const run = () =>
     route.handler({
       params,

@@ -19,6 +19,28 @@ export function parsePart<T extends ZodType>(schema: T, value: unknown, location
   return result.data;
 }
 
+type Location = 'params' | 'query' | 'body' | 'headers';
+export type PartResult<T = unknown> = { ok: true; data: T } | { ok: false; issues: ProblemIssue[] };
+
+/** Parses one part of a request without throwing: its value, or its issues named by where they are. */
+export function checkPart(schema: ZodType | undefined, value: unknown, location: Location, absent: unknown = {}): PartResult {
+  if (!schema) return { ok: true, data: absent };
+  const result = schema.safeParse(value);
+  return result.success ? { ok: true, data: result.data } : { ok: false, issues: issuesOf(result.error, location) };
+}
+
+/**
+ * The parts of a request, parsed together: every issue of every part in one 400, so that a
+ * caller (often an agent) corrects everything at once rather than one layer at a time.
+ */
+export function requireParts<T extends PartResult[]>(...parts: T): { [K in keyof T]: unknown } {
+  const issues = parts.flatMap((p) => (p.ok ? [] : p.issues));
+  if (issues.length) {
+    throw badRequest(`The request is invalid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
+  }
+  return parts.map((p) => (p as { data: unknown }).data) as { [K in keyof T]: unknown };
+}
+
 /** Deeper than any body of ours; far below what recursive code (zod, digests, logs) can walk. */
 export const MAX_JSON_DEPTH = 64;
 

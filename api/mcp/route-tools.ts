@@ -8,8 +8,9 @@ import type { Logger } from '../../shared/logger';
 import type { Knex } from 'knex';
 import type { HandlerResult, RouteDef } from '../http/route';
 import { runGoverned } from '../http/execution-policies';
+import { assertAgentMayCall } from '../http/agent-reach';
 import { requireRouteScope } from '../http/route-scope';
-import { parsePart } from '../http/validate';
+import { checkPart, parsePart, requireParts } from '../http/validate';
 
 /**
  * The agent's working set: each tool is a REST operation, with that operation's own zod
@@ -76,17 +77,19 @@ async function invoke(route: RouteDef, ctx: CallContext, parts: { params: unknow
   // Each call, as each REST request: a tool is never a way around its operation's limit.
   await ctx.charge?.(route);
   if (route.authorize) await route.authorize(ctx.principal as never);
+  assertAgentMayCall(route, ctx.principal);
   await requireRouteScope(ctx.db, route, ctx.principal, parts.params);
   return route.handler({ ...parts, principal: ctx.principal, headers, requestId: ctx.requestId, log: ctx.log } as never);
 }
 
 /** Runs one operation for a tool call: the same parse, authorisation and handler as its REST route. */
 export async function callRoute(route: RouteDef, args: Record<string, unknown>, ctx: CallContext): Promise<HandlerResult> {
-  const parts = {
-    params: route.params ? parsePart(route.params, pick(args, route.params), 'params') : {},
-    query: route.query ? parsePart(route.query, pick(args, route.query), 'query') : {},
-    body: route.body ? parsePart(route.body, pick(args, route.body), 'body') : undefined,
-  };
+  const [params, query, body] = requireParts(
+    checkPart(route.params, pick(args, route.params), 'params'),
+    checkPart(route.query, pick(args, route.query), 'query'),
+    checkPart(route.body, pick(args, route.body), 'body', undefined),
+  );
+  const parts = { params, query, body };
   const result = await invoke(route, ctx, parts);
   if (!result) throw new Error(`${route.operationId} wrote its own response; it cannot back a tool`);
   return result;

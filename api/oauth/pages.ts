@@ -25,7 +25,7 @@ ${error ? `<p class="note" role="alert">${escape(error)}</p>` : ''}
 <label>Workspace (advertiser organisation id)<input name="workspace" required maxlength="200"></label>
 <label>Product<select name="product">${products}</select></label>
 <label>Channels (optional, comma-separated, narrows the product)<input name="channels" maxlength="100"></label>
-<label>Permissions (optional, comma-separated, e.g. operator:reconcile, agent:approve; the console's tokens only)<input name="permissions" maxlength="300"></label>
+<label>Permissions (optional, comma-separated, e.g. operator:reconcile, agent:approve, plan:approve, campaign:launch; the console's tokens only)<input name="permissions" maxlength="300"></label>
 <button type="submit">Sign in</button>
 </form>`,
   );

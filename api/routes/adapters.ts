@@ -131,7 +131,7 @@ export function adapterRoutes(deps: ApiDeps): RouteDef[] {
         // A channel outside the caller's product is as unknown as another tenant's resource.
         if (!principal.channels.includes(query.channel)) throw notFound();
         if (!adapter.channels.includes(query.channel)) {
-          throw unprocessable(`Adapter ${adapter.key} does not sell ${query.channel}.`, 'adapter_channel_unsupported');
+          throw unprocessable(`Adapter ${adapter.key} does not sell ${query.channel}.`, 'adapter_channel_unsupported', 'correctable');
         }
         let brief = query.brief;
         if (query.personaId !== undefined) {

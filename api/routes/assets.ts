@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { uploadAsset } from '../../shared/assets/upload';
+import { ASSET_TYPES } from '../../shared/assets/asset-store';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 
@@ -17,12 +18,15 @@ export function assetRoutes({ assets, config }: ApiDeps) {
       method: 'post',
       path: '/api/v1/assets',
       operationId: 'uploadAsset',
-      summary: 'Upload creative bytes (human only). Stored content-addressed; returns the /files/assets URL and the sha256 fingerprint.',
+      summary:
+        'Upload creative bytes (human only), sent with their own media type (image/png, video/mp4, …; not application/octet-stream). Stored content-addressed; returns the /files/assets URL and the sha256 fingerprint.',
       tags: ['assets'],
       access: 'bearer',
       scope: 'caller',
       body: Bytes,
       rawBody: true,
+      // The media types the store accepts; the bytes must be what the type says.
+      rawBodyTypes: Object.keys(ASSET_TYPES),
       bodyLimitBytes: config.ASSET_MAX_BYTES,
       responses: {
         201: { description: 'Stored.', schema: AssetEnvelope },

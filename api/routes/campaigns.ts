@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { forbidden, notFound } from '../../shared/errors';
 import { actorOf } from '../../shared/auth/actor';
+import { assertMayApprovePlan } from '../../shared/auth/spend-authority';
 import {
-  CampaignSchema,
   CreateCampaignSchema,
   ApprovePlanSchema,
   PlanEnvelope,
@@ -15,11 +15,12 @@ import { relayAfterCommit } from '../../shared/outbox/outbox';
 import { launchCampaign } from '../../shared/bookings/launch';
 import { BookingEnvelope, BookingSchema } from '../../shared/bookings/booking-schemas';
 import { listCampaignBookings } from '../../shared/bookings/booking-store';
+import { CampaignViewSchema, withStates } from '../../shared/bookings/campaign-state';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { IdParams, uuidOr404 } from '../http/params';
 
-const CampaignEnvelope = z.object({ campaign: CampaignSchema, plan: PlanSchema.nullable().optional() });
+const CampaignEnvelope = z.object({ campaign: CampaignViewSchema, plan: PlanSchema.nullable().optional() });
 const ListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(50) });
 
 export function campaignRoutes(deps: ApiDeps) {
@@ -41,12 +42,16 @@ export function campaignRoutes(deps: ApiDeps) {
       access: 'bearer',
       scope: 'request',
       body: CreateCampaignSchema,
-      responses: { 201: { description: 'Created.', schema: CampaignEnvelope }, 403: { description: 'A channel outside your product.' } },
+      responses: {
+        201: { description: 'Created.', schema: CampaignEnvelope },
+        403: { description: 'A channel outside your product.' },
+        422: { description: 'The flight has ended (flight_ended).' },
+      },
       async handler({ principal, body }) {
         const outside = body.channels.filter((c) => !principal.channels.includes(c));
         if (outside.length) throw forbidden(`Your product does not include ${outside.join(', ')}.`, 'channel_not_entitled');
         const campaign = await createCampaign(db, principal, body, config.EXECUTION_MODE_DEFAULT);
-        return { status: 201, body: { campaign } };
+        return { status: 201, body: { campaign: { ...campaign, state: 'not-launched' } } };
       },
     }),
     defineRoute({
@@ -58,9 +63,10 @@ export function campaignRoutes(deps: ApiDeps) {
       access: 'bearer',
       scope: 'filtered',
       query: ListQuery,
-      responses: { 200: { description: 'Campaigns.', schema: z.object({ campaigns: z.array(CampaignSchema) }) } },
+      responses: { 200: { description: 'Campaigns.', schema: z.object({ campaigns: z.array(CampaignViewSchema) }) } },
       async handler({ principal, query }) {
-        return { status: 200, body: { campaigns: await listCampaigns(db, principal, query.limit) } };
+        const campaigns = await listCampaigns(db, principal, query.limit);
+        return { status: 200, body: { campaigns: await withStates(db, principal.advertiserId, campaigns) } };
       },
     }),
     defineRoute({
@@ -77,15 +83,19 @@ export function campaignRoutes(deps: ApiDeps) {
       responses: { 200: { description: 'The campaign.', schema: CampaignEnvelope }, 404: { description: 'Not found.' } },
       async handler({ principal, params }) {
         const campaign = await load(principal, params.id);
-        const stored = await findPlanForCampaign(db, principal, campaign);
-        return { status: 200, body: { campaign, plan: stored?.plan ?? null } };
+        const [stored, [view]] = await Promise.all([
+          findPlanForCampaign(db, principal, campaign),
+          withStates(db, principal.advertiserId, [campaign]),
+        ]);
+        return { status: 200, body: { campaign: view, plan: stored?.plan ?? null } };
       },
     }),
     defineRoute({
       method: 'put',
       path: '/api/v1/campaigns/:id/plan',
       operationId: 'replacePlan',
-      summary: "Create or replace the campaign's plan lines. Replacing voids any approval.",
+      summary:
+        "Create or replace the campaign's plan lines. Replacing voids any approval. A running campaign's plan is not replaced (409 plan_locked_in_flight): amend its lines instead.",
       tags: ['plans'],
       access: 'bearer',
       scope: { resource: 'campaign', param: 'id' },
@@ -94,7 +104,7 @@ export function campaignRoutes(deps: ApiDeps) {
       responses: {
         200: { description: 'The plan.', schema: PlanEnvelope },
         404: { description: 'Not found.' },
-        409: { description: 'Stale expectedVersion.' },
+        409: { description: 'Stale expectedVersion, or the campaign is running (plan_locked_in_flight: use an amendment).' },
         422: { description: 'An adapter cannot book that channel or mode.' },
       },
       async handler({ principal, params, body }) {
@@ -106,17 +116,21 @@ export function campaignRoutes(deps: ApiDeps) {
       method: 'post',
       path: '/api/v1/campaigns/:id/plan/approve',
       operationId: 'approvePlan',
-      summary: 'Approve the plan (human only): records the exact snapshot and its SHA-256 digest.',
+      summary:
+        'Approve the plan (a person with plan:approve): records the exact snapshot and its SHA-256 digest. Above the workspace second-approval amount, two different people must approve.',
       tags: ['plans'],
       access: 'bearer',
       scope: { resource: 'campaign', param: 'id' },
+      // Who may approve is known from the token: refused before the request is read (the domain checks it too).
+      authorize: async (principal) => assertMayApprovePlan(principal),
       params: IdParams,
       body: ApprovePlanSchema,
       responses: {
         200: { description: 'Approved.', schema: PlanEnvelope },
-        403: { description: 'Delegated agents cannot approve.' },
+        403: { description: 'Delegated agents cannot approve; a person needs plan:approve.' },
         404: { description: 'Not found.' },
-        409: { description: 'Stale expectedVersion.' },
+        409: { description: 'Stale expectedVersion, an open booking, or this person has already approved (second_approver_required).' },
+        422: { description: 'The flight has ended (flight_ended).' },
       },
       async handler({ principal, params, body }) {
         const { plan } = await approvePlan(db, principal, uuidOr404(params.id), body.expectedVersion);
@@ -154,9 +168,10 @@ export function campaignRoutes(deps: ApiDeps) {
       responses: {
         202: { description: 'Booked and queued; inspect every line.', schema: BookingEnvelope },
         200: { description: 'This approved snapshot was launched before; the existing booking.', schema: BookingEnvelope },
+        403: { description: 'A person without campaign:launch, or an agent without an approved step.' },
         404: { description: 'Not found.' },
         409: { description: 'Not approved, changed since approval, or unfunded.' },
-        422: { description: 'Supplier access or capability refused.' },
+        422: { description: 'Supplier access or capability refused, or the flight has ended (flight_ended).' },
       },
       async handler({ principal, params, log }) {
         const result = await launchCampaign(db, principal, actorOf(principal), uuidOr404(params.id), {

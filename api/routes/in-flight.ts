@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { actorOf } from '../../shared/auth/actor';
 import { AmendmentRequestSchema, AmendmentSchema, amendCampaign, listAmendments } from '../../shared/bookings/amendments';
 import { BookingEnvelope } from '../../shared/bookings/booking-schemas';
+import { SpendFiguresSchema } from '../../shared/bookings/spend-figures';
 import { findBookingById } from '../../shared/bookings/booking-store';
 import { CampaignControlResultSchema, controlCampaign } from '../../shared/bookings/campaign-control';
 import { CampaignControlSchema, controlLine, LineControlSchema, type Control } from '../../shared/bookings/line-control';
@@ -29,7 +30,7 @@ const SUMMARY: Record<Control, { campaign: string; line: string }> = {
 
 /** In-flight control of a running campaign: pause, resume and stop (whole campaign or one line), and budget amendments. */
 export function inFlightRoutes(deps: ApiDeps): RouteDef[] {
-  const { db, logger } = deps;
+  const { db, logger, config } = deps;
   const relay = (log: typeof logger | undefined, context: Record<string, unknown>, queued: Parameters<typeof relayAfterCommit>[4]) =>
     relayAfterCommit(db, deps.producers.addAll, log ?? logger, context, queued);
 
@@ -106,21 +107,24 @@ export function inFlightRoutes(deps: ApiDeps): RouteDef[] {
       responses: {
         202: {
           description: 'Asked of each changed line’s supplier; inspect the amendment and the lines.',
-          schema: z.object({ amendment: AmendmentSchema }),
+          schema: z.object({ amendment: AmendmentSchema, spendFigures: SpendFiguresSchema }),
         },
         400: { description: 'Nothing to change, a line not in the booking, or an end date in the past.' },
         404: { description: 'Not found.' },
         409: {
           description:
-            'A stale expectedVersion, a line that cannot be amended now, a budget below what the line has spent, or insufficient_funds.',
+            'A stale expectedVersion, a line that cannot be amended now, a budget below what the line has spent, lines over the maximum commitment (commitment_limit_exceeded), or insufficient_funds.',
         },
         422: { description: 'A supplier cannot move a running line’s end date.' },
       },
       async handler({ principal, params, body, log }) {
         const actor = actorOf(principal);
-        const { amendment, queued } = await amendCampaign(db, principal, actor, uuidOr404(params.id), body);
+        const { amendment, queued, spendFigures } = await amendCampaign(db, principal, actor, uuidOr404(params.id), body, {
+          pollEveryMs: config.DELIVERY_POLL_EVERY_MS,
+        });
         await relay(log, { amendmentId: amendment.id }, queued);
-        return { status: 202, body: { amendment } };
+        const { byLine: _byLine, ...figures } = spendFigures;
+        return { status: 202, body: { amendment, spendFigures: figures } };
       },
     }),
     defineRoute({

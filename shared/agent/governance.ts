@@ -1,5 +1,6 @@
 import { isUuid } from '../ids';
 import { assertHuman } from '../auth/guards';
+import { assertMayApproveAction } from '../auth/spend-authority';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { recordEvent } from '../events/record';
@@ -193,6 +194,7 @@ export async function approveAction(db: Knex, p: Principal, approvalId: string, 
   requireApprover(p);
   return db.transaction(async (trx) => {
     const row = await lockApproval(trx, p, approvalId);
+    assertMayApproveAction(p, row.action_name);
     if (row.action_digest !== expectedDigest) throw conflict('expectedActionDigest is not the digest of this approval.', 'digest_mismatch');
     if (row.status !== 'pending')
       throw conflict(`This approval is ${row.status}; an approval is used once.`, 'approval_not_pending', 'terminal');

@@ -31,7 +31,7 @@ function checkAdapter(body: SyncAudience): AdapterDescriptor {
     );
   }
   if (!adapter.channels.includes(body.channel)) {
-    throw unprocessable(`Adapter ${adapter.key} does not serve ${body.channel}.`, 'adapter_channel_unsupported');
+    throw unprocessable(`Adapter ${adapter.key} does not serve ${body.channel}.`, 'adapter_channel_unsupported', 'correctable');
   }
   if (!adapter.modes.includes(body.executionMode)) {
     throw unprocessable(`Adapter ${adapter.key} cannot execute in ${body.executionMode} mode.`, 'adapter_mode_unsupported');

@@ -17,6 +17,8 @@ import type { LineRow } from './booking-store';
 import { openBookingOf } from './campaign-control';
 import { lineOperationInsert, LineOperationSchema, lineOperationView, type LineOperationRow } from './line-operation-store';
 import { changeLine, lockLine } from './line-transitions';
+import { assertWithinCommitment } from './commitment-limit';
+import { figuresAsOf, spendFigures, type SpendFigures } from './spend-figures';
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date, YYYY-MM-DD');
 
@@ -101,6 +103,13 @@ export function amendable(line: LineRow): string | null {
 export interface AmendResult {
   amendment: Amendment;
   queued: JobMessage[];
+  /** The spend figures a cut was judged against, and whether they are older than the delivery poll interval. */
+  spendFigures: SpendFigures;
+}
+
+export interface AmendOptions {
+  /** DELIVERY_POLL_EVERY_MS: figures older than this are stale. */
+  pollEveryMs: number;
 }
 
 /**
@@ -116,12 +125,16 @@ export async function amendCampaign(
   actor: Actor,
   campaignId: string,
   body: AmendmentRequest,
+  opts: AmendOptions,
 ): Promise<AmendResult> {
   return db.transaction(async (trx) => {
     const campaign = (await findCampaign(trx, p, campaignId))!;
     const bookingId = await openBookingOf(trx, p, campaignId);
     const lines = (await trx('booking_lines').where({ booking_id: bookingId }).orderBy('id').forUpdate()) as LineRow[];
-    const booking = await trx('bookings').where({ id: bookingId }).forNoKeyUpdate().first('version', 'execution_mode', 'advertiser_id');
+    const booking = await trx('bookings')
+      .where({ id: bookingId })
+      .forNoKeyUpdate()
+      .first('version', 'execution_mode', 'advertiser_id', 'maximum_commitment_minor');
     if (booking.version !== body.expectedVersion) {
       throw conflict(
         `The booking is at version ${booking.version}, not ${body.expectedVersion}. Read it again before amending.`,
@@ -157,13 +170,17 @@ export async function amendCampaign(
     if (!changes.length)
       throw badRequest('Nothing would change: every budget named is already the line’s.', undefined, 'nothing_to_change');
 
+    const figures = await spendFigures(trx, lines, opts.pollEveryMs);
     for (const { line, budgetMinor, index } of changes) {
       const at = index >= 0 ? `lines.${index}` : `line ${line.id}`;
       const refusal = amendable(line);
       if (refusal) throw conflict(`Line ${line.id} cannot be amended: ${refusal}.`, 'invalid_transition', 'terminal');
       const spent = await lineSpentMinor(trx, line);
       if (budgetMinor < spent) {
-        throw conflict(`Line ${line.id} has already spent ${spent}; its budget cannot go below that (${at}).`, 'budget_below_spend');
+        throw conflict(
+          `Line ${line.id} has already spent ${spent}${figuresAsOf(figures, line.id)}; its budget cannot go below that (${at}).`,
+          'budget_below_spend',
+        );
       }
       if (body.endDate !== undefined && !findAdapter(line.adapter_key)?.endDateChanges) {
         throw unprocessable(
@@ -172,6 +189,15 @@ export async function amendCampaign(
         );
       }
     }
+
+    // No amendment takes the lines past the campaign's maximum commitment; nothing is written when it would.
+    await assertWithinCommitment(
+      trx,
+      lines,
+      new Map(changes.map((c) => [c.line.id, c.budgetMinor])),
+      toMinor(booking.maximum_commitment_minor),
+      'This amendment',
+    );
 
     const increases = changes.map((c) => Math.max(0, c.budgetMinor - toMinor(c.line.budget_minor)));
     const increaseMinor = booking.execution_mode === 'live' ? increases.reduce((a, b) => a + b, 0) : 0;
@@ -248,6 +274,7 @@ export async function amendCampaign(
         ),
       ),
       queued,
+      spendFigures: figures,
     };
   });
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BookingStateSchema, LineStateSchema } from './derived-state';
 import { DateTimeSchema } from '../wire';
 import { ChannelSchema } from '../auth/products';
 import { BOOKING_STATUSES } from './booking-status';
@@ -67,6 +68,8 @@ export const BookingLineSchema = z
     executionMode: z.enum(['sandbox', 'live']),
     version: z.number().int().min(0),
     status: z.enum(LINE_STATUSES),
+    /** Beside the spec's status: what a person would say the line is doing. */
+    state: LineStateSchema,
     executionMethod: z.enum(['manual', 'computer-use']).nullable(),
     providerReference: z.string().nullable(),
     evidence: z.string().nullable(),
@@ -114,6 +117,8 @@ export const BookingSchema = z
     overdue: z.boolean(),
     version: z.number().int().min(0),
     status: z.enum(BOOKING_STATUSES),
+    /** Beside the spec's status: what a person would say the booking is doing. */
+    state: BookingStateSchema,
     submittedAt: DateTime,
     confirmationDueAt: DateTime,
     startDate: z.string(),

@@ -6,7 +6,7 @@ import { OPEN_LINE_STATUSES, type LineOperation, type LineStatus, type LineStop 
 import { attemptView, type AttemptRow } from '../suppliers/attempts';
 import type { LineVerification } from './booking-schemas';
 import { dateOnly } from '../dates';
-import { clockedNow } from '../workspaces/sandbox-clock';
+import { bookingState, flightOf, isOverdue, lineState, type Flight } from './derived-state';
 
 export interface LineRow {
   id: string;
@@ -70,8 +70,9 @@ export interface BookingRow {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function toLine(r: LineRow, attempts: AttemptRow[] = [], verification: LineVerification | null = null): BookingLine {
+export function toLine(r: LineRow, attempts: AttemptRow[], flight: Flight, verification: LineVerification | null = null): BookingLine {
   return {
+    state: lineState(r, flight),
     id: r.id,
     channelCampaignId: r.channel_campaign_id,
     adapterKey: r.adapter_key,
@@ -116,8 +117,6 @@ function toEvent(r: Record<string, unknown>): BookingEvent {
   };
 }
 
-const OPEN_BOOKING: readonly BookingStatus[] = ['queued', 'in-progress', 'stopping'];
-
 function toBooking(
   r: BookingRow,
   lines: LineRow[],
@@ -127,8 +126,17 @@ function toBooking(
   verifications: ReadonlyMap<string, LineVerification> = new Map(),
 ): Booking {
   const endDate = dateOnly(r.end_date);
-  const today = dateOnly(clockedNow(r.execution_mode, Number(r.clock_offset_days ?? 0), now));
-  const flightEnded = endDate < today;
+  const flight = flightOf(r, now);
+  const flightEnded = flight.ended;
+  const views = lines.map((l) =>
+    toLine(
+      l,
+      attempts.filter((a) => a.line_id === l.id),
+      flight,
+      verifications.get(l.id) ?? null,
+    ),
+  );
+  const overdue = isOverdue(r.status, r.confirmation_due_at, now);
   return {
     id: r.id,
     advertiserId: r.advertiser_id,
@@ -139,9 +147,13 @@ function toBooking(
     // Something ran (a line was confirmed at some point) and its money is not yet settled.
     closeoutPending: flightEnded && r.closed_out_at === null && lines.some((l) => l.confirmed_at !== null),
     flightEnded,
-    overdue: OPEN_BOOKING.includes(r.status) && r.confirmation_due_at.getTime() < now.getTime(),
+    overdue,
     version: r.version,
     status: r.status,
+    state: bookingState(
+      views.map((l) => l.state),
+      { overdue, flightEnded },
+    ),
     submittedAt: r.submitted_at.toISOString(),
     confirmationDueAt: r.confirmation_due_at.toISOString(),
     startDate: dateOnly(r.start_date),
@@ -152,13 +164,7 @@ function toBooking(
     currency: 'GBP',
     snapshotDigest: r.snapshot_digest,
     approvedSnapshot: r.approved_snapshot,
-    lines: lines.map((l) =>
-      toLine(
-        l,
-        attempts.filter((a) => a.line_id === l.id),
-        verifications.get(l.id) ?? null,
-      ),
-    ),
+    lines: views,
     events: events.map(toEvent),
   };
 }

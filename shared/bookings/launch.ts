@@ -17,6 +17,8 @@ import { eventRow, type EventInput } from './booking-events';
 import type { Booking } from './booking-schemas';
 import { bookingFromRows, findBookingById, type BookingRow, type LineRow } from './booking-store';
 import { BOOKING_CLOSED_SQL, campaignBooked } from '../campaigns/open-booking';
+import { refuseEndedFlight } from '../campaigns/flight';
+import { assertMayLaunch } from '../auth/spend-authority';
 
 export interface LaunchOptions {
   confirmationSlaHours: number;
@@ -54,6 +56,7 @@ async function checkSupplierAccess(trx: Knex, advertiserId: string, mode: 'sandb
  * line, and one supplier operation per line queued through the outbox, all in one transaction.
  */
 export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campaignId: string, opts: LaunchOptions): Promise<LaunchResult> {
+  assertMayLaunch(p);
   return db.transaction(async (trx) => {
     // The campaign row lock serialises launches of one campaign.
     const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
@@ -75,6 +78,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     const existing = held.find((b) => b.snapshot_digest === digest);
     if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false, queued: [] };
     if (held[0]) throw campaignBooked(held[0]);
+    await refuseEndedFlight(trx, campaign);
 
     const mode = campaign.executionMode;
     await checkSupplierAccess(

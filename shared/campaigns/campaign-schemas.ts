@@ -98,6 +98,16 @@ export const PlanLineSchema = z.object({
 });
 export type PlanLine = z.infer<typeof PlanLineSchema>;
 
+export const PlanApprovalSchema = z
+  .object({
+    userId: z.string(),
+    approvedAt: DateTimeSchema,
+    /** The snapshot digest this person approved. */
+    digest: z.string(),
+  })
+  .meta({ id: 'PlanApproval' });
+export type PlanApproval = z.infer<typeof PlanApprovalSchema>;
+
 export const PlanSchema = z
   .object({
     id: z.uuid(),
@@ -111,6 +121,10 @@ export const PlanSchema = z
     approvedBy: z.string().nullable(),
     /** Whether the campaign and plan still match what was approved. */
     approvalCurrent: z.boolean(),
+    /** Who approved this version so far (a plan above the workspace's second-approval amount needs two people). */
+    approvals: z.array(PlanApprovalSchema),
+    /** How many different people must approve it: 1, or 2 above the workspace's second-approval amount. */
+    approvalsRequired: z.number().int(),
     createdAt: DateTimeSchema,
     updatedAt: DateTimeSchema,
   })

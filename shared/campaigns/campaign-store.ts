@@ -6,6 +6,7 @@ import { withinScope } from '../auth/scope';
 import type { Channel } from '../auth/products';
 import type { Campaign, CreateCampaign } from './campaign-schemas';
 import { dateOnly } from '../dates';
+import { refuseEndedFlight } from './flight';
 
 interface CampaignRow {
   id: string;
@@ -56,6 +57,7 @@ export function inScope(
 }
 
 export async function createCampaign(db: Knex, p: Principal, input: CreateCampaign, defaultMode: 'sandbox' | 'live'): Promise<Campaign> {
+  await refuseEndedFlight(db, { advertiserId: p.advertiserId, executionMode: input.executionMode ?? defaultMode, endDate: input.endDate });
   const [row] = await db<CampaignRow>('campaigns')
     .insert({
       id: randomUUID(),

@@ -35,3 +35,17 @@ export function campaignBooked(open: { id: string; status: string }) {
     'terminal',
   );
 }
+
+/**
+ * A running campaign's plan is not edited: replacing it would void the approval its booking was
+ * launched from while the booking runs. The booking's lines are changed in flight instead.
+ */
+export async function refuseEditWhileBooked(trx: Knex, campaignId: string): Promise<void> {
+  const open = await firstPrepared<{ id: string; status: string }>(trx, openBookingsOf(trx, campaignId).select('b.id', 'b.status'));
+  if (!open) return;
+  throw conflict(
+    `The campaign is running (booking ${open.id}, ${open.status}), so its plan cannot be replaced. Change the running lines with an amendment instead: POST /api/v1/campaigns/${campaignId}/amendments with new line budgets or end date (or pause, resume or stop them). To book a different plan, stop the campaign first.`,
+    'plan_locked_in_flight',
+    'terminal',
+  );
+}

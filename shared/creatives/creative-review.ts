@@ -39,7 +39,7 @@ export async function submitForReview(
       );
     if (adapter.kind === 'workflow') throw unprocessable(`${adapter.key} does not review creatives.`, 'review_not_supported');
     if (!adapter.channels.includes(c.channel))
-      throw unprocessable(`${adapter.key} does not run ${c.channel}.`, 'adapter_channel_unsupported');
+      throw unprocessable(`${adapter.key} does not run ${c.channel}.`, 'adapter_channel_unsupported', 'correctable');
     if (adapter.requiresCredential) await requireSupplierAccess(trx, adapter.key, p.advertiserId, 'Creative review');
     const version = await trx('creative_versions').where({ creative_id: creativeId, version: c.current_version }).first();
     const existing = await trx('creative_reviews')

@@ -49,7 +49,12 @@ async function resolveAsset(db: Knex, p: Principal, assetUrl: string) {
     throw badRequest('assetUrl is not a URL.', [{ path: 'body.assetUrl', message: 'not a URL' }]);
   }
   const match = /^\/files\/assets\/([^/]+)$/.exec(path);
-  if (!match) throw unprocessable('assetUrl must be an uploaded asset (/files/assets/<name>); upload the bytes first.', 'asset_not_stored');
+  if (!match)
+    throw unprocessable(
+      'assetUrl must be an uploaded asset (/files/assets/<name>); upload the bytes first.',
+      'asset_not_stored',
+      'correctable',
+    );
   let name: string;
   try {
     name = decodeURIComponent(match[1]!);
@@ -156,7 +161,7 @@ export async function createCreative(db: Knex, p: Principal, body: CreateCreativ
   }
   const asset = await resolveAsset(db, p, body.assetUrl);
   if (!SUITABLE[body.channel]!.test(asset.contentType)) {
-    throw unprocessable(`A ${asset.contentType} asset cannot run on ${body.channel}.`, 'asset_unsuitable');
+    throw unprocessable(`A ${asset.contentType} asset cannot run on ${body.channel}.`, 'asset_unsuitable', 'correctable');
   }
   const id = randomUUID();
   const delivery: DeliveryMetadata = {};

@@ -176,7 +176,14 @@ export async function acceptOptimization(db: Knex, p: Principal, id: string, idl
         'governed_action_required',
       );
     }
-    const amended = await replacePlan(trx, p, row.campaign_id, { lines: row.change.lines, expectedVersion: row.change.expectedVersion });
+    // Accepting is the explicit new version: a draft that needs approving before any supplier hears of it.
+    const amended = await replacePlan(
+      trx,
+      p,
+      row.campaign_id,
+      { lines: row.change.lines, expectedVersion: row.change.expectedVersion },
+      { whileBooked: 'newVersion' },
+    );
     const [updated] = await trx('optimizations')
       .where({ id: row.id, status: 'open' })
       .update({ status: 'accepted', decided_by: callerId(p), decided_at: trx.fn.now() })

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { firstPrepared, type SqlPart } from '../db/knex';
-import { badRequest, conflict, forbidden, notFound, unprocessable } from '../errors';
-import { isHuman, type Principal } from '../auth/principal';
+import { badRequest, conflict, notFound, unprocessable } from '../errors';
+import type { Principal } from '../auth/principal';
+import { approvalsRequired, assertMayApprovePlan } from '../auth/spend-authority';
+import { readWorkspaceSettings } from '../workspaces/workspace-settings';
+import { refuseEndedFlight } from '../campaigns/flight';
 import { findAdapter } from '../adapters/catalogue';
 import { digestOf } from '../digest';
-import { refuseIfBooked } from '../campaigns/open-booking';
-import type { Campaign, Plan, PlanLine, ReplacePlan } from '../campaigns/campaign-schemas';
+import { refuseEditWhileBooked, refuseIfBooked } from '../campaigns/open-booking';
+import type { Campaign, Plan, PlanApproval, PlanLine, ReplacePlan } from '../campaigns/campaign-schemas';
 import type { CreativeRef } from '../creatives/creative-schemas';
 import { currentCreativesOfLines, planCreativeRefs, type CurrentCreativeRow } from '../creatives/creative-store';
 import { findCampaign, setCampaignStatus } from '../campaigns/campaign-store';
@@ -22,11 +25,18 @@ interface PlanRow {
   approved_digest: string | null;
   approved_by: string | null;
   approved_at: Date | null;
+  /** The approvals given to this version (two are needed above the workspace's second-approval amount). */
+  approvals: PlanApproval[];
   created_at: Date;
   updated_at: Date;
   /** Read with an approved plan: its lines' creatives at their current versions (`currentCreativesOfLines`). */
   current_creatives?: CurrentCreativeRow[] | null;
+  /** Read with the plan: the workspace's second-approval amount (null: one approver suffices). */
+  second_approval_above_minor?: string | number | null;
 }
+
+const secondApprovalAbove = (r: PlanRow): number | null =>
+  r.second_approval_above_minor == null ? null : Number(r.second_approval_above_minor);
 
 /**
  * What a human approves: the campaign's commercial terms and the plan's lines, exactly,
@@ -85,6 +95,8 @@ async function toPlan(db: Knex, p: Principal, r: PlanRow, campaign: Campaign): P
     approvedAt: r.approved_at?.toISOString() ?? null,
     approvedBy: r.approved_by,
     approvalCurrent: current,
+    approvals: r.approvals ?? [],
+    approvalsRequired: approvalsRequired(campaign.maximumCommitmentMinor, secondApprovalAbove(r)),
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
   };
@@ -109,6 +121,7 @@ async function loadPlanRow(
 ): Promise<(PlanRow & { alongside?: unknown }) | undefined> {
   const q = db<PlanRow>('plans as p').where(Object.fromEntries(Object.entries(where).map(([k, v]) => [`p.${k}`, v])));
   q.select('p.*');
+  q.select(db.raw('(select w.second_approval_above_minor from workspaces w where w.id = p.advertiser_id) as second_approval_above_minor'));
   if (opts.reading) {
     const creatives = currentCreativesOfLines(db, 'p.lines', 'p.advertiser_id');
     q.select(db.raw(`case when p.status = 'approved' then ${creatives.sql} end as current_creatives`, creatives.bindings));
@@ -146,53 +159,91 @@ export async function findPlanForCampaign(
     : null;
 }
 
-/** Each line must fit the campaign and be bookable by its adapter in the campaign's execution mode. */
+/**
+ * Each line must fit the campaign and be bookable by its adapter in the campaign's execution mode.
+ * Every line's issues are reported together (one 400 naming each), before what an adapter refuses (422).
+ */
 async function checkLines(db: Knex, p: Principal, campaign: Campaign, lines: ReplacePlan['lines']): Promise<void> {
+  const issues: Array<{ path: string; message: string; code: string }> = [];
+  const refusals: Error[] = [];
   lines.forEach((line, i) => {
+    const at = `body.lines.${i}`;
     if (!campaign.channels.includes(line.channel)) {
-      throw badRequest(`lines.${i}.channel ${line.channel} is not one of the campaign's channels.`, undefined, 'channel_not_in_campaign');
+      issues.push({
+        path: `${at}.channel`,
+        message: `${line.channel} is not one of the campaign's channels`,
+        code: 'channel_not_in_campaign',
+      });
     }
     const adapter = findAdapter(line.adapterKey);
-    if (!adapter)
-      throw badRequest(`lines.${i}.adapterKey ${line.adapterKey} is not a known supplier adapter.`, undefined, 'unknown_adapter');
+    if (!adapter) {
+      issues.push({ path: `${at}.adapterKey`, message: `${line.adapterKey} is not a known supplier adapter`, code: 'unknown_adapter' });
+      return;
+    }
     if (!adapter.channels.includes(line.channel)) {
-      throw unprocessable(`Adapter ${adapter.key} does not book ${line.channel}.`, 'adapter_channel_unsupported');
+      refusals.push(unprocessable(`Adapter ${adapter.key} does not book ${line.channel}.`, 'adapter_channel_unsupported', 'correctable'));
     }
     if (!adapter.modes.includes(campaign.executionMode)) {
-      throw unprocessable(`Adapter ${adapter.key} cannot execute in ${campaign.executionMode} mode.`, 'adapter_mode_unsupported');
+      refusals.push(unprocessable(`Adapter ${adapter.key} cannot execute in ${campaign.executionMode} mode.`, 'adapter_mode_unsupported'));
     }
     // An AdCP seller books a product at one of its prices; no other supplier knows of either.
     if (adapter.kind === 'adcp' && !line.supplierProduct) {
-      throw badRequest(
-        `lines.${i}.supplierProduct is required on ${adapter.key}: name the seller's product and pricing option.`,
-        undefined,
-        'supplier_product_required',
-      );
+      issues.push({
+        path: `${at}.supplierProduct`,
+        message: `required on ${adapter.key}: name the seller's product and pricing option`,
+        code: 'supplier_product_required',
+      });
     }
     if (line.dailyCapMinor !== undefined && line.dailyCapMinor > line.budgetMinor) {
       throw badRequest(`lines.${i}.dailyCapMinor is over the line's budget of ${line.budgetMinor}.`, undefined, 'daily_cap_over_budget');
     }
     if (adapter.kind !== 'adcp' && line.supplierProduct) {
-      throw badRequest(
-        `lines.${i}.supplierProduct is only for AdCP sellers; ${adapter.key} is not one.`,
-        undefined,
-        'supplier_product_unexpected',
-      );
+      issues.push({
+        path: `${at}.supplierProduct`,
+        message: `only for AdCP sellers; ${adapter.key} is not one`,
+        code: 'supplier_product_unexpected',
+      });
     }
   });
   const total = lines.reduce((s, l) => s + l.budgetMinor, 0);
   if (total > campaign.budgetMinor) {
-    throw badRequest(`The lines add up to ${total}, over the campaign budget of ${campaign.budgetMinor}.`, undefined, 'plan_over_budget');
+    issues.push({
+      path: 'body.lines',
+      message: `the lines add up to ${total}, over the campaign budget of ${campaign.budgetMinor}`,
+      code: 'plan_over_budget',
+    });
   }
+  if (issues.length) {
+    const codes = [...new Set(issues.map((x) => x.code))];
+    throw badRequest(
+      issues.map((x) => `${x.path.replace(/^body\./, '')}: ${x.message}.`).join(' '),
+      issues,
+      codes.length === 1 ? codes[0] : 'validation_failed',
+    );
+  }
+  if (refusals[0]) throw refusals[0];
   // Each creative must be the caller's and made for the line's channel.
   await planCreativeRefs(db, p, lines);
 }
 
-/** Creates or replaces a campaign's plan lines. Replacing voids any approval. */
-export async function replacePlan(db: Knex, p: Principal, campaignId: string, input: ReplacePlan): Promise<StoredPlan> {
+/**
+ * Creates or replaces a campaign's plan lines. Replacing voids any approval, so a running
+ * campaign's plan is refused (409 `plan_locked_in_flight`: its lines are amended instead), unless
+ * the caller asks for `newVersion`: a person accepting a suggested change, which is an explicit new
+ * draft version that must be approved, and cannot be while the booking is open, before anything
+ * changes at a supplier.
+ */
+export async function replacePlan(
+  db: Knex,
+  p: Principal,
+  campaignId: string,
+  input: ReplacePlan,
+  opts: { whileBooked?: 'refuse' | 'newVersion' } = {},
+): Promise<StoredPlan> {
   return db.transaction(async (trx) => {
     const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
     if (!campaign) throw notFound();
+    if (opts.whileBooked !== 'newVersion') await refuseEditWhileBooked(trx, campaign.id);
     await checkLines(trx, p, campaign, input.lines);
     const lines: PlanLine[] = input.lines.map((l) => ({ id: randomUUID(), ...l }));
     const existing = await loadPlanRow(trx, { campaign_id: campaign.id }, { forUpdate: true });
@@ -210,7 +261,9 @@ export async function replacePlan(db: Knex, p: Principal, campaignId: string, in
           lines: JSON.stringify(lines),
         } as never)
         .returning('*');
-      return { plan: await toPlan(trx, p, row as PlanRow, campaign), campaign, approvedSnapshot: null };
+      const { secondApprovalAboveMinor } = await readWorkspaceSettings(trx, p.advertiserId);
+      const first = { ...(row as PlanRow), second_approval_above_minor: secondApprovalAboveMinor };
+      return { plan: await toPlan(trx, p, first, campaign), campaign, approvedSnapshot: null };
     }
     if (input.expectedVersion !== existing.version) {
       throw conflict(`The plan is at version ${existing.version}; send that as expectedVersion.`, 'version_conflict');
@@ -225,17 +278,24 @@ export async function replacePlan(db: Knex, p: Principal, campaignId: string, in
         approved_digest: null,
         approved_by: null,
         approved_at: null,
+        approvals: JSON.stringify([]),
         updated_at: trx.fn.now(),
       } as never)
       .returning('*');
     if (campaign.status === 'approved') await setCampaignStatus(trx, campaign.id, 'draft');
-    return { plan: await toPlan(trx, p, row as PlanRow, campaign), campaign, approvedSnapshot: null };
+    const kept = { second_approval_above_minor: existing.second_approval_above_minor };
+    return { plan: await toPlan(trx, p, { ...(row as PlanRow), ...kept }, campaign), campaign, approvedSnapshot: null };
   });
 }
 
-/** A human approves the exact snapshot of campaign and plan; its SHA-256 digest binds the launch to it. */
+/**
+ * A person with `plan:approve` approves the exact snapshot of campaign and plan; its SHA-256
+ * digest binds the launch to it. Above the workspace's second-approval amount the snapshot needs
+ * two different people: the first approval is kept on the plan (still `draft`), the second makes
+ * it `approved`. Approving again what is already approved and current changes nothing.
+ */
 export async function approvePlan(db: Knex, p: Principal, campaignId: string, expectedVersion: number): Promise<StoredPlan> {
-  if (!isHuman(p)) throw forbidden('Only a human can approve a plan.', 'human_required');
+  assertMayApprovePlan(p);
   return db.transaction(async (trx) => {
     const campaign = await findCampaign(trx, p, campaignId, { forUpdate: true });
     if (!campaign) throw notFound();
@@ -245,20 +305,48 @@ export async function approvePlan(db: Knex, p: Principal, campaignId: string, ex
       throw conflict(`The plan is at version ${existing.version}; review it and approve that version.`, 'version_conflict');
     }
     await refuseIfBooked(trx, campaign.id);
+    await refuseEndedFlight(trx, campaign);
     const snapshot = await currentSnapshot(trx, p, campaign, existing);
+    const digest = digestOf(snapshot);
+    const kept = { second_approval_above_minor: existing.second_approval_above_minor };
+    if (existing.status === 'approved' && existing.approved_digest === digest) {
+      return { plan: await toPlan(trx, p, existing, campaign), campaign, approvedSnapshot: snapshot };
+    }
+    const required = approvalsRequired(campaign.maximumCommitmentMinor, secondApprovalAbove(existing));
+    // Approvals count for the snapshot they were given to: a creative revised since starts again.
+    const earlier = (existing.approvals ?? []).filter((a) => a.digest === digest);
+    if (earlier.some((a) => a.userId === p.userId)) {
+      throw conflict(
+        `You have approved this plan already. Its maximum commitment is above the workspace's second-approval amount, so another person with plan:approve must approve it too.`,
+        'second_approver_required',
+        'terminal',
+      );
+    }
+    const approvals: PlanApproval[] = [...earlier, { userId: p.userId, approvedAt: new Date().toISOString(), digest }];
+    const complete = approvals.length >= required;
     const [row] = await trx<PlanRow>('plans')
       .where({ id: existing.id, version: existing.version })
-      .update({
-        status: 'approved',
-        approved_snapshot: JSON.stringify(snapshot),
-        approved_digest: digestOf(snapshot),
-        approved_by: p.userId,
-        approved_at: trx.fn.now(),
-        updated_at: trx.fn.now(),
-      } as never)
+      .update(
+        (complete
+          ? {
+              status: 'approved',
+              approved_snapshot: JSON.stringify(snapshot),
+              approved_digest: digest,
+              approved_by: p.userId,
+              approved_at: trx.fn.now(),
+              approvals: JSON.stringify(approvals),
+              updated_at: trx.fn.now(),
+            }
+          : { approvals: JSON.stringify(approvals), updated_at: trx.fn.now() }) as never,
+      )
       .returning('*');
-    if (campaign.status === 'draft') await setCampaignStatus(trx, campaign.id, 'approved');
-    const refreshed = { ...campaign, status: campaign.status === 'draft' ? 'approved' : campaign.status };
-    return { plan: await toPlan(trx, p, row as PlanRow, refreshed), campaign: refreshed, approvedSnapshot: snapshot };
+    const approved = complete && campaign.status === 'draft';
+    if (approved) await setCampaignStatus(trx, campaign.id, 'approved');
+    const refreshed = { ...campaign, status: approved ? 'approved' : campaign.status };
+    return {
+      plan: await toPlan(trx, p, { ...(row as PlanRow), ...kept }, refreshed),
+      campaign: refreshed,
+      approvedSnapshot: complete ? snapshot : null,
+    };
   });
 }

@@ -47,7 +47,8 @@ async function readBooking(token: string, id: string) {
 
 /** A live line booked on the seller, as the engine booked it. */
 async function bookedLine(org: string) {
-  const { token, booking } = await launchOnSeller(env, api, org, 'adcp-spot', PRODUCT);
+  // Room above the budget: the budget change below raises the line within the maximum commitment.
+  const { token, booking } = await launchOnSeller(env, api, org, 'adcp-spot', PRODUCT, { maximumCommitmentMinor: 200_000 });
   let current: BookingBody | null = null;
   await until('the line is confirmed', async () => {
     current = await readBooking(token, booking.id);

@@ -95,7 +95,8 @@ test('capabilities → products → plan → approve → fund → live launch �
   const line = { channel: 'ctv', adapterKey: 'adcp-ctl', budgetMinor: 100_000, supplierProduct, creativeIds: [creative.id] };
   const { campaignId, planVersion } = await draftCampaign(api, token, [line] as never, {
     executionMode: 'live',
-    maximumCommitmentMinor: 100_000,
+    // Room above the budget for the raise below: no change takes the line past the maximum commitment.
+    maximumCommitmentMinor: 120_000,
     startDate: day(-3),
     endDate: day(27),
   });

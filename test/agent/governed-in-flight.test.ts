@@ -16,7 +16,9 @@ const IN_FLIGHT = ['campaign.pause', 'campaign.resume', 'campaign.stop', 'campai
 
 async function runningCampaign(a: Actors) {
   const human = await env.issuer.token({ org: a.org, user: `${a.org}-buyer` });
-  const launched = await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_000 }], a.org);
+  const launched = await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_000 }], a.org, {
+    maximumCommitmentMinor: 20_000,
+  });
   const booking = await waitForBooking(api, human, launched.booking.id, (b) => b.lines[0]!.status === 'confirmed');
   return { campaignId: launched.campaignId, booking, human };
 }

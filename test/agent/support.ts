@@ -1,3 +1,4 @@
+import { SPENDER_PERMISSIONS } from '../support/issuer';
 import type { TestApi, TestEnv } from '../support/api';
 import { approve, draftCampaign, post } from '../support/bookings';
 
@@ -17,7 +18,7 @@ export async function actors(
   org: string,
   mandate = { allowedActions: ['campaign.launch', 'audience.sync'], budgetCeilingMinor: 1_000_000, currency: 'GBP' },
 ): Promise<Actors> {
-  const human = await env.issuer.token({ org, user: `${org}-lead`, permissions: ['agent:approve'] });
+  const human = await env.issuer.token({ org, user: `${org}-lead`, permissions: ['agent:approve', ...SPENDER_PERMISSIONS] });
   const agent = await env.issuer.token({ org, user: `${org}-lead`, agent: 'planner-bot' });
   const res = await post(api, human, '/api/v1/agent/mandates/planner-bot', mandate, 'PUT');
   if (res.status !== 200) throw new Error(`mandate failed: ${res.status} ${await res.text()}`);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { approve, draftCampaign, launchPlan, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
 import { fundWallet, walletAndLedger } from '../support/wallet';
+import { post as postEntry } from '../../shared/wallet/ledger';
 import { makeCreative } from '../support/creatives';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 
@@ -51,7 +52,8 @@ async function runningSandbox(budgets: number[], org = 'org-a') {
     api,
     budgets.map((budgetMinor, i) => ({ channel: channels[i]!, adapterKey: `sandbox-${channels[i]}`, budgetMinor })),
     org,
-    { endDate: '2099-03-31' },
+    // Room above the budget: amendments may raise lines up to the maximum commitment, not past it.
+    { endDate: '2099-03-31', maximumCommitmentMinor: 2 * budgets.reduce((a, b) => a + b, 0) },
   );
   const booking = await waitForBooking(api, launched.token, launched.booking.id, (b) => b.lines.every((l) => l.status === 'confirmed'));
   return { ...launched, booking };
@@ -237,7 +239,7 @@ describe('amending a running sandbox campaign', () => {
 });
 
 /** A live booking of one manual (workflow) line, confirmed by staff: its budget stays reserved until it delivers. */
-async function liveManualLine(org: string, budgetMinor: number, funds: number) {
+async function liveManualLine(org: string, budgetMinor: number, funds: number, maximumCommitmentMinor = budgetMinor) {
   await fundWallet(env, org, funds);
   const token = await env.issuer.token({ org, user: `${org}-buyer` });
   const creative = await makeCreative(api, token, 'ctv');
@@ -247,7 +249,7 @@ async function liveManualLine(org: string, budgetMinor: number, funds: number) {
     [{ channel: 'ctv', adapterKey: 'manual', budgetMinor, creativeIds: [creative.id] }],
     {
       executionMode: 'live',
-      maximumCommitmentMinor: budgetMinor,
+      maximumCommitmentMinor,
     },
   );
   await approve(api, token, campaignId, planVersion);
@@ -272,7 +274,7 @@ async function work(token: string, bookingId: string, lineId: string, finish: 'c
 
 describe('amending a live campaign moves money', () => {
   test('an increase holds its difference from the wallet; refused by the supplier, it comes back; each once', async () => {
-    const { token, campaignId, bookingId, lineId } = await liveManualLine('org-live', 10_000, 30_000);
+    const { token, campaignId, bookingId, lineId } = await liveManualLine('org-live', 10_000, 30_000, 20_000);
     const before = await walletAndLedger(env, 'org-live');
     const booking = await readBooking(api, token, bookingId);
     const res = await amend(token, campaignId, { expectedVersion: booking.version, lines: [{ lineId, budgetMinor: 15_000 }] });
@@ -296,7 +298,18 @@ describe('amending a live campaign moves money', () => {
   });
 
   test('an increase the wallet cannot cover is 409 insufficient_funds and nothing is asked of anyone', async () => {
-    const { token, campaignId, bookingId, lineId } = await liveManualLine('org-poor', 10_000, 12_000);
+    const { token, campaignId, bookingId, lineId } = await liveManualLine('org-poor', 10_000, 13_000, 13_000);
+    // Money held elsewhere since the launch: 500 is left beside the line's budget.
+    await env.db.transaction((trx) =>
+      postEntry(trx, {
+        advertiserId: 'org-poor',
+        kind: 'reservation',
+        amountMinor: 2_500,
+        subjectType: 'wallet',
+        subjectId: 'held-elsewhere',
+        actorId: 'test-setup',
+      }),
+    );
     const booking = await readBooking(api, token, bookingId);
     const before = await untouched(bookingId);
     const wallet = await walletAndLedger(env, 'org-poor');

@@ -282,7 +282,7 @@ describe('refused when it starts', () => {
         method: 'POST',
         token: l.token,
         headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
-        body: JSON.stringify({ expectedVersion: booking.version, lines: [{ lineId: booking.lines[0]!.id, budgetMinor: 25_000 }] }),
+        body: JSON.stringify({ expectedVersion: booking.version, lines: [{ lineId: booking.lines[0]!.id, budgetMinor: 15_000 }] }),
       });
       expect(amended.status).toBe(202);
       // The workflow supplier hands the change to staff, who carry it out.
@@ -293,7 +293,7 @@ describe('refused when it starts', () => {
       });
       expect((await lineOp(l, 'start')).status).toBe(200);
       expect((await lineOp(l, 'confirm', { evidence: 'The desk raised the budget.' })).status).toBe(200);
-      expect((await readBooking(api, l.token, l.booking.id)).lines[0]!.budgetMinor).toBe(25_000);
+      expect((await readBooking(api, l.token, l.booking.id)).lines[0]!.budgetMinor).toBe(15_000);
     } finally {
       await q.resume();
     }

@@ -220,4 +220,25 @@ describe('plans', () => {
     const { plan } = await json<{ plan: Record<string, unknown> }>(await api.fetch(`/api/v1/plans/${planId}`, { token }));
     expect(plan).toMatchObject({ status: 'draft', approvedDigest: null, approvalCurrent: false, version: 2 });
   });
+
+  test("a running campaign's plan is not replaced: 409 plan_locked_in_flight says to amend, and the approval and plan stay as launched", async () => {
+    const lines = [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 1000 }];
+    const { campaignId, planId } = await draftCampaign(api, token, lines);
+    await approve(api, token, campaignId, 1);
+    expect((await post(api, token, `/api/v1/campaigns/${campaignId}/launch`)).status).toBe(202);
+    const before = await env.db('plans').where({ id: planId }).first();
+    const res = await post(
+      api,
+      token,
+      `/api/v1/campaigns/${campaignId}/plan`,
+      { expectedVersion: 1, lines: [{ ...lines[0], budgetMinor: 900 }] },
+      'PUT',
+    );
+    expect(res.status).toBe(409);
+    const problem = await json<{ code: string; detail: string; recovery: string }>(res);
+    expect(problem).toMatchObject({ code: 'plan_locked_in_flight', recovery: 'terminal' });
+    expect(problem.detail).toContain(`/api/v1/campaigns/${campaignId}/amendments`);
+    expect(await env.db('plans').where({ id: planId }).first()).toEqual(before);
+    expect((await env.db('campaigns').where({ id: campaignId }).first()).status).toBe('booked');
+  });
 });

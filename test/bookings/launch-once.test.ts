@@ -48,12 +48,12 @@ describe('a campaign has at most one open booking', () => {
     expect(consistent).toBe(true);
   });
 
-  test('a re-planned campaign with a live booking cannot be re-approved or relaunched: 409, still one booking, the wallet unchanged', async () => {
+  test('a campaign with a live booking cannot be re-planned or re-approved: 409, still one booking, the wallet unchanged', async () => {
     const { token, campaignId, lines } = await approvedLive('org-replan');
     expect((await launch(token, campaignId)).status).toBe(202);
     const before = await walletAndLedger(env, 'org-replan');
 
-    // Editing the plan is allowed (a draft amendment); approving it for a second booking is not.
+    // Editing the running campaign's plan is refused; approving it again for a second booking is too.
     const replaced = await post(
       api,
       token,
@@ -61,17 +61,19 @@ describe('a campaign has at most one open booking', () => {
       { expectedVersion: 1, lines: [{ ...lines[0], budgetMinor: 40_000 }] },
       'PUT',
     );
-    expect(replaced.status).toBe(200);
-    const approval = await post(api, token, `/api/v1/campaigns/${campaignId}/plan/approve`, { expectedVersion: 2 });
+    expect(replaced.status).toBe(409);
+    expect(await json(replaced)).toMatchObject({ code: 'plan_locked_in_flight', recovery: 'terminal' });
+    const approval = await post(api, token, `/api/v1/campaigns/${campaignId}/plan/approve`, { expectedVersion: 1 });
     expect(approval.status).toBe(409);
     expect(await json(approval)).toMatchObject({ code: 'campaign_booked', recovery: 'terminal' });
-    expect((await launch(token, campaignId)).status).toBe(409);
+    // Launching the same approved snapshot again finds its booking.
+    expect((await launch(token, campaignId)).status).toBe(200);
 
     expect(await bookingsOf(campaignId)).toHaveLength(1);
     expect(await reservationsOf('org-replan')).toHaveLength(1);
     expect(await walletAndLedger(env, 'org-replan')).toEqual(before);
-    const plan = await env.db('plans').where({ campaign_id: campaignId }).first('status', 'approved_digest');
-    expect(plan).toEqual({ status: 'draft', approved_digest: null });
+    const plan = await env.db('plans').where({ campaign_id: campaignId }).first('status', 'version');
+    expect(plan).toEqual({ status: 'approved', version: 1 });
   });
 
   test('once the booking is rejected, a new plan may be approved and launched', async () => {

@@ -32,6 +32,7 @@ async function approved(org: string, lines = sevenSandboxLines(), over: Record<s
 }
 
 const BOOKING_FIELDS = [
+  'state',
   'id',
   'advertiserId',
   'campaignId',
@@ -56,6 +57,7 @@ const BOOKING_FIELDS = [
   'events',
 ];
 const LINE_FIELDS = [
+  'state',
   'id',
   'channelCampaignId',
   'adapterKey',

@@ -27,7 +27,11 @@ beforeAll(async () => {
   t.laterRevoked = await env.issuer.token({ org: 'staff-org', user: 'ops-later-revoked' });
   t.revoked = await env.issuer.token({ org: 'staff-org', user: 'ops-revoked' });
   t.agent = await env.issuer.token({ org: 'staff-org', user: 'ops-1', agent: 'bot' });
-  t.customer = await env.issuer.token({ org: 'org-a', user: 'org-a-admin', permissions: ['operator:reconcile', 'agent:approve'] });
+  t.customer = await env.issuer.token({
+    org: 'org-a',
+    user: 'org-a-admin',
+    permissions: ['operator:reconcile', 'agent:approve', 'plan:approve', 'campaign:launch'],
+  });
   t.forged = await env.issuer.token({ org: 'staff-org', user: 'ops-1', key: await newSigningKey() });
 });
 afterAll(() => env.close());

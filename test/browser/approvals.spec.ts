@@ -1,3 +1,4 @@
+import { SPENDER_PERMISSIONS } from '../support/issuer';
 import { expect, test } from '@playwright/test';
 import { approve, draftCampaign, post } from '../support/bookings';
 import { accessible, requiredMarked, signIn, startConsoleWorld, type ConsoleWorld } from './support/world';
@@ -11,7 +12,7 @@ let agent: string;
 
 test.beforeAll(async () => {
   world = await startConsoleWorld();
-  human = await world.token({ org: ORG, user: `${ORG}-lead`, permissions: ['agent:approve'] });
+  human = await world.token({ org: ORG, user: `${ORG}-lead`, permissions: ['agent:approve', ...SPENDER_PERMISSIONS] });
   agent = await world.token({ org: ORG, user: `${ORG}-lead`, agent: 'planner-bot' });
   const mandate = { allowedActions: ['campaign.launch'], budgetCeilingMinor: 1_000_000, currency: 'GBP' };
   const res = await post(world.api, human, '/api/v1/agent/mandates/planner-bot', mandate, 'PUT');
@@ -43,7 +44,12 @@ async function preparedLaunch() {
 
 test('a person approves the exact prepared action, and the agent executes exactly that', async ({ page }) => {
   const prepared = await preparedLaunch();
-  await signIn(page, world, { user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve'] }, '/console/approvals');
+  await signIn(
+    page,
+    world,
+    { user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve', 'campaign:launch'] },
+    '/console/approvals',
+  );
   const section = page.locator('section', { hasText: prepared.approvalId });
   await expect(section.getByRole('heading', { name: 'campaign.launch' })).toBeVisible();
   await expect(section.locator('[data-digest]')).toHaveText(prepared.actionDigest);
@@ -83,7 +89,12 @@ test('a person approves the exact prepared action, and the agent executes exactl
 
 test('abandoning needs a reason and leaves nothing to execute; a stale digest is refused', async ({ page }) => {
   const prepared = await preparedLaunch();
-  await signIn(page, world, { user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve'] }, '/console/approvals');
+  await signIn(
+    page,
+    world,
+    { user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve', 'campaign:launch'] },
+    '/console/approvals',
+  );
   const section = page.locator('section', { hasText: prepared.approvalId });
   await section.getByLabel('Why abandon').fill('Not this quarter.');
   await section.getByRole('button', { name: 'Abandon' }).click();

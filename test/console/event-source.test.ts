@@ -1,3 +1,4 @@
+import { SPENDER_PERMISSIONS } from '../support/issuer';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { approve, draftCampaign, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
@@ -124,7 +125,7 @@ test('the workers record system and a launch over REST dev; an operator marking 
 });
 
 test('the mission journal names the console as the door a person’s approval came through', async () => {
-  const human = await service.token({ org: ORG, user: `${ORG}-lead`, permissions: ['agent:approve'] });
+  const human = await service.token({ org: ORG, user: `${ORG}-lead`, permissions: ['agent:approve', ...SPENDER_PERMISSIONS] });
   const agent = await service.token({ org: ORG, user: `${ORG}-lead`, agent: 'planner-bot' });
   const mandate = { allowedActions: ['campaign.launch'], budgetCeilingMinor: 1_000_000, currency: 'GBP' };
   expect((await post(service.api, human, '/api/v1/agent/mandates/planner-bot', mandate, 'PUT')).status).toBe(200);

@@ -2,6 +2,7 @@ import { createTestEnv, type TestEnv } from '../support/api';
 import { approve, draftCampaign, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
 import { fundWallet } from '../support/wallet';
+import { post as postEntry } from '../../shared/wallet/ledger';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { startConsoleService, type ConsoleBrowser, type ConsoleService } from './support';
 
@@ -72,7 +73,8 @@ async function runningSandbox(org: string, budgets: number[]): Promise<BookingBo
     org,
     budgets.map((budgetMinor, i) => ({ channel: channels[i]!, adapterKey: `sandbox-${channels[i]}`, budgetMinor })),
     (b) => b.lines.every((l) => l.status === 'confirmed'),
-    { endDate: '2099-03-31' },
+    // Room above the budget: amendments may raise lines up to the maximum commitment.
+    { endDate: '2099-03-31', maximumCommitmentMinor: 2 * budgets.reduce((x, y) => x + y, 0) },
   );
 }
 
@@ -249,6 +251,27 @@ test('an amendment changes one line’s budget through its supplier; the line an
   expect(history).toMatch(/Line 1 · ctv · sandbox-ctv: GBP 104.00 → GBP 130.50/);
 });
 
+test('a cut judged against spend figures that are behind is not made until the person confirms it', async () => {
+  const booking = await runningSandbox('org-if', [10_700, 10_800]);
+  const [a] = booking.lines as [LineView];
+  const buyer = await service.signIn({ user: 'org-if-buyer', workspace: 'org-if' });
+  const path = `/console/bookings/${booking.id}`;
+  // The form's fields, the confirmation unticked.
+  const { confirmStale: _unticked, ...amend } = formOf((await buyer.page(path)).html, `${path}/amend`)!;
+  const before = await footprint(booking.id);
+  // No delivery has been fetched for the new lines yet: the figures are behind.
+  await buyer.form(`${path}/amend`, { ...amend, [`budget-${a.id}`]: '50.00' });
+  const html = (await buyer.page(path)).html;
+  expect(flashOf(html)).toMatchObject({ kind: 'error' });
+  expect(flashOf(html)!.text).toContain('may have spent more');
+  expect(flashOf(html)!.text).toContain('Cut even if the spend figures are behind');
+  expect(await footprint(booking.id)).toEqual(before);
+  await buyer.form(`${path}/amend`, { ...formOf(html, `${path}/amend`)!, [`budget-${a.id}`]: '50.00', confirmStale: 'yes' });
+  expect(flashOf((await buyer.page(path)).html)).toEqual({ kind: 'ok', text: 'Amendment asked of 1 line: it is in-flight.' });
+  const ops = await env.db('line_operations').where({ booking_id: booking.id, kind: 'change-budget' });
+  expect(ops.map((o) => [o.line_id, Number(o.budget_to_minor)])).toEqual([[a.id, 5_000]]);
+});
+
 test('no one outside the campaign’s workspace or product can see or control it; a form without the session’s token changes nothing', async () => {
   const booking = await runningSandbox('org-if', [10_600]);
   const line = booking.lines[0]!;
@@ -278,7 +301,7 @@ test('no one outside the campaign’s workspace or product can see or control it
 });
 
 /** A live booking of one manual (workflow) line, booked by staff through the API: its budget is captured from the wallet. */
-async function liveManual(org: string, budgetMinor: number, funds: number) {
+async function liveManual(org: string, budgetMinor: number, funds: number, maximumCommitmentMinor = budgetMinor) {
   await fundWallet(env, org, funds);
   const token = await buyerToken(org);
   const creative = await makeCreative(service.api, token, 'ctv');
@@ -286,7 +309,7 @@ async function liveManual(org: string, budgetMinor: number, funds: number) {
     service.api,
     token,
     [{ channel: 'ctv', adapterKey: 'manual', budgetMinor, creativeIds: [creative.id] }],
-    { executionMode: 'live', maximumCommitmentMinor: budgetMinor },
+    { executionMode: 'live', maximumCommitmentMinor },
   );
   await approve(service.api, token, campaignId, planVersion);
   const launched = (await (await post(service.api, token, `/api/v1/campaigns/${campaignId}/launch`)).json()) as { booking: BookingBody };
@@ -308,7 +331,18 @@ async function liveManual(org: string, budgetMinor: number, funds: number) {
 }
 
 test('an increase the wallet cannot cover is said as such, and nothing is held or asked', async () => {
-  const { bookingId, lineId } = await liveManual('org-poor', 10_000, 12_000);
+  const { bookingId, lineId } = await liveManual('org-poor', 10_000, 25_000, 25_000);
+  // Money held elsewhere since the launch: 2,000 is left beside the line's budget, under the 25,000 limit.
+  await env.db.transaction((trx) =>
+    postEntry(trx, {
+      advertiserId: 'org-poor',
+      kind: 'reservation',
+      amountMinor: 13_000,
+      subjectType: 'wallet',
+      subjectId: 'held-elsewhere',
+      actorId: 'test-setup',
+    }),
+  );
   const buyer = await service.signIn({ user: 'org-poor-buyer', workspace: 'org-poor' });
   const path = `/console/bookings/${bookingId}`;
   const amend = formOf((await buyer.page(path)).html, `${path}/amend`)!;

@@ -2,7 +2,7 @@ import { loadDevIssuer, type DevIssuer, type DevTokenClaims } from '../../shared
 import { createTokenVerifier } from '../../shared/auth/verifier';
 import type { TestApi, TestEnv } from '../support/api';
 import { approve, draftCampaign, post, waitForBooking, type BookingBody, type PlanLineInput } from '../support/bookings';
-import { TEST_AUDIENCE, TEST_ISSUER } from '../support/issuer';
+import { SPENDER_PERMISSIONS, TEST_AUDIENCE, TEST_ISSUER } from '../support/issuer';
 import { freePort } from '../support/ports';
 
 export interface ConsoleService {
@@ -104,7 +104,9 @@ export async function startConsoleService(env: TestEnv, overrides: Record<string
       },
     },
   );
-  const token = (claims: Omit<DevTokenClaims, 'ttlSeconds'>) => issuer.sign(claims);
+  // A person may spend unless the test names the permissions (docs/architecture.md, "Who may spend").
+  const token = (claims: Omit<DevTokenClaims, 'ttlSeconds'>) =>
+    issuer.sign({ ...(claims.agent ? {} : { permissions: SPENDER_PERMISSIONS }), ...claims });
   return {
     api,
     base,

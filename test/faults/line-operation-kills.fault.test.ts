@@ -50,6 +50,8 @@ test('workers killed while lines are paused, resumed, amended and stopped send n
           budgetMinor: 10_000 + k * 100 + operationTrigger(random),
         })),
         `org-ops-${i % 5}`,
+        // Room above the budget for the raises below: no change takes the lines past the maximum commitment.
+        { maximumCommitmentMinor: 200_000 },
       ),
     );
     const live = await mapLimit(Array.from({ length: LIVE_BOOKINGS }), 2, (_, i) => liveStaged(`org-live-ops-${i}`));

@@ -18,7 +18,7 @@ interface Operation {
   scope: Scope | undefined;
 }
 
-const PERMISSIONS = ['agent:approve', 'operator:reconcile'];
+const PERMISSIONS = ['agent:approve', 'operator:reconcile', 'plan:approve', 'campaign:launch'];
 
 let env: TestEnv;
 let api: TestApi;
@@ -262,6 +262,9 @@ const CALLER_OPERATIONS = [
   'inspectTopupRequest',
   'reconcileTopupRequest',
   'billingSummary',
+  // The workspace's spend settings concern no channel.
+  'getWorkspaceSettings',
+  'updateWorkspaceSettings',
   // Workspace figures; the campaigns among them are read through the scoped campaign lookup.
   'workspaceOverview',
   'listMarkets',

@@ -10,7 +10,7 @@ import { SignJWT, importJWK, type JWK } from 'jose';
 import { loadDevIssuer, type DevIssuer } from '../../shared/auth/dev-issuer';
 import { createTokenVerifier } from '../../shared/auth/verifier';
 import type { TestApi, TestEnv } from '../support/api';
-import { TEST_AUDIENCE, TEST_ISSUER } from '../support/issuer';
+import { SPENDER_PERMISSIONS, TEST_AUDIENCE, TEST_ISSUER } from '../support/issuer';
 import { freePort } from '../support/ports';
 
 export const CLIENT_ID = 'flightdeck-assistant';
@@ -48,7 +48,7 @@ export async function startMcpWorld(env: TestEnv, overrides: Record<string, stri
     issuer,
     resourceUrl,
     redirectUri,
-    human: (org, user = `${org}-lead`) => issuer.sign({ org, user, permissions: ['agent:approve'] }),
+    human: (org, user = `${org}-lead`) => issuer.sign({ org, user, permissions: ['agent:approve', ...SPENDER_PERMISSIONS] }),
   };
 }
 

@@ -116,14 +116,15 @@ describe('optimizations', () => {
   test('a suggestion whose plan has moved on is stale: deciding on it is a 409 and changes nothing', async () => {
     const { token, campaignId, planId } = await withRejectedLine('org-opt-4');
     const [o] = await list(token, campaignId);
-    const replaced = await post(
-      api,
-      token,
-      `/api/v1/campaigns/${campaignId}/plan`,
-      { lines: [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 9_000 }], expectedVersion: 1 },
-      'PUT',
-    );
-    expect(replaced.status).toBe(200);
+    // As if the plan had moved on since (a running campaign's plan is not replaced over the API).
+    await env
+      .db('plans')
+      .where({ id: planId })
+      .update({
+        version: 2,
+        status: 'draft',
+        lines: JSON.stringify([{ id: randomUUID(), channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 9_000, creativeIds: [] }]),
+      });
     const res = await decide(token, o!.id, 'reject');
     expect(res.status).toBe(409);
     expect(await json(res)).toMatchObject({ code: 'optimization_stale' });

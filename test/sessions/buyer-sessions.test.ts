@@ -27,7 +27,9 @@ const count = async () => Number((await env.db('buyer_sessions').count({ n: '*' 
 describe('POST /api/v1/buyer/sessions', () => {
   test('records the workflow, the product scope and a summary of each referenced resource', async () => {
     const token = await env.issuer.token({ org: 'org-s', user: 'u', agent: 'planner-bot', product: 'flightdeck-ctv' });
-    const { campaignId, planId } = await draftCampaign(api, token, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 1000 }]);
+    // The person sets the campaign up; their agent keeps the workflow about it.
+    const person = await env.issuer.token({ org: 'org-s', user: 'u', product: 'flightdeck-ctv' });
+    const { campaignId, planId } = await draftCampaign(api, person, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 1000 }]);
     const res = await post(api, token, '/api/v1/buyer/sessions', { workflow: 'brief_to_plan', context: { campaignId, planId } });
     expect(res.status).toBe(201);
     const { session } = await json<{ session: Session }>(res);

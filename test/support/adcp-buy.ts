@@ -33,7 +33,13 @@ export async function launchOnSeller(
   {
     account,
     ...campaign
-  }: { executionMode?: 'sandbox' | 'live'; startDate?: string; endDate?: string; account?: SellerAccountRecord } = {},
+  }: {
+    executionMode?: 'sandbox' | 'live';
+    startDate?: string;
+    endDate?: string;
+    maximumCommitmentMinor?: number;
+    account?: SellerAccountRecord;
+  } = {},
 ): Promise<{ token: string; campaignId: string; booking: BookingBody }> {
   const token = await env.issuer.token({ org, user: `${org}-buyer` });
   if ((await api.fetch('/api/v1/auth/context', { token })).status !== 200) throw new Error(`${org} could not sign in`);

@@ -6,6 +6,13 @@ import { SignJWT, exportJWK, generateKeyPair, type JWK, type CryptoKey } from 'j
 export const TEST_ISSUER = 'https://issuer.test.flightdeck.dev/';
 export const TEST_AUDIENCE = 'https://api.test.flightdeck.dev';
 
+/**
+ * What a workspace member who buys media holds: approving plans and launching them. A person's
+ * token carries these unless the test names its permissions (`permissions: []` for a member who
+ * may not spend); an agent's token never carries any.
+ */
+export const SPENDER_PERMISSIONS = ['plan:approve', 'campaign:launch'];
+
 export interface SigningKey {
   kid: string;
   privateKey: CryptoKey;
@@ -73,7 +80,7 @@ export class TestIssuer {
     const key = o.key ?? this.keys[0]!;
     const claims: Record<string, unknown> = {
       org_id: o.org ?? 'org-a',
-      permissions: o.permissions ?? [],
+      permissions: o.permissions ?? (o.agent ? [] : SPENDER_PERMISSIONS),
       product: o.product ?? 'flightdeck',
     };
     if (o.channels) claims.channels = o.channels;

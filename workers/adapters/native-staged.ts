@@ -1,6 +1,6 @@
 import type { AdapterContext, BookingOutcome, BookingRequest, SupplierAdapter } from '../../shared/adapters/adapter';
 import type { AdapterDescriptor } from '../../shared/adapters/catalogue';
-import { recordReceipt } from './sandbox-ledger';
+import { recordReceipt, supplierNow } from './sandbox-ledger';
 import { sandboxOperations } from './sandbox';
 
 /**
@@ -22,6 +22,7 @@ export function nativeStagedAdapter(descriptor: AdapterDescriptor): SupplierAdap
         request,
         outcome: 'staged',
         providerReference: reference,
+        effectiveAt: ctx.now ?? (await supplierNow(ctx.db, request.lineId, request.executionMode)),
       });
       return { kind: 'staged', providerReference: reference };
     },

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { AdapterContext, DeliveryDay, DeliveryReport, DeliveryReporter, LineAtSupplier } from '../../shared/adapters/adapter';
 import { addDays, dateOnly, daysFrom } from '../../shared/dates';
+import { supplierOperations } from './sandbox-ledger';
+import { plannedDays, timelineOf, type SupplierTimeline } from './sandbox-timeline';
 
 /**
  * A sandbox supplier's delivery: a deterministic curve over the flight, seeded by the line.
@@ -12,6 +14,10 @@ import { addDays, dateOnly, daysFrom } from '../../shared/dates';
  *   …71 under-delivers (60% of budget) · …72 over-delivers (125%) · …73 late data (days arrive 3 days late)
  *   …74 restates (a day first reports 80%, then its full figure from three days after it) · …75 outage (every fetch fails)
  *   …76 restates a final day (90% of it, five days after it) · …77 never makes good.
+ *   …78 ignores pause and stop (keeps delivering as if running) · …79 ignores budget and end-date changes.
+ * It honours every operation it carried out from the day it took effect on (`sandbox-timeline.ts`):
+ * nothing while paused or after a stop, a budget or end date from its day on; a reported day is never
+ * restated unless a trigger says so. The digits are the booked budget's.
  * A day is called final once it is three days old. Asked about days after the flight (a make-good
  * is owed), it runs the make-good: each such day a zero-cost day of the flight's average impressions.
  */
@@ -23,6 +29,8 @@ export const SANDBOX_DELIVERY_TRIGGERS = {
   outage: 75,
   restateFinal: 76,
   noMakegood: 77,
+  ignoresPauseAndStop: 78,
+  ignoresBudgetAndEnd: 79,
 } as const;
 export type DeliveryBehaviour = keyof typeof SANDBOX_DELIVERY_TRIGGERS | 'normal';
 
@@ -97,19 +105,36 @@ const SHARE: Record<DeliveryBehaviour, number> = {
   outage: 1,
   restateFinal: 1,
   noMakegood: 1,
+  ignoresPauseAndStop: 1,
+  ignoresBudgetAndEnd: 1,
 };
 /** Days after which the sandbox seller calls a day's figures final. */
 export const SANDBOX_FINAL_AFTER_DAYS = 3;
 
-/** What the sandbox supplier reports for `line` on days `fromDate`..`toDate`, as of `now`. */
-export function sandboxDelivery(line: LineAtSupplier, fromDate: string, toDate: string, now: Date): DeliveryReport {
-  const behaviour = deliveryBehaviour(line.budgetMinor);
+/**
+ * What the sandbox supplier reports for `line` on days `fromDate`..`toDate`, as of `now`, given
+ * what it was told (`timeline`; without one, the line as booked on its first day and never changed).
+ */
+export function sandboxDelivery(
+  line: LineAtSupplier,
+  fromDate: string,
+  toDate: string,
+  now: Date,
+  timeline: SupplierTimeline | null = null,
+): DeliveryReport {
+  const behaviour = deliveryBehaviour(timeline?.bookedBudgetMinor ?? line.budgetMinor);
   if (behaviour === 'outage') throw new SupplierUnavailable('Sandbox supplier reporting is unavailable.');
   const today = dateOnly(now);
   // Days that are over; late data arrives three days after the day.
   const lastReported = addDays(today, behaviour === 'late' ? -3 : -1);
-  const total = Math.round(line.budgetMinor * SHARE[behaviour]);
-  const flight = flightSpend(line.lineId, line.startDate, line.endDate, total);
+  const planned = plannedDays(
+    line,
+    timeline,
+    SHARE[behaviour],
+    { ignoresPauseAndStop: behaviour === 'ignoresPauseAndStop', ignoresBudgetAndEnd: behaviour === 'ignoresBudgetAndEnd' },
+    (from, to, total) => flightSpend(line.lineId, from, to, total),
+  );
+  const flight = planned.days;
   const days = flight
     .filter((d) => d.date >= fromDate && d.date <= toDate && d.date <= lastReported)
     .map((d) => {
@@ -119,7 +144,8 @@ export function sandboxDelivery(line: LineAtSupplier, fromDate: string, toDate: 
       const spend = provisional ? Math.round(d.spendMinor * 0.8) : restatedAfterFinal ? Math.round(d.spendMinor * 0.9) : d.spendMinor;
       return { ...dayFigures(line.channel, d.date, spend, line.lineId), final: age >= SANDBOX_FINAL_AFTER_DAYS };
     });
-  return { asOf: now.toISOString(), days: [...days, ...makegoodDays(line, flight, fromDate, toDate, lastReported, behaviour)] };
+  const ended = { ...line, endDate: planned.endDate };
+  return { asOf: now.toISOString(), days: [...days, ...makegoodDays(ended, flight, fromDate, toDate, lastReported, behaviour)] };
 }
 
 /** Days after the flight it is asked about: the make-good it owes, at no cost (never, for …77). */
@@ -145,6 +171,7 @@ function makegoodDays(
 
 export const sandboxReporter: DeliveryReporter = {
   async delivery(line: LineAtSupplier, fromDate: string, toDate: string, ctx: AdapterContext): Promise<DeliveryReport> {
-    return sandboxDelivery(line, fromDate, toDate, ctx.now ?? new Date());
+    const timeline = timelineOf(await supplierOperations(ctx.db, line.lineId));
+    return sandboxDelivery(line, fromDate, toDate, ctx.now ?? new Date(), timeline);
   },
 };

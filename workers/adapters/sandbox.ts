@@ -9,7 +9,7 @@ import type {
 } from '../../shared/adapters/adapter';
 import { UnknownOutcome } from '../../shared/adapters/adapter';
 import type { AdapterDescriptor } from '../../shared/adapters/catalogue';
-import { recordReceipt } from './sandbox-ledger';
+import { recordReceipt, supplierNow } from './sandbox-ledger';
 
 /**
  * Deterministic sandbox suppliers, one per channel. Like a payment provider's test card
@@ -57,6 +57,7 @@ export function sandboxOperation(adapterKey: string, name: OperationName, behavi
       request,
       outcome: behaviour,
       providerReference: behaviour === 'rejected' ? null : reference,
+      effectiveAt: ctx.now ?? (await supplierNow(ctx.db, request.lineId, request.executionMode)),
     });
     switch (behaviour) {
       case 'rejected':
@@ -100,6 +101,7 @@ export function sandboxAdapter(descriptor: AdapterDescriptor): SupplierAdapter {
         request,
         outcome: behaviour,
         providerReference: behaviour === 'rejected' ? null : reference,
+        effectiveAt: ctx.now ?? (await supplierNow(ctx.db, request.lineId, request.executionMode)),
       });
       switch (behaviour) {
         case 'rejected':

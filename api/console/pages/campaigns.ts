@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
-import { badRequest, notFound, type ProblemIssue } from '../../../shared/errors';
+import { badRequest, conflict, notFound, type ProblemIssue } from '../../../shared/errors';
 import { amendable, type Amendment } from '../../../shared/bookings/amendments';
+import { spendFigures } from '../../../shared/bookings/spend-figures';
 import type { Booking } from '../../../shared/bookings/booking-schemas';
 import type { LineRow } from '../../../shared/bookings/booking-store';
 import { allowedControls, CONTROLS, type Control } from '../../../shared/bookings/line-control';
@@ -112,7 +113,19 @@ export const campaignPages: PageRegistrar = (_router, { get, post }, c) => {
     const form = req.body as Record<string, string>;
     about.subject = 'The amendment';
     about.back = `${campaignPath(booking.id)}#amend-heading`;
-    const { amendment } = (await r.call('amendCampaign', amendmentOf(booking, form, lineNames(booking)))) as { amendment: Amendment };
+    const asked = amendmentOf(booking, form, lineNames(booking));
+    // A cut is judged against the latest spend figures; when they are behind, the person confirms first.
+    const cuts = asked.lines.some((l) => l.budgetMinor < (booking.lines.find((x) => x.id === l.lineId)?.budgetMinor ?? 0));
+    if (cuts && form.confirmStale !== 'yes') {
+      const figures = await spendFigures(db, booking.lines, c.api.config.DELIVERY_POLL_EVERY_MS);
+      if (figures.stale) {
+        throw conflict(
+          `${figures.warning} To cut the budget anyway, tick “Cut even if the spend figures are behind” and amend again.`,
+          'stale_figures_unconfirmed',
+        );
+      }
+    }
+    const { amendment } = (await r.call('amendCampaign', asked)) as { amendment: Amendment };
     const n = amendment.lines.length;
     return { text: `Amendment asked of ${n} line${n === 1 ? '' : 's'}: it is ${amendment.status}.`, back: about.back };
   });

@@ -80,7 +80,8 @@ function lineSection(r: ConsoleRequest, x: InFlight, l: Line, name: string): str
     .join('');
   return `<section id="${lineAnchor(l.id)}" class="line" aria-labelledby="line-h-${esc(l.id)}">
 <h3 id="line-h-${esc(l.id)}">${esc(name)} ${statusBadge(l.status, 'data-line-status')}</h3>
-<dl class="detail"><dt>Budget</dt><dd data-line-budget>${money(l.budgetMinor, b.currency)}</dd>
+<dl class="detail"><dt>Now</dt><dd data-line-state="${esc(l.state)}">${esc(stateWords(l.state))}</dd>
+<dt>Budget</dt><dd data-line-budget>${money(l.budgetMinor, b.currency)}</dd>
 <dt>Running</dt><dd data-stop-kind="${esc(stop.kind)}">${esc(stop.words)}</dd>
 <dt>In hand</dt><dd data-pending-operation>${pendingWords(l, x.pending.get(l.id), b.currency)}</dd>
 <dt>Last budget change</dt><dd>${lastBudgetChange(l, x.amendments, b.currency)}</dd>
@@ -116,6 +117,7 @@ ${postForm(
   `<fieldset><legend>Amend</legend>${budgets}
 ${f.input({ id: 'amend-end', name: 'endDate', type: 'date', label: `End date (optional; now ${b.endDate})` })}
 ${f.input({ id: 'amend-note', name: 'note', label: 'Note (optional)', attrs: NOTE })}
+${f.checkbox({ id: 'amend-confirm-stale', name: 'confirmStale', value: 'yes', label: 'Cut even if the spend figures are behind (a line may have spent more than they show)' })}
 <button type="submit">Amend budget</button></fieldset>`,
 )}`;
 }
@@ -151,7 +153,7 @@ export function inFlightPage(r: ConsoleRequest, x: InFlight): string {
   const whole = campaignControls.length
     ? campaignControls.map((c) => controlForm(r, `${campaignPath(b.id)}/${c}`, c, {}, `${c}-note-campaign`)).join('')
     : '<p>Nothing can be asked of the whole campaign now.</p>';
-  const summary = `<p>Client ${esc(b.client.name)} · booking <code>${esc(b.id.slice(0, 8))}</code> ${statusBadge(b.status, 'data-booking-status')}
+  const summary = `<p>Now <strong data-booking-state="${esc(b.state)}">${esc(stateWords(b.state))}</strong> · client ${esc(b.client.name)} · booking <code>${esc(b.id.slice(0, 8))}</code> ${statusBadge(b.status, 'data-booking-status')}
 · version <span data-booking-version>${esc(b.version)}</span> · ${esc(b.executionMode)} · flight ${esc(b.startDate)} to ${esc(b.endDate)}</p>`;
   const lines = b.lines.map((l) => lineSection(r, x, l, names.get(l.id)!)).join('');
   const body = `${summary}<section aria-labelledby="whole-heading"><h2 id="whole-heading">The whole campaign</h2><p>Pausing or resuming asks every line that can take it; the others are named with why.
@@ -185,3 +187,6 @@ export function campaignControlWords(
   const skipped = result.skipped.map((s) => `${names.get(s.lineId) ?? s.lineId}: ${s.reason}`).join(' ');
   return skipped ? `${head} Not asked: ${skipped}` : head;
 }
+
+/** A derived state (`shared/bookings/derived-state.ts`) in words: `needs-attention` → "needs attention". */
+export const stateWords = (state: string): string => state.replace(/-/g, ' ');

@@ -47,7 +47,12 @@ async function main() {
     await page.getByRole('link', { name: 'Sign in' }).click();
     await shot(page, 'sign-in');
     await page.goto(`${world.base}/console/logout`).catch(() => undefined);
-    await signIn(page, world, { user: 'sam', workspace: 'acme', permissions: ['operator:reconcile', 'agent:approve'] }, '/console');
+    await signIn(
+      page,
+      world,
+      { user: 'sam', workspace: 'acme', permissions: ['operator:reconcile', 'agent:approve', 'campaign:launch'] },
+      '/console',
+    );
 
     // The manual line of the mixed booking, claimed: the queue shows who has it.
     await page.goto(`${world.base}/console/fulfilment/bookings/${mixed.id}`);
@@ -83,7 +88,7 @@ async function main() {
     await page.goto(`${world.base}/console/operator`);
     await shot(page, 'operator-bookings');
 
-    const human = await world.token({ org: 'acme', user: 'sam', permissions: ['agent:approve'] });
+    const human = await world.token({ org: 'acme', user: 'sam', permissions: ['agent:approve', 'campaign:launch'] });
     await post(
       world.api,
       human,

@@ -5,7 +5,7 @@ import { createTokenVerifier } from '../../../shared/auth/verifier';
 import { requiredQueues } from '../../../shared/queues/names';
 import { createTestEnv, type TestApi, type TestEnv } from '../../support/api';
 import { approve, draftCampaign, post, waitForBooking, type BookingBody, type PlanLineInput } from '../../support/bookings';
-import { TEST_AUDIENCE, TEST_ISSUER } from '../../support/issuer';
+import { SPENDER_PERMISSIONS, TEST_AUDIENCE, TEST_ISSUER } from '../../support/issuer';
 import { freePort } from '../../support/ports';
 
 export interface ConsoleWorld {
@@ -59,7 +59,9 @@ export async function startConsoleWorld(
     LOG_LEVEL: 'warn',
     ...workers,
   });
-  const token = (claims: Omit<DevTokenClaims, 'ttlSeconds'>) => issuer.sign(claims);
+  // A person may spend unless the test names the permissions (docs/architecture.md, "Who may spend").
+  const token = (claims: Omit<DevTokenClaims, 'ttlSeconds'>) =>
+    issuer.sign({ ...(claims.agent ? {} : { permissions: SPENDER_PERMISSIONS }), ...claims });
   return {
     env,
     api,

@@ -22,7 +22,7 @@ import { day } from '../../delivery/support';
  * to CTV, so that other tenants and the DOOH-only product can be pointed at it.
  */
 export const ORG = 'org-a';
-export const HUMAN_PERMISSIONS = ['agent:approve', 'operator:reconcile'];
+export const HUMAN_PERMISSIONS = ['agent:approve', 'operator:reconcile', 'plan:approve', 'campaign:launch'];
 export const AGENT_CLIENT = 'planner-bot';
 const WORKFLOW_QUEUES = ['supplier.manual', 'supplier.computer-use'];
 

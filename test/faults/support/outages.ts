@@ -190,7 +190,7 @@ export async function startService(
       ...extra,
     }),
   );
-  const [, url] = await service.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 120_000);
+  const [, url] = await service.waitFor(/listening on (http:\/\/(?:127\.0\.0\.1|localhost):\d+)/, 120_000);
   return { service, url: url! };
 }
 

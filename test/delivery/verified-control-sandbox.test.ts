@@ -1,5 +1,5 @@
 import { createTestEnv, type TestEnv } from '../support/api';
-import { launchPlan, post, readBooking, waitForBooking } from '../support/bookings';
+import { post, readBooking } from '../support/bookings';
 import { until } from '../support/wait';
 import { walletAndLedger } from '../support/wallet';
 import { startConsoleService, type ConsoleService } from '../console/support';
@@ -29,15 +29,14 @@ const advance = async (token: string, days: number) =>
 
 test('20 lines stopped at once are each verified exactly once after a full day shows them silent', async () => {
   const budgets = Array.from({ length: 20 }, (_, i) => 10_000 + i * 100);
-  const launched = await launchPlan(
-    env,
-    service.api,
-    budgets.map((budgetMinor) => ({ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor })),
+  const booking = await service.launch(
     'org-vcs',
-    { startDate: today(), endDate: inDays(29), executionMode: 'sandbox' },
+    budgets.map((budgetMinor) => ({ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor })),
+    (b) => b.lines.every((l) => l.status === 'confirmed'),
+    { startDate: today(), endDate: inDays(29), executionMode: 'sandbox', maximumCommitmentMinor: 300_000 },
   );
-  const { token, booking } = launched;
-  await waitForBooking(service.api, token, booking.id, (b) => b.lines.every((l) => l.status === 'confirmed'));
+  const token = await service.token({ org: 'org-vcs', user: 'org-vcs-buyer' });
+  const launched = { campaignId: booking.campaignId };
   await advance(token, 1);
   expect((await post(service.api, token, `/api/v1/campaigns/${launched.campaignId}/stop`, { note: 'Brand safety.' })).status).toBe(202);
   await until('every line to stop', async () => (await lines(token, booking.id)).every((l) => l.status === 'stopped'));
@@ -57,13 +56,13 @@ test('20 lines stopped at once are each verified exactly once after a full day s
 }, 120_000);
 
 test('a sandbox supplier that ignores a pause (…78) keeps delivering: the pause fails, the line goes to a person, the console says so', async () => {
-  const launched = await launchPlan(env, service.api, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 30_078 }], 'org-vcs78', {
-    startDate: today(),
-    endDate: inDays(29),
-    executionMode: 'sandbox',
-  });
-  const { token, booking } = launched;
-  await waitForBooking(service.api, token, booking.id, (b) => b.lines[0]!.status === 'confirmed');
+  const booking = await service.launch(
+    'org-vcs78',
+    [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 30_078 }],
+    (b) => b.lines[0]!.status === 'confirmed',
+    { startDate: today(), endDate: inDays(29), executionMode: 'sandbox', maximumCommitmentMinor: 30_078 },
+  );
+  const token = await service.token({ org: 'org-vcs78', user: 'org-vcs78-buyer' });
   const line = (await lines(token, booking.id))[0]!;
   expect(
     (await post(service.api, token, `/api/v1/bookings/${booking.id}/lines/${line.id}/pause`, { expectedVersion: line.version })).status,

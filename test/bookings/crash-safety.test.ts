@@ -8,6 +8,7 @@ import { approve, draftCampaign, readBooking, sevenSandboxLines, waitForBooking 
 import { launchCampaign } from '../../shared/bookings/launch';
 import { queuePrefix } from '../../shared/queues/names';
 import { principalFromClaims } from '../../shared/auth/principal';
+import { SPENDER_PERMISSIONS } from '../support/issuer';
 
 let env: TestEnv;
 let api: TestApi;
@@ -72,7 +73,7 @@ describe('a crash between commit and enqueue', () => {
     await approve(api, token, campaignId, planVersion);
     // Launch through the domain call alone: the booking and its outbox rows commit, and then
     // this "process" stops before it relays anything, as a crash right after commit would.
-    const principal = principalFromClaims({ sub: 'buyer', org_id: 'org-outbox', permissions: [], product: 'flightdeck' });
+    const principal = principalFromClaims({ sub: 'buyer', org_id: 'org-outbox', permissions: SPENDER_PERMISSIONS, product: 'flightdeck' });
     const { booking } = await launchCampaign(env.db, principal, { actorId: 'buyer', actor: 'human', source: 'web' }, campaignId, {
       confirmationSlaHours: 48,
     });

@@ -131,15 +131,21 @@ describe('pause, resume and stop a running campaign', () => {
     expect((await json<{ booking: { id: string } }>(relaunched)).booking.id).not.toBe(booking.id);
   });
 
-  test('a paused booking still holds its campaign: a changed plan cannot be approved or launched beside it', async () => {
+  test('a paused booking still holds its campaign: its plan cannot be replaced (amend it instead), nor approved again beside it', async () => {
     const { booking, campaignId, planId, token } = await running([10_000]);
     expect((await control(token, campaignId, 'pause')).status).toBe(202);
     await waitForBooking(api, token, booking.id, (b) => b.status === 'stopped');
-    const plan = await replan(token, campaignId, planId);
-    await expectProblem(
-      await post(api, token, `/api/v1/campaigns/${campaignId}/plan/approve`, { expectedVersion: plan.version }),
+    const current = await json<{ plan: { version: number } }>(await api.fetch(`/api/v1/plans/${planId}`, { token }));
+    const lines = [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 9_000 }];
+    const refused = await expectProblem(
+      await post(api, token, `/api/v1/campaigns/${campaignId}/plan`, { lines, expectedVersion: current.plan.version }, 'PUT'),
       409,
-      'campaign_booked',
+      'plan_locked_in_flight',
+    );
+    expect(refused.detail).toMatch(/amend/);
+    await expectProblem(
+      await post(api, token, `/api/v1/campaigns/${campaignId}/plan/approve`, { expectedVersion: current.plan.version }),
+      409,
     );
   });
 

@@ -145,7 +145,7 @@ test('the mission journal names the console as the door a person’s approval ca
   };
 
   const atConsole = await prepareOne();
-  const lead = await service.signIn({ user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve'] });
+  const lead = await service.signIn({ user: `${ORG}-lead`, workspace: ORG, permissions: ['agent:approve', ...SPENDER_PERMISSIONS] });
   await lead.page('/console/approvals');
   const approved = await lead.form(`/console/approvals/${atConsole.approvalId}/approve`, { expectedActionDigest: atConsole.actionDigest });
   expect(approved.status).toBe(303);

@@ -81,7 +81,8 @@ export function mountMethodNotAllowed(app: Express, routes: RouteDef[]): void {
     methods.set(r.path, set);
   }
   // A router of its own: these are not operations (the OpenAPI document lists the routes, not these).
-  const router = express.Router();
+  // Paths are exact here as everywhere (the app's case-sensitive, strict routing is not a router's default).
+  const router = express.Router({ caseSensitive: true, strict: true });
   for (const [path, allowed] of methods) {
     const allow = [...allowed].sort().join(', ');
     router.all(path, (req: Request, _res: Response, next: NextFunction) => {

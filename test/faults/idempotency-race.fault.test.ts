@@ -119,6 +119,23 @@ const FIXTURES: Record<string, () => Promise<Target>> = {
     };
   },
 
+  /** A running campaign; each execution sets its daily cap and moves the campaign's version once. */
+  async setDailyCaps() {
+    const org = `org-race-${randomUUID().slice(0, 8)}`;
+    const launched = await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_000 }], org, {
+      endDate: '2099-03-31',
+    });
+    await waitForBooking(api, launched.token, launched.booking.id, (b) => b.lines.every((l) => l.status === 'confirmed'));
+    const version = async () => Number((await env.db('campaigns').where({ id: launched.campaignId }).first('version')).version);
+    const before = await version();
+    return {
+      path: `/api/v1/campaigns/${launched.campaignId}/daily-caps`,
+      token: launched.token,
+      body: (i, varied) => ({ expectedVersion: before, dailyCapMinor: varied ? 1_000 + i : 1_000, lines: [] }),
+      executions: async () => (await version()) - before,
+    };
+  },
+
   /** A study with a funded human approval; each execution uses the approval and bumps the revision. */
   async draftStudy() {
     const { org, token } = await freshPerson();

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { conflict } from '../errors';
 import { SYSTEM, type Actor } from '../auth/actor';
 import type { SqlPart } from '../db/knex';
 import { dateOnly } from '../dates';
@@ -76,7 +77,9 @@ export async function settleLineOperation(
   }
 
   const op = held ?? (line.operation_id ? await lockLineOperation(trx, line.operation_id) : undefined);
-  if (!op) throw new Error(`line ${line.id} has no pending ${line.operation} operation to settle`);
+  // A line whose last change finished without a supplier operation (a stop of a line nobody had sent)
+  // has nothing in hand: a person's confirm, reject or resolve of it is refused, not a crash.
+  if (!op) throw conflict(`The line has no ${line.operation} in hand to settle; read it again.`, 'invalid_transition', 'terminal');
   const { to, patch } = settlement(op, s);
   const changed = await changeLine(
     trx,

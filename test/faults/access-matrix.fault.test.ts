@@ -40,7 +40,7 @@ beforeAll(async () => {
     foreign: await token({ ...lead, org: 'org-b', user: 'org-b-lead' }),
     dooh: await token({ ...lead, product: 'flightdeck-dooh' }),
     agent: await token({ ...lead, agent: AGENT_CLIENT }),
-    noPermission: await token({ org: ORG, user: `${ORG}-viewer` }),
+    noPermission: await token({ org: ORG, user: `${ORG}-viewer`, permissions: [] }),
     nonStaff: world.human,
     staffAgent: await token({ org: 'staff-org', user: 'staff-1', agent: 'ops-bot' }),
     revoked: await token({ org: 'staff-org', user: 'staff-revoked' }),

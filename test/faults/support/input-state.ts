@@ -63,7 +63,8 @@ export function differences(before: StateFingerprint, after: StateFingerprint): 
     if (a?.digest !== b?.digest) out.push(`table ${name}: ${a?.rows ?? 'absent'} rows → ${b?.rows ?? 'absent'} rows (contents changed)`);
   }
   for (const key of new Set([...Object.keys(before.redis), ...Object.keys(after.redis)])) {
-    if (before.redis[key]?.endsWith(':expiring') && after.redis[key] === undefined) continue;
+    // Expired between the scan and the look at it (`none`), or gone from the scan: either way it ran out on its own.
+    if (before.redis[key]?.endsWith(':expiring') && (after.redis[key] === undefined || after.redis[key]!.startsWith('none:'))) continue;
     if (before.redis[key] !== after.redis[key])
       out.push(`redis ${key}: ${before.redis[key] ?? 'absent'} → ${after.redis[key] ?? 'absent'}`);
   }

@@ -18,6 +18,9 @@ import { closeOutBooking, closeoutDue } from '../shared/delivery/closeout';
 import { sweepFinality } from '../shared/delivery/finality';
 import { expireMakegoods } from '../shared/delivery/makegoods';
 import { sellerBillingTerms } from '../shared/config/seller-billing';
+import { freshHeartbeats } from '../shared/heartbeat';
+import { browserService } from '../shared/readiness/checks';
+import { failUnservedBrowserJobs } from '../shared/bookings/browser-job-run';
 import { ArtifactStore, artifactDirOf, sweepExpiredArtifacts } from '../shared/studies/artifact-store';
 
 /** Housekeeping jobs and how often each runs. */
@@ -35,6 +38,8 @@ const SCHEDULES: Array<[name: string, everyMs: number]> = [
   ['closeout-bookings', 60 * 60 * 1000],
   // Days past their seller's window become final and months close (workflow lines wait for staff); make-goods past their date expire.
   ['settle-finality', 60 * 60 * 1000],
+  // Browser jobs no live worker can run end with why, instead of waiting unseen.
+  ['fail-unserved-browser-jobs', 15 * 1000],
 ];
 
 /** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
@@ -61,6 +66,8 @@ export function maintenanceWorker(
     | 'SELLER_MAX_VARIANCE_PERCENT'
     | 'SELLER_BILLING_TERMS'
     | 'ADCP_SELLERS'
+    | 'HEARTBEAT_TTL_MS'
+    | 'BROWSER_JOB_QUEUE_WAIT_MS'
   >,
 ): Worker {
   return new Worker<unknown, unknown, string>(
@@ -125,6 +132,13 @@ export function maintenanceWorker(
         const expired = await expireMakegoods(db);
         logger.info({ ...finality, expired, jobId }, 'delivery finality settled');
         return { ...finality, expired };
+      }
+      case 'fail-unserved-browser-jobs': {
+        const service = browserService(await freshHeartbeats(connection, prefix, config.HEARTBEAT_TTL_MS));
+        if (service.running) return { failed: 0 };
+        const failed = await failUnservedBrowserJobs(db, config.BROWSER_JOB_QUEUE_WAIT_MS, service.why);
+        if (failed) logger.warn({ failed, why: service.why, jobId }, 'browser jobs no worker could run were ended');
+        return { failed };
       }
       default:
         throw new Error(`unknown maintenance job ${name}`);

@@ -127,3 +127,20 @@ export async function failAbandonedBrowserJobs(db: Knex, runningLongerThanMs: nu
     if (await db.transaction((trx) => endJob(trx, id, ['running'], { status: 'failed', code: 'interrupted', reason: INTERRUPTED }))) n++;
   return n;
 }
+
+/**
+ * Jobs queued longer than anyone should wait while no live worker can run them (none has the
+ * browser role, or each that has it lacks Chromium): ended failed `browser_unavailable` with why,
+ * instead of waiting unseen. A browser worker that comes later finds them ended and runs nothing.
+ */
+export async function failUnservedBrowserJobs(db: Knex, queuedLongerThanMs: number, why: string): Promise<number> {
+  const ids = (await db('browser_jobs')
+    .where({ status: 'queued' })
+    .where('created_at', '<', new Date(Date.now() - queuedLongerThanMs))
+    .pluck('id')) as string[];
+  const reason = `No worker could run this job within ${Math.round(queuedLongerThanMs / 1000)} s: ${why}. Ask for a new one once a browser worker is running.`;
+  let n = 0;
+  for (const id of ids)
+    if (await db.transaction((trx) => endJob(trx, id, ['queued'], { status: 'failed', code: 'browser_unavailable', reason }))) n++;
+  return n;
+}

@@ -8,6 +8,16 @@ export const browserConfig = {
   BROWSER_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(1),
   /** How long one job may take, from starting the browser to the evidence stored. */
   BROWSER_JOB_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(60_000),
+  /**
+   * How long a job may wait queued while no live worker can run it (none has a browser): then it
+   * ends failed `browser_unavailable`, saying why, rather than waiting unseen.
+   */
+  BROWSER_JOB_QUEUE_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 60 * 60 * 1000)
+    .default(5 * 60 * 1000),
   /** Bytes the page and everything it loads may bring in, all requests together. */
   BROWSER_JOB_MAX_BYTES: z.coerce
     .number()

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { RedisClient } from '../redis';
 import { pendingMigrations } from '../db/migrations';
 import { ADAPTERS, catalogueProblems } from '../adapters/catalogue';
-import { freshHeartbeats } from '../heartbeat';
+import { freshHeartbeats, type Heartbeat } from '../heartbeat';
 import { BROWSER_JOBS_QUEUE, requiredQueues } from '../queues/names';
 import type { AssetStore } from '../assets/asset-store';
 
@@ -80,12 +80,10 @@ const CHECKS: Record<string, Check> = {
   },
   /** Browser jobs need a worker whose machine has Chromium; one that was asked to run them without it says so. */
   async browser({ redis, redisPrefix, heartbeatTtlMs }) {
-    const workers = (await freshHeartbeats(redis, redisPrefix, heartbeatTtlMs)).filter((b) => b.role === 'worker');
-    const running = workers.filter((b) => b.queues.includes(BROWSER_JOBS_QUEUE)).length;
-    if (running) return `${running} worker(s) running browser jobs`;
-    const without = workers.find((b) => b.unavailable?.[BROWSER_JOBS_QUEUE]);
-    if (without) {
-      throw new NotReady('browser jobs cannot run: no worker has a browser (Chromium not found)', without.unavailable![BROWSER_JOBS_QUEUE]);
+    const service = browserService(await freshHeartbeats(redis, redisPrefix, heartbeatTtlMs));
+    if (service.running) return `${service.running} worker(s) running browser jobs`;
+    if (service.noBrowser) {
+      throw new NotReady('browser jobs cannot run: no worker has a browser (Chromium not found)', service.why);
     }
     throw new NotReady('no live worker for browser jobs');
   },
@@ -114,4 +112,17 @@ export async function runReadinessChecks(
     }),
   );
   return Object.fromEntries(entries);
+}
+
+/**
+ * Whether browser jobs can run, from the fresh heartbeats: how many workers run them, or why none
+ * can (a worker that has the role but no Chromium says so; otherwise no process has the role).
+ */
+export function browserService(beats: Heartbeat[]): { running: number; why: string; noBrowser: boolean } {
+  const workers = beats.filter((b) => b.role === 'worker');
+  const running = workers.filter((b) => b.queues.includes(BROWSER_JOBS_QUEUE)).length;
+  if (running) return { running, why: '', noBrowser: false };
+  const without = workers.find((b) => b.unavailable?.[BROWSER_JOBS_QUEUE]);
+  if (without) return { running: 0, why: without.unavailable![BROWSER_JOBS_QUEUE]!, noBrowser: true };
+  return { running: 0, why: `no live worker process runs browser jobs (worker role "${BROWSER_JOBS_QUEUE}")`, noBrowser: false };
 }

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, post, type Launched } from '../support/bookings';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
@@ -78,6 +79,45 @@ test('jobs spread over two worker processes, and each runs once', async () => {
   // Each page was opened exactly once.
   for (let i = 0; i < 6; i++) expect(site.received.filter((r) => r.path === `/screens?n=${i}`)).toHaveLength(1);
   expect(site.received.every((r) => r.method === 'GET')).toBe(true);
+}, 240_000);
+
+/** The browser a worker process started: its child whose command line is Chromium's. */
+function browserOf(workerPid: number): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === workerPid && /chrom/i.test(fs.readFileSync(`/proc/${d}/cmdline`, 'utf8'));
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
+test('a browser that dies under a job ends it browser_crashed; the process lives on, runs the next job, and never runs the first again', async () => {
+  const job = await ask('/hang?crash');
+  await until('the page to be asked for', async () => site.received.some((r) => r.path === '/hang?crash'), 60_000);
+  const [running] = await rows([job.id]);
+  expect(running!.status).toBe('running');
+  const pid = Number(String(running!.run_by).split(':').pop());
+  const browsers = browserOf(pid);
+  expect(browsers).toHaveLength(1);
+  process.kill(browsers[0]!, 'SIGKILL');
+  await until('the job to end', async () => (await rows([job.id]))[0]!.status === 'failed', 60_000);
+  const [after] = await rows([job.id]);
+  expect(after).toMatchObject({ status: 'failed', failure_code: 'browser_crashed', run_by: running!.run_by });
+  // The worker process is still there and takes the next job; the crashed one is not run again.
+  const runner = workers.find((w) => w.child.pid === pid)!;
+  expect(runner.child.exitCode).toBeNull();
+  const next = await ask('/screens?after-crash');
+  await until('the next job to complete', async () => (await rows([next.id]))[0]!.status === 'completed', 120_000);
+  expect(site.received.filter((r) => r.path === '/hang?crash')).toHaveLength(1);
+  const view = await api.fetch(job.href, { token: staff });
+  expect(await json(view)).toMatchObject({ browserJob: { status: 'failed', failure: { code: 'browser_crashed' } } });
 }, 240_000);
 
 test('a job whose process is killed mid-run is ended interrupted by the other process, not run again', async () => {

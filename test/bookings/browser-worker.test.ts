@@ -439,24 +439,36 @@ describe('where no browser can run', () => {
     }
   }, 60_000);
 
-  test('a worker with no Chromium takes no browser job, and readiness says why', async () => {
+  test('a worker with no Chromium takes no browser job, readiness says why, and a job left waiting ends browser_unavailable with the reason', async () => {
     const none = await env.workers({
-      WORKER_QUEUES: 'browser,supplier.computer-use',
+      WORKER_QUEUES: 'browser,supplier.computer-use,maintenance',
       CHROMIUM_PATH: '/nonexistent/chromium',
       OUTBOX_RELAY_INTERVAL_MS: '100',
+      BROWSER_JOB_QUEUE_WAIT_MS: '4000',
     });
     try {
+      await subscribe(env, api, ORG, ['browser_job.failed']);
       const l = await launchComputerUse();
+      const t0 = Date.now();
       const asked = await ask(l, '/simple');
       await until('readiness to report the browser', async () => {
         const res = await api.fetch('/readyz');
         const body = await json<{ checks: Record<string, { ok: boolean; detail: string }> }>(res);
         return res.status === 503 && /no worker has a browser/.test(body.checks.browser?.detail ?? '');
       });
-      await new Promise((r) => setTimeout(r, 1_000));
+      // Waiting, not run, until the wait is over.
       expect((await read(asked.id)).status).toBe('queued');
+      const job = await ended(asked.id, 60_000);
+      expect(job).toMatchObject({ status: 'failed', failure: { code: 'browser_unavailable' }, startedAt: null, evidence: null });
+      expect(job.failure!.reason).toMatch(
+        /No worker could run this job within 4 s: Chromium was not found at CHROMIUM_PATH \(\/nonexistent\/chromium\)/,
+      );
+      expect(Date.parse(job.finishedAt!) - Date.parse(job.createdAt)).toBeGreaterThanOrEqual(4000);
+      expect(since(t0)).toEqual([]);
+      const events = await env.db('webhook_events').where({ type: 'browser_job.failed', subject_id: asked.id });
+      expect(events.map((e) => e.body.failureCode)).toEqual(['browser_unavailable']);
     } finally {
       await none.close();
     }
-  }, 60_000);
+  }, 90_000);
 });

@@ -99,6 +99,8 @@ export async function visitPage(o: {
   let made = 0;
   let tooMany = false;
   let timedOut = false;
+  /** The page's renderer crashed, or the browser exited under the job (not closed by us). */
+  let crashed = false;
   const timer = setTimeout(() => {
     timedOut = true;
     void context?.close().catch(() => undefined);
@@ -110,6 +112,7 @@ export async function visitPage(o: {
       return new VisitFailure('page_too_large', `The page and what it loaded passed the limit of ${o.limits.maxBytes} bytes.`);
     if (tooMany) return new VisitFailure('too_many_requests', `The page made more than ${o.limits.maxRequests} requests.`);
     if (timedOut || Date.now() >= deadline) return new VisitFailure('timed_out', `The job did not finish within ${o.limits.timeoutMs} ms.`);
+    if (crashed) return new VisitFailure('browser_crashed', 'The browser crashed or exited while the job ran.');
     return new VisitFailure('navigation_failed', `The browser could not load the page: ${firstLine(err)}`);
   };
   try {
@@ -129,6 +132,8 @@ export async function visitPage(o: {
     } catch (err) {
       throw new VisitFailure('browser_unavailable', `The browser could not be started: ${firstLine(err)}`);
     }
+    // Closed by anyone but us (the timer sets timedOut first; `finally` closes it after the outcome is known).
+    context.on('close', () => void (timedOut || (crashed = true)));
     const page = context.pages()[0] ?? (await context.newPage());
     let opened = false;
     /** Refused requests are aborted; a refused navigation is answered 204, so the page stays as it was instead of becoming an error page. */
@@ -194,7 +199,6 @@ export async function visitPage(o: {
             : r.fromPage || asked.has(r.url),
         )
         .map(({ method, url, reason }) => ({ method, url, reason }));
-    let crashed = false;
     page.on('crash', () => (crashed = true));
 
     let response;
@@ -218,7 +222,7 @@ export async function visitPage(o: {
     await Promise.race([page.waitForLoadState('load', loading), page.waitForLoadState('networkidle', loading)]).catch(() => undefined);
     await page.waitForLoadState('networkidle', { timeout: Math.min(SETTLE_MS, remaining()) }).catch(() => undefined);
     if (proxy.overLimit() || tooMany || timedOut) throw failure(null);
-    if (crashed) throw new VisitFailure('browser_crashed', 'The page crashed the browser.');
+    if (crashed) throw failure(null);
     // A navigation the page started just now is being refused: the page is evidence once it stays put.
     await Promise.allSettled([...refusing]);
     const observedAt = new Date();

@@ -171,7 +171,7 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
   result.capPaused = caps.paused.length;
   result.capResumed = caps.resumed.length;
   for (const bookingId of await closeoutDue(db, opts.restatementDays, real)) {
-    if ((await closeOutBooking(db, bookingId)).closed) result.closedOut += 1;
+    if ((await closeOutBooking(db, bookingId, opts.verification)).closed) result.closedOut += 1;
   }
   return result;
 }

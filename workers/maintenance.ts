@@ -68,6 +68,7 @@ export function maintenanceWorker(
     | 'ADCP_SELLERS'
     | 'HEARTBEAT_TTL_MS'
     | 'BROWSER_JOB_QUEUE_WAIT_MS'
+    | 'CONTROL_TOLERANCE_PERCENT'
   >,
 ): Worker {
   return new Worker<unknown, unknown, string>(
@@ -122,7 +123,8 @@ export function maintenanceWorker(
       }
       case 'closeout-bookings': {
         let closed = 0;
-        for (const id of await closeoutDue(db, config.DELIVERY_RESTATEMENT_DAYS)) if ((await closeOutBooking(db, id)).closed) closed++;
+        for (const id of await closeoutDue(db, config.DELIVERY_RESTATEMENT_DAYS))
+          if ((await closeOutBooking(db, id, { tolerancePercent: config.CONTROL_TOLERANCE_PERCENT })).closed) closed++;
         logger.info({ closed, jobId }, 'bookings closed out');
         return { closed };
       }

@@ -45,8 +45,9 @@ export function controlRefusal(line: LineRow, control: Control): string | null {
     case 'stop':
       if (line.status === 'confirmed' || line.status === 'queued') return null;
       if (line.status === 'stopped') return kind === 'end' ? 'The line has already ended.' : null;
-      if (line.status === 'reconciliation-required')
-        return line.operation === 'book' ? null : `Resolve the ${line.operation} in doubt first.`;
+      // Nothing in hand (checked above): a booking in doubt, or a change the supplier's own figures
+      // contradicted (verified control); stopping asks the supplier again, and is verified in turn.
+      if (line.status === 'reconciliation-required') return null;
       if (line.status === 'in-progress' && line.execution_method) return null;
       if (line.status === 'in-progress') return 'Its booking is with the supplier now; stop it once the supplier has answered.';
       return `A ${line.status} line is already being stopped.`;

@@ -4,6 +4,7 @@ import { appendEvent } from '../bookings/booking-events';
 import { toMinor } from '../db/knex';
 import { lockWallet, post } from '../wallet/ledger';
 import { settleDelivery } from './delivery-money';
+import { decideOnFinalFigures } from './control-verification';
 
 /** Booking statuses in which no line is still being booked or changed. */
 const SETTLED = ['confirmed', 'partially-confirmed', 'rejected', 'stopped'];
@@ -33,14 +34,19 @@ export async function closeoutDue(db: Knex, restatementDays: number, real = new 
 }
 
 /**
- * Closes a booking out: its lines' captured spend brought to their final delivered spend, then
+ * Closes a booking out: its changes still unproven decided on the final figures, its lines' captured spend brought to their final delivered spend, then
  * what the reservation still holds for it released (exactly the unspent), and the booking marked
  * closed out. Once: a second call finds it closed and does nothing.
  */
-export async function closeOutBooking(db: Knex, bookingId: string): Promise<{ closed: boolean; releasedMinor: number }> {
+export async function closeOutBooking(
+  db: Knex,
+  bookingId: string,
+  controls: { tolerancePercent: number },
+): Promise<{ closed: boolean; releasedMinor: number }> {
   return db.transaction(async (trx) => {
     const booking = await trx('bookings').where({ id: bookingId }).forUpdate().first('id', 'closed_out_at', 'advertiser_id');
     if (!booking || booking.closed_out_at) return { closed: false, releasedMinor: 0 };
+    if ((await decideOnFinalFigures(trx, bookingId, controls.tolerancePercent)).undecided) return { closed: false, releasedMinor: 0 };
     const lines = await trx('booking_lines').where({ booking_id: bookingId }).orderBy('position').select('id');
     for (const l of lines) await settleDelivery(trx, String(l.id), SYSTEM.actorId);
     let releasedMinor = 0;

@@ -90,7 +90,7 @@ export function decide(
   >,
   days: ReadonlyArray<{ day: string; spendMinor: number; impressions: number }>,
   now: Date,
-  reported: { fetchedAt: Date | null; asOf: Date | null },
+  reported: { fetchedAt: Date | null; asOf: Date | null; final?: boolean },
   s: VerificationSettings,
 ): Decision | null {
   const effectiveDay = dateOnly(w.effective_at);
@@ -124,6 +124,8 @@ export function decide(
     }
   }
   if (w.verification === 'verified') return null;
+  // At closeout every day is final and the restatement window is over: nothing more will be said.
+  if (reported.final) return { state: 'verified', evidence: { asked, reason: 'the final figures agree', final: true } };
   // Proven once a full day after the change (or after the new end) has been reported, after the delay.
   const seen = new Date(`${addDays(lastDayToSee, 2)}T00:00:00Z`);
   const due = new Date(seen.getTime() + s.reportingDelayHours * HOUR_MS);
@@ -215,37 +217,66 @@ export async function verifyControls(db: Knex, scope: VerifyScope, settings: Ver
     .orderBy('o.effective_at')
     .pluck('o.id')) as string[];
   for (const id of ids) {
-    const state = await db.transaction(async (trx) => {
-      const { rows } = await trx.raw<{ rows: Watched[] }>(WATCHED_SQL, [id]);
-      const w = rows[0];
-      if (!w) return null;
-      const days = (
-        (await trx('delivery_days')
-          .where({ line_id: w.line_id })
-          .orderBy('day')
-          .select(trx.raw("to_char(day, 'YYYY-MM-DD') as day"), 'spend_minor', 'impressions')) as Array<{
-          day: string;
-          spend_minor: string;
-          impressions: string;
-        }>
-      ).map((d) => ({ day: d.day, spendMinor: Number(d.spend_minor), impressions: Number(d.impressions) }));
-      const offset = w.execution_mode === 'sandbox' ? Number(w.offset_days) * DAY_MS : 0;
-      const decision = decide(
-        w,
-        days,
-        new Date(real.getTime() + offset),
-        { fetchedAt: w.fetched_at ? new Date(new Date(w.fetched_at).getTime() + offset) : null, asOf: w.as_of ? new Date(w.as_of) : null },
-        settings,
-      );
-      if (!decision) return null;
-      await record(trx, w, decision);
-      return decision.state;
-    });
+    const state = await db.transaction((trx) => decideOne(trx, id, real, settings, false));
     if (state === 'verified') result.verified++;
     if (state === 'failed') result.failed++;
     if (state === 'superseded') result.superseded++;
   }
   return result;
+}
+
+/**
+ * A booking closing out: its changes still pending are decided on the final figures (every day
+ * final, the restatement window over), so none is left pending for ever. In the closeout's
+ * transaction, before the booking is marked closed; one it could not decide yet keeps the booking open.
+ */
+export async function decideOnFinalFigures(trx: Knex, bookingId: string, tolerancePercent: number): Promise<{ undecided: number }> {
+  const ids = (await trx('line_operations')
+    .where({ booking_id: bookingId, verification: 'pending' })
+    .orderBy('effective_at')
+    .pluck('id')) as string[];
+  let undecided = 0;
+  // A change a poll is deciding right now is skipped, not waited for: the closeout waits for its next run.
+  for (const id of ids) if (!(await decideOne(trx, id, new Date(), { reportingDelayHours: 0, tolerancePercent }, true))) undecided++;
+  return { undecided };
+}
+
+/** One watched change, its row locked (skipped when another worker holds it): decided and recorded where the evidence now says. */
+async function decideOne(
+  trx: Knex,
+  id: string,
+  real: Date,
+  settings: VerificationSettings,
+  final: boolean,
+): Promise<VerificationState | null> {
+  const { rows } = await trx.raw<{ rows: Watched[] }>(WATCHED_SQL, [id]);
+  const w = rows[0];
+  if (!w) return null;
+  const days = (
+    (await trx('delivery_days')
+      .where({ line_id: w.line_id })
+      .orderBy('day')
+      .select(trx.raw("to_char(day, 'YYYY-MM-DD') as day"), 'spend_minor', 'impressions')) as Array<{
+      day: string;
+      spend_minor: string;
+      impressions: string;
+    }>
+  ).map((d) => ({ day: d.day, spendMinor: Number(d.spend_minor), impressions: Number(d.impressions) }));
+  const offset = w.execution_mode === 'sandbox' ? Number(w.offset_days) * DAY_MS : 0;
+  const decision = decide(
+    w,
+    days,
+    new Date(real.getTime() + offset),
+    {
+      fetchedAt: w.fetched_at ? new Date(new Date(w.fetched_at).getTime() + offset) : null,
+      asOf: w.as_of ? new Date(w.as_of) : null,
+      final,
+    },
+    settings,
+  );
+  if (!decision) return null;
+  await record(trx, w, decision);
+  return decision.state;
 }
 
 async function record(trx: Knex, w: Watched, d: Decision): Promise<void> {

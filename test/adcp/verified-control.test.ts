@@ -36,11 +36,12 @@ beforeAll(async () => {
   const sellers = sellersAt(
     { 'acme-sandbox': honest.agentUrl, 'lax-sandbox': lax.agentUrl },
     {},
-    { 'lax-sandbox': { honoursCancel: false, appliesFlightChanges: false, reportingDelayHours: 0 } },
+    { 'lax-sandbox': { honoursCancel: false, appliesFlightChanges: false, reportingDelayHours: 0, webhookAuth: 'hmac-sha256' } },
   );
   api = await env.api({ ADCP_SELLERS: sellers });
   workers = await env.workers({
     ADCP_SELLERS: sellers,
+    PUBLIC_BASE_URL: api.deps.urls.base,
     DELIVERY_POLL_EVERY_MS: '3600000',
     WORKER_QUEUES: 'supplier.adcp-acme-sandbox,supplier.adcp-lax-sandbox',
   });
@@ -195,3 +196,105 @@ test('a seller that ignores a cancel it was told it honours: the read-back fails
   expect(failed.status).toBe('reconciliation-required');
   expect(failed.verification!.evidence).toMatchObject({ reason: 'read-back', drift: [expect.stringMatching(/asked to stop/)] });
 }, 90_000);
+
+test('races on an honest seller: the stop day’s own delivery, arriving while the stop is pending, is kept and does not fail it; a restatement after it was verified does', async () => {
+  const r = await running('adcp-acme-sandbox');
+  await runDays(r, honest, 1);
+  const stopped = await control(r, 'stop', 'stopped');
+  expect(stopped.verification).toMatchObject({ operation: 'stop', state: 'pending' });
+  const stopDay = dateOnly(new Date(stopped.verification!.effectiveAt!));
+  // Impressions in flight when the stop landed: the seller reports some on the stop's own day.
+  const days = honest.delivery.get(r.mediaBuyId)!;
+  days.push({ date: stopDay, impressions: 800, spend: 10 });
+  await runDays(r, honest, 1);
+  const seen = await lineOf(r);
+  expect(seen.verification?.state).toBe('pending');
+  expect(seen.status).toBe('stopped');
+  // The in-flight day is delivery like any other: kept, and its spend shown.
+  const stored = await env.db('delivery_days').where({ line_id: r.lineId }).whereRaw('day = ?::date', [stopDay]).first();
+  expect(Number(stored.spend_minor)).toBeGreaterThanOrEqual(1_000);
+  await runDays(r, honest, 2);
+  await until('the stop to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
+  expect(await failures(r.org)).toHaveLength(0);
+
+  // Days later the seller restates: it served the day after the stop after all.
+  days.push({ date: addDays(stopDay, 1), impressions: 4_000, spend: 40 });
+  await runDays(r, honest, 1);
+  const failed = await untilFound('the restatement to fail the stop', async () => {
+    const l = await lineOf(r);
+    return l.verification?.state === 'failed' ? l : null;
+  });
+  expect(failed.status).toBe('reconciliation-required');
+  expect(failed.verification!.evidence).toMatchObject({ reason: 'delivered after the stop', spentMinor: 4_000 });
+  const ops = await env.db('line_operations').where({ line_id: r.lineId, kind: 'stop' });
+  // Pending, verified, failed: each decided once.
+  expect(ops.map((o) => [o.verification, o.verification_version])).toEqual([['failed', 3]]);
+  expect(await failures(r.org)).toHaveLength(1);
+  expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
+}, 120_000);
+
+test('the journey on a seller that behaves as Prebid’s Sales Agent: launch, pause, resume, budget cut, stop: every failed control caught, nothing reads stopped while it delivers, the wallet whole', async () => {
+  const r = await running('adcp-lax-sandbox');
+  // Its bookings carry the HMAC secret Flightdeck issued it, as the Sales Agent signs its webhooks.
+  const create = lax.creates.find((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === r.lineId)!;
+  expect((create.push_notification_config as { authentication?: { schemes: string[] } }).authentication?.schemes).toEqual(['HMAC-SHA256']);
+  await runDays(r, lax, 1);
+
+  // Pause: the Sales Agent applies it, and its delivery proves it.
+  await control(r, 'pause', 'stopped');
+  await runDays(r, lax, 3);
+  await until('the pause to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
+  await control(r, 'resume', 'confirmed');
+  await runDays(r, lax, 1);
+
+  // A budget cut it records and does not serve: caught within one verification window.
+  const booking = await readBooking(api, r.token, r.booking.id);
+  const spentBefore = Math.round(sellerSpend(lax, r.mediaBuyId) * 100);
+  const cut = spentBefore + 1_000;
+  const amended = await api.fetch(`/api/v1/campaigns/${r.campaignId}/amendments`, {
+    method: 'POST',
+    token: r.token,
+    headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    body: JSON.stringify({ expectedVersion: booking.version, lines: [{ lineId: r.lineId, budgetMinor: cut }] }),
+  });
+  expect(amended.status).toBe(202);
+  await until('the cut to settle', async () => {
+    const l = await lineOf(r);
+    return l.budgetMinor === cut && l.pendingOperation === null;
+  });
+  await runDays(r, lax, 3);
+  const failed = await untilFound('the cut to fail', async () => {
+    const l = await lineOf(r);
+    return l.verification?.state === 'failed' ? l : null;
+  });
+  expect(failed).toMatchObject({ status: 'reconciliation-required', verification: { operation: 'change-budget' } });
+  expect(failed.verification!.evidence).toMatchObject({ reason: 'delivered beyond the new budget', budgetMinor: cut });
+
+  // The buyer stops the line it cannot trust: sent as a pause (no cancel path), with a task to end the buy by hand.
+  const stopped = await control(r, 'stop', 'stopped');
+  expect(stopped.verification).toMatchObject({ operation: 'stop', state: 'pending', followUp: expect.stringContaining(r.mediaBuyId) });
+  expect(lax.updates.filter((u) => u.mediaBuyId === r.mediaBuyId).at(-1)!.patch).toMatchObject({ paused: true });
+  await runDays(r, lax, 3);
+  await until('the stop to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
+
+  // Nothing reads stopped while it delivers: no day after the stop carries delivery.
+  const after = await env
+    .db('delivery_days')
+    .where({ line_id: r.lineId })
+    .whereRaw('day > ?::date', [dateOnly(new Date(stopped.verification!.effectiveAt!))])
+    .sum({ s: 'spend_minor' });
+  expect(Number(after[0]!.s ?? 0)).toBe(0);
+  const told = await failures(r.org);
+  expect(told.map((e) => e.body.operation)).toEqual(['change-budget']);
+  // The spend the seller delivered beyond the cut is shown, not hidden, and the wallet equals its entries.
+  const delivery = await api.fetch(`/api/v1/campaigns/${r.campaignId}/delivery`, { token: r.token });
+  const shown = ((await delivery.json()) as { delivery: { lines: Array<{ spendMinor: number }> } }).delivery.lines[0]!.spendMinor;
+  expect(shown).toBe(Math.round(sellerSpend(lax, r.mediaBuyId) * 100));
+  expect(shown).toBeGreaterThan(cut);
+  expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
+}, 180_000);
+
+/** What the seller's own report says the buy spent, in major units. */
+function sellerSpend(seller: TestSeller, mediaBuyId: string): number {
+  return (seller.delivery.get(mediaBuyId) ?? []).reduce((sum, d) => sum + d.spend, 0);
+}

@@ -50,6 +50,24 @@ describe('a pause or stop', () => {
     expect(decide(change(), [day('2099-03-10', 50_000)], early, reported, settings)).toBeNull();
   });
 
+  test('on the final figures (at closeout) it is decided whatever the delay: verified when they agree, failed when they do not', () => {
+    const early = new Date('2099-03-11T01:00:00Z');
+    const unreported = { fetchedAt: null, asOf: null };
+    expect(decide(change(), [day('2099-03-10', 2_500)], early, unreported, settings)).toBeNull();
+    expect(decide(change(), [day('2099-03-10', 2_500)], early, { ...unreported, final: true }, settings)).toMatchObject({
+      state: 'verified',
+      evidence: { reason: 'the final figures agree', final: true },
+    });
+    expect(decide(change(), [day('2099-03-11', 5_000)], early, { ...unreported, final: true }, settings)).toMatchObject({
+      state: 'failed',
+      evidence: { reason: 'delivered after the stop' },
+    });
+    // A pause resumed the next day is superseded, final figures or not.
+    expect(decide(change({ kind: 'pause', resumed_on: '2099-03-11' }), [], early, { ...unreported, final: true }, settings)).toMatchObject({
+      state: 'superseded',
+    });
+  });
+
   test('a verified stop still fails when a restatement later shows delivery after it', () => {
     expect(decide(change({ verification: 'verified' }), [day('2099-03-11', 0)], later, reported, settings)).toBeNull();
     expect(decide(change({ verification: 'verified' }), [day('2099-03-13', 9_000)], later, reported, settings)).toMatchObject({

@@ -110,9 +110,9 @@ describe('spend is captured from delivery, not at confirmation', () => {
     const before = await findBookingById(env.db, bookingId);
     expect(before!.closeoutPending).toBe(false); // the flight has not ended in real time (2099)
 
-    const closed = await closeOutBooking(env.db, bookingId);
+    const closed = await closeOutBooking(env.db, bookingId, { tolerancePercent: 1 });
     expect(closed).toEqual({ closed: true, releasedMinor: 33_000 });
-    expect(await closeOutBooking(env.db, bookingId)).toEqual({ closed: false, releasedMinor: 0 });
+    expect(await closeOutBooking(env.db, bookingId, { tolerancePercent: 1 })).toEqual({ closed: false, releasedMinor: 0 });
     const { wallet, consistent } = await walletAndLedger(env, org);
     expect(consistent).toBe(true);
     expect(wallet).toMatchObject({ balanceMinor: 1_000_000 - 17_000, reservedMinor: 0, availableMinor: 983_000 });

@@ -567,6 +567,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/internal/fulfilment/bookings/{bookingId}/lines/{lineId}/follow-up': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Record done, with evidence, what a supplier left to a person (e.g. ending a buy by hand at a seller that ignores cancels): the line's verification shows it, and the task leaves the queue. */
+    post: operations['fulfilmentFollowUpLine'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/internal/fulfilment/bookings/{bookingId}/lines/{lineId}/resolve': {
     parameters: {
       query?: never;
@@ -2069,6 +2086,11 @@ export interface components {
         [key: string]: unknown;
       } | null;
       followUp: string | null;
+      followUpDone: {
+        /** Format: date-time */
+        at: string;
+        by: string;
+      } | null;
     } | null;
     BookingEvent: {
       id: string;
@@ -2273,6 +2295,11 @@ export interface components {
       expectedVersion: number;
       evidence: string;
       browserJobIds?: string[];
+    };
+    FollowUpDone: {
+      /** Format: uuid */
+      operationId: string;
+      evidence: string;
     };
     ResolveLine: {
       expectedVersion: number;
@@ -10112,6 +10139,211 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': components['schemas']['RejectLine'];
+      };
+    };
+    responses: {
+      /** @description The booking after the change. */
+      200: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BookingEnvelope'];
+        };
+      };
+      /** @description Invalid request or unsupported fields. */
+      400: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Missing or invalid authentication. */
+      401: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description The Bearer challenge. */
+          'www-authenticate': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Permission or product scope refused. */
+      403: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Not staff, not assigned to this client, or no such line. */
+      404: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Stale expectedVersion, a transition the line cannot take, or a claim conflict. */
+      409: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request body, counted as sent, is over 1048576 bytes. */
+      413: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Rate limit reached; wait retry-after seconds. */
+      429: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description The request line and headers exceed 16 KiB (refused before the request is read, so not counted by the rate limiter). */
+      431: {
+        headers: {
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Internal error. Inspect state before retrying a mutation. */
+      500: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+      /** @description Dependency or authentication verifier unavailable; retry after retry-after seconds. */
+      503: {
+        headers: {
+          /** @description Requests allowed in the window. */
+          'x-ratelimit-limit': number;
+          /** @description Requests left in the window. */
+          'x-ratelimit-remaining': number;
+          /** @description Seconds until the window resets. */
+          'x-ratelimit-reset': number;
+          /** @description The request id, also in logs and problem bodies. */
+          'x-request-id': string;
+          /** @description Minimum seconds to wait before retrying. */
+          'retry-after': number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  fulfilmentFollowUpLine: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        bookingId: string;
+        lineId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': components['schemas']['FollowUpDone'];
       };
     };
     responses: {

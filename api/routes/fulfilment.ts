@@ -22,6 +22,7 @@ import {
   type Operator,
 } from '../../shared/bookings/line-operations';
 import { DeliveryEntrySchema, enterDelivery } from '../../shared/delivery/staff-entry';
+import { FollowUpDoneSchema, completeFollowUp } from '../../shared/bookings/follow-ups';
 import { verificationSettingsFor } from '../../shared/delivery/control-verification';
 import { finalizeMonthByStaff } from '../../shared/delivery/finality';
 import { PeriodSchema } from '../../shared/reconciliation/reconciliation-views';
@@ -47,7 +48,7 @@ function lineOperation<S extends z.ZodType>(
   return defineRoute({
     method: 'post',
     path: `/api/v1/internal/fulfilment/bookings/:bookingId/lines/:lineId/${op.name}`,
-    operationId: `fulfilment${op.name[0]!.toUpperCase()}${op.name.slice(1)}Line`,
+    operationId: `fulfilment${op.name.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}Line`,
     summary: op.summary,
     tags: ['staff'],
     access: 'bearer',
@@ -152,6 +153,13 @@ export function fulfilmentRoutes(deps: ApiDeps): RouteDef[] {
       summary: 'Reject a workflow line, with the evidence why.',
       body: RejectSchema,
       run: (ref, body, who) => rejectLine(db, ref, body, who),
+    }),
+    lineOperation(deps, {
+      name: 'follow-up',
+      summary:
+        "Record done, with evidence, what a supplier left to a person (e.g. ending a buy by hand at a seller that ignores cancels): the line's verification shows it, and the task leaves the queue.",
+      body: FollowUpDoneSchema,
+      run: (ref, body, who) => completeFollowUp(db, ref, body, who),
     }),
     lineOperation(deps, {
       name: 'resolve',

@@ -52,6 +52,8 @@ export const LineVerificationSchema = z
     evidence: z.record(z.string(), z.unknown()).nullable(),
     /** What a person must still do at the supplier (a seller that does not carry out cancels: end the buy there). */
     followUp: z.string().nullable(),
+    /** Staff recorded the follow-up done (their evidence is on the booking's events). */
+    followUpDone: z.object({ at: DateTime, by: z.string() }).nullable(),
   })
   .meta({ id: 'LineVerification' });
 export type LineVerification = z.infer<typeof LineVerificationSchema>;

@@ -196,13 +196,16 @@ export function bookingQuery(db: Knex) {
     );
 }
 
+/** SQL: what operation `o` left a person to do at the supplier (from its attempt), or null (docs/bookings.md). */
+export const FOLLOW_UP_SQL = `(select a.detail -> 'detail' ->> 'followUp' from supplier_attempts a where a.id = o.attempt_id)`;
+
 /**
  * Each line's latest change that is verified by delivery (docs/bookings.md, "Verified control"),
  * for the bookings `where` names (a condition on `o`, the operation): one query for both readers.
  */
 const VERIFICATIONS_SQL = (where: string) => `select distinct on (o.line_id) o.line_id, o.id, o.kind, o.verification, o.effective_at,
-         o.verification_decided_at, o.verification_evidence,
-         (select a.detail -> 'detail' ->> 'followUp' from supplier_attempts a where a.id = o.attempt_id) as follow_up
+         o.verification_decided_at, o.verification_evidence, o.follow_up_done_at, o.follow_up_done_by,
+         ${FOLLOW_UP_SQL} as follow_up
     from line_operations o where ${where} and o.verification is not null
    order by o.line_id, o.effective_at desc`;
 
@@ -215,6 +218,8 @@ interface VerificationRow {
   verification_decided_at: Date | string | null;
   verification_evidence: Record<string, unknown> | null;
   follow_up: string | null;
+  follow_up_done_at: Date | string | null;
+  follow_up_done_by: string | null;
 }
 
 const isoOf = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
@@ -231,6 +236,7 @@ function verificationsByLine(rows: VerificationRow[]): Map<string, LineVerificat
         decidedAt: isoOf(v.verification_decided_at),
         evidence: v.verification_evidence,
         followUp: v.follow_up,
+        followUpDone: v.follow_up_done_at ? { at: isoOf(v.follow_up_done_at)!, by: v.follow_up_done_by! } : null,
       },
     ]),
   );

@@ -4,7 +4,7 @@ import { badRequest } from '../errors';
 import { digestOf } from '../digest';
 import type { StaffContext } from '../staff/staff-access';
 import type { Booking } from './booking-schemas';
-import { bookingQuery, loadBookings, type BookingRow } from './booking-store';
+import { bookingQuery, FOLLOW_UP_SQL, loadBookings, type BookingRow } from './booking-store';
 
 export const FulfilmentQuerySchema = z
   .strictObject({
@@ -66,7 +66,9 @@ export async function listFulfilmentQueue(
   const query = bookingQuery(db).whereIn('b.advertiser_id', clients);
   // Active: something is open, or a running line has a change in hand (a budget change keeps its status).
   const pendingChange = 'exists (select 1 from booking_lines pl where pl.booking_id = b.id and pl.operation_id is not null)';
-  if (q.status === 'active') query.where((w) => w.whereIn('b.status', OPEN_BOOKING).orWhereRaw(pendingChange));
+  // Or a supplier left a person something to do there (a follow-up not yet recorded done).
+  const openFollowUp = `exists (select 1 from line_operations o where o.booking_id = b.id and o.follow_up_done_at is null and ${FOLLOW_UP_SQL} is not null)`;
+  if (q.status === 'active') query.where((w) => w.whereIn('b.status', OPEN_BOOKING).orWhereRaw(pendingChange).orWhereRaw(openFollowUp));
   const lineExists = (build: (sub: Knex.QueryBuilder) => void) =>
     query.whereExists(function () {
       const sub = this.select(db.raw('1')).from('booking_lines as l').whereRaw('l.booking_id = b.id');

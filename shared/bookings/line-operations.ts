@@ -13,7 +13,7 @@ import { isOpen, operationStates } from './line-state';
 import { CitedBrowserJobs, citedEvidence } from './browser-evidence-citation';
 
 const ExpectedVersion = z.number().int().min(0);
-const Evidence = z.string().min(10).max(20000);
+export const Evidence = z.string().min(10).max(20000);
 const ProviderReference = z.string().trim().min(1).max(200);
 
 export const UncertainSchema = z.strictObject({ expectedVersion: ExpectedVersion, evidence: Evidence }).meta({ id: 'UncertainLine' });

@@ -5,6 +5,7 @@ import { post, readBooking } from '../support/bookings';
 import { until, untilFound } from '../support/wait';
 import { subscribe } from '../support/webhooks';
 import { walletAndLedger } from '../support/wallet';
+import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
@@ -144,6 +145,45 @@ test('a lax seller: a stop goes as a pause it does apply, is verified by deliver
   await runDays(r, lax, 3);
   await until('the stop to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
   expect((await lineOf(r)).status).toBe('stopped');
+
+  // Ending the buy at the seller is a staff task: in the queue until someone records it done.
+  await grantStaff(env.staff, 'staff-vc');
+  await assignClient(env.staff, 'staff-vc', r.org);
+  const staff = await env.issuer.token({ org: 'staff-org', user: 'staff-vc' });
+  const queued = async () =>
+    (
+      (await (await api.fetch('/api/v1/internal/fulfilment/bookings', { token: staff })).json()) as { bookings: Array<{ id: string }> }
+    ).bookings.map((b) => b.id);
+  expect(await queued()).toContain(r.booking.id);
+  const done = (body: Record<string, unknown>) =>
+    post(api, staff, `/api/v1/internal/fulfilment/bookings/${r.booking.id}/lines/${r.lineId}/follow-up`, body);
+  const operationId = stopped.verification!.operationId;
+  const evidence = `Ended media buy ${r.mediaBuyId} in the seller's console; screenshot filed.`;
+  const before = await env.db('line_operations').where({ id: operationId }).first();
+  const eventsBefore = (await readBooking(api, r.token, r.booking.id)).events.length;
+  // Refused, changing nothing: an unknown field, evidence too short, another operation, another tenant's staff.
+  expect((await done({ operationId, evidence, extra: 1 })).status).toBe(400);
+  expect((await done({ operationId, evidence: 'done' })).status).toBe(400);
+  expect((await done({ operationId: randomUUID(), evidence })).status).toBe(404);
+  const other = await env.issuer.token({ org: 'staff-org', user: 'staff-vc-other' });
+  await grantStaff(env.staff, 'staff-vc-other');
+  expect(
+    (await post(api, other, `/api/v1/internal/fulfilment/bookings/${r.booking.id}/lines/${r.lineId}/follow-up`, { operationId, evidence }))
+      .status,
+  ).toBe(404);
+  expect(await env.db('line_operations').where({ id: operationId }).first()).toEqual(before);
+  expect((await readBooking(api, r.token, r.booking.id)).events).toHaveLength(eventsBefore);
+
+  expect((await done({ operationId, evidence })).status).toBe(200);
+  const after = await lineOf(r);
+  expect(after.verification).toMatchObject({ operationId, followUpDone: { by: 'staff-vc', at: expect.any(String) } });
+  const event = (await readBooking(api, r.token, r.booking.id)).events.find((e) => e.action === 'line.follow-up-done');
+  expect(event?.detail).toMatchObject({ operationId, operation: 'stop', evidence });
+  expect(await queued()).not.toContain(r.booking.id);
+  // Once: a second record is a conflict.
+  const again = await done({ operationId, evidence });
+  expect(again.status).toBe(409);
+  expect(((await again.json()) as { code: string }).code).toBe('follow_up_done');
 }, 90_000);
 
 test('a lax seller records a budget cut and keeps serving the old budget: the overspend fails the change, and the money spent is kept', async () => {
@@ -244,6 +284,16 @@ test('the journey on a seller that behaves as Prebid’s Sales Agent: launch, pa
   await control(r, 'pause', 'stopped');
   await runDays(r, lax, 3);
   await until('the pause to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
+  // A pause the seller carries out leaves nothing for a person to do there.
+  await grantStaff(env.staff, 'staff-vcj');
+  await assignClient(env.staff, 'staff-vcj', r.org);
+  const staff = await env.issuer.token({ org: 'staff-org', user: 'staff-vcj' });
+  const nothing = await post(api, staff, `/api/v1/internal/fulfilment/bookings/${r.booking.id}/lines/${r.lineId}/follow-up`, {
+    operationId: (await lineOf(r)).verification!.operationId,
+    evidence: 'Nothing to do at the seller, as it happens.',
+  });
+  expect(nothing.status).toBe(409);
+  expect(((await nothing.json()) as { code: string }).code).toBe('no_follow_up');
   await control(r, 'resume', 'confirmed');
   await runDays(r, lax, 1);
 

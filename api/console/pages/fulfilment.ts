@@ -44,6 +44,12 @@ const LINE_OPS: Record<
   confirm: { operationId: 'fulfilmentConfirmLine', fields: ['providerReference', 'evidence', CITED], done: () => 'confirmed.' },
   reject: { operationId: 'fulfilmentRejectLine', fields: ['evidence', CITED], done: () => 'rejected.' },
   uncertain: { operationId: 'fulfilmentUncertainLine', fields: ['evidence'], done: () => 'marked uncertain: it now needs reconciliation.' },
+  'follow-up': {
+    operationId: 'fulfilmentFollowUpLine',
+    fields: ['operationId', 'evidence'],
+    done: () => 'follow-up recorded done.',
+    unversioned: true,
+  },
   resolve: {
     operationId: 'fulfilmentResolveLine',
     fields: ['outcome', 'providerReference', 'evidence', CITED],

@@ -231,9 +231,14 @@ export function verificationHtml(l: Line, currency: string): string {
       : '';
   const next =
     v.state === 'failed'
-      ? ' Next: ask the supplier again with the same key, end it at the supplier by hand, or record the supplier’s make-good; then resolve the line.'
+      ? ' Next: stop the line (the stop is asked of the supplier again and verified in turn), end it at the supplier by hand, or record the supplier’s make-good.'
       : '';
+  const followUp = !v.followUp
+    ? ''
+    : v.followUpDone
+      ? ` <span data-follow-up="done">Done at the supplier by hand: ${esc(v.followUp)} (recorded by ${esc(v.followUpDone.by)}).</span>`
+      : ` <strong data-follow-up="open">${esc(v.followUp)}</strong>`;
   return `<p class="note${v.state === 'failed' ? ' attention' : ''}" data-verification="${esc(v.state)}">The ${esc(v.operation)}: ${esc(
     VERIFICATION_WORDS[v.state] ?? v.state,
-  )}${why}.${next}${v.followUp ? ` <strong data-follow-up>${esc(v.followUp)}</strong>` : ''}</p>`;
+  )}${why}.${next}${followUp}</p>`;
 }

@@ -130,6 +130,18 @@ ${f.input({ id: `rr-${l.id}`, name: 'providerReference', label: booking ? 'Provi
       ),
     );
   }
+  // What a supplier that does less than it says left to a person (verified control): done by hand, recorded here.
+  if (l.verification?.followUp && !l.verification.followUpDone) {
+    const f = fill('follow-up');
+    out.push(
+      postForm(
+        v,
+        f.action,
+        { operationId: l.verification.operationId },
+        `<fieldset><legend>Done at the supplier</legend><p>${esc(l.verification.followUp)}</p>${f.textarea({ id: `fu-${l.id}`, name: 'evidence', required: true, attrs: EVIDENCE })}<button type="submit">Record it done</button></fieldset>`,
+      ),
+    );
+  }
   // A workflow line that ran: staff enter the delivery its supplier reported to them.
   if (workflow && (l.confirmedAt !== null || status === 'confirmed') && status !== 'rejected') {
     const f = fill('delivery');

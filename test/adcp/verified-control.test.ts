@@ -7,7 +7,7 @@ import { subscribe } from '../support/webhooks';
 import { walletAndLedger } from '../support/wallet';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { launchOnSeller } from '../support/adcp-buy';
-import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
+import { controlSeller, productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
 import { addDays, dateOnly } from '../../shared/dates';
 import type { RunningWorkers } from '../../workers/main';
@@ -243,9 +243,15 @@ test('races on an honest seller: the stop day’s own delivery, arriving while t
   const stopped = await control(r, 'stop', 'stopped');
   expect(stopped.verification).toMatchObject({ operation: 'stop', state: 'pending' });
   const stopDay = dateOnly(new Date(stopped.verification!.effectiveAt!));
-  // Impressions in flight when the stop landed: the seller reports some on the stop's own day.
-  const days = honest.delivery.get(r.mediaBuyId)!;
-  days.push({ date: stopDay, impressions: 800, spend: 10 });
+  // Impressions in flight when the stop landed: the seller reports some on the stop's own day
+  // (set through the seller's own comply_test_controller, over AdCP).
+  const simulated = await controlSeller(honest, 'simulate_delivery', {
+    media_buy_id: r.mediaBuyId,
+    impressions: 800,
+    reported_spend: { amount: 10, currency: 'GBP' },
+    date: stopDay,
+  });
+  expect(simulated.simulated).toMatchObject({ date: stopDay, spend: 10 });
   await runDays(r, honest, 1);
   const seen = await lineOf(r);
   expect(seen.verification?.state).toBe('pending');
@@ -258,7 +264,12 @@ test('races on an honest seller: the stop day’s own delivery, arriving while t
   expect(await failures(r.org)).toHaveLength(0);
 
   // Days later the seller restates: it served the day after the stop after all.
-  days.push({ date: addDays(stopDay, 1), impressions: 4_000, spend: 40 });
+  await controlSeller(honest, 'simulate_delivery', {
+    media_buy_id: r.mediaBuyId,
+    impressions: 4_000,
+    reported_spend: { amount: 40, currency: 'GBP' },
+    date: addDays(stopDay, 1),
+  });
   await runDays(r, honest, 1);
   const failed = await untilFound('the restatement to fail the stop', async () => {
     const l = await lineOf(r);
@@ -348,3 +359,21 @@ test('the journey on a seller that behaves as Prebid’s Sales Agent: launch, pa
 function sellerSpend(seller: TestSeller, mediaBuyId: string): number {
   return (seller.delivery.get(mediaBuyId) ?? []).reduce((sum, d) => sum + d.spend, 0);
 }
+
+test('a seller that resumes a buy on its own after a pause (its test controller forces it active): its delivery fails the pause', async () => {
+  const r = await running('adcp-acme-sandbox');
+  await runDays(r, honest, 1);
+  await control(r, 'pause', 'stopped');
+  // The seller's ad server puts the buy back to active by itself; the read-back at the pause agreed.
+  const forced = await controlSeller(honest, 'force_media_buy_status', { media_buy_id: r.mediaBuyId, status: 'active' });
+  expect(forced).toMatchObject({ previous_state: 'paused', current_state: 'active' });
+  await runDays(r, honest, 3);
+  const failed = await untilFound('the pause to fail', async () => {
+    const l = await lineOf(r);
+    return l.verification?.state === 'failed' ? l : null;
+  });
+  expect(failed.status).toBe('reconciliation-required');
+  expect(failed.verification!.evidence).toMatchObject({ reason: 'delivered after the pause' });
+  expect(await failures(r.org)).toHaveLength(1);
+  expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
+}, 90_000);

@@ -324,10 +324,15 @@ export async function startTestSeller(
       channels: ['ctv'] as const,
       pricingModels: ['cpm'] as const,
       config: {},
+      // The SDK's comply_test_controller (below): tests drive the seller through AdCP's own test surface.
+      compliance_testing: {},
     },
     accounts: {
       // One buying account: any brand reference, or (for tasks/get, which names none) the caller's key.
-      resolve: async (ref: unknown, ctx?: { authInfo?: unknown }) => {
+      resolve: async (ref: unknown, ctx?: { authInfo?: unknown; toolName?: string }) => {
+        // The test controller requires a sandbox account: its own calls name one.
+        if (ctx?.toolName === 'comply_test_controller')
+          return (ref as { sandbox?: boolean })?.sandbox === true ? { ...account, mode: 'sandbox' as const } : null;
         if (!ref) return ctx?.authInfo ? account : null;
         if ('account_id' in (ref as object)) {
           const id = (ref as { account_id: string }).account_id;
@@ -497,6 +502,7 @@ export async function startTestSeller(
         allowPrivateWebhookUrls: true,
         webhooks: { signerKey: signingKey as never, retries: { maxAttempts: 2, initialDelayMs: 100 } },
         resolveSessionKey: () => account.id,
+        complyTest: complyTestController(seller),
       } as never,
     );
 
@@ -562,6 +568,69 @@ async function warmUp(agentUrl: string): Promise<void> {
     await connection.call((c) =>
       c.getProducts({ buying_mode: 'wholesale', account: { brand: { domain: 'warm.example' }, operator: 'warm.example' } } as never),
     );
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * The seller's `comply_test_controller` (AdCP's sandbox test surface, dispatched by the SDK):
+ * `simulate_delivery` reports a day's figures for a buy (the day in the extension field `date`; a
+ * day already reported is restated), and `force_media_buy_status` moves a buy as the seller's own
+ * ad server would (a buy forced `active` serves again, whatever Flightdeck asked).
+ */
+function complyTestController(seller: TestSeller) {
+  return {
+    simulate: {
+      delivery: (p: { media_buy_id: string; impressions?: number; reported_spend?: { amount: number }; date?: unknown }) => {
+        if (!seller.buys.has(p.media_buy_id))
+          throw new AdcpError('MEDIA_BUY_NOT_FOUND', { message: `Media buy ${p.media_buy_id} not found` });
+        const date = typeof p.date === 'string' ? p.date : new Date().toISOString().slice(0, 10);
+        const day = { date, impressions: p.impressions ?? 0, spend: p.reported_spend?.amount ?? 0 };
+        const days = (seller.delivery.get(p.media_buy_id) ?? []).filter((d) => d.date !== date);
+        seller.delivery.set(
+          p.media_buy_id,
+          [...days, day].sort((a, b) => a.date.localeCompare(b.date)),
+        );
+        const total = seller.delivery.get(p.media_buy_id)!.reduce((sum, d) => sum + d.spend, 0);
+        return { success: true as const, simulated: day, cumulative: { spend: total } };
+      },
+    },
+    force: {
+      media_buy_status: (p: { media_buy_id: string; status: string }) => {
+        const buy = seller.buys.get(p.media_buy_id);
+        if (!buy) throw new AdcpError('MEDIA_BUY_NOT_FOUND', { message: `Media buy ${p.media_buy_id} not found` });
+        const previous = buy.status;
+        buy.status = p.status as never;
+        buy.served.paused = p.status === 'paused';
+        buy.served.canceled = p.status === 'canceled';
+        return { success: true as const, previous_state: previous, current_state: p.status };
+      },
+    },
+  };
+}
+
+/**
+ * Calls the seller's `comply_test_controller` as a buyer-side harness does: over MCP through the
+ * SDK's client (the connection the workers use), so the SDK's own dispatch runs. Throws on a
+ * controller error.
+ */
+export async function controlSeller(
+  seller: Pick<TestSeller, 'agentUrl'>,
+  scenario: 'simulate_delivery' | 'force_media_buy_status',
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const connection = new AdcpSellerConnection(
+    { key: 'test-controller', agentUrl: seller.agentUrl, credentialEnv: 'TOKEN', channels: ['ctv'], sandbox: true },
+    { capabilitiesTtlMs: 0, secrets: { TOKEN: HARNESS_TOKEN } },
+  );
+  try {
+    const account = { brand: { domain: 'flightdeck.example' }, operator: 'flightdeck.example', sandbox: true };
+    const result = await connection.call((c) => c.executeTask('comply_test_controller', { scenario, params, account }));
+    const data = (result as { data?: Record<string, unknown> }).data;
+    if (!result.success || !data || data.success !== true)
+      throw new Error(`comply_test_controller ${scenario} failed: ${JSON.stringify(result).slice(0, 500)}`);
+    return data;
   } finally {
     await connection.close();
   }

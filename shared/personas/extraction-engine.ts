@@ -1,0 +1,80 @@
+import { type ChatFailure, type ChatSettings, ChatUnavailable } from '../net/chat-completions';
+import { ExtractedPersona, RULE_ENGINE_VERSION, RULE_EXTRACTOR_METHOD, explainExtraction } from './extractor';
+import { guardCore } from './guard';
+import { MODEL_ENGINE_VERSION, MODEL_EXTRACTOR_METHOD, askModel } from './model-extractor';
+import { ExtractedPersonaSchema, SemanticCore } from './persona-schema';
+
+export interface Extraction {
+  persona: ExtractedPersona;
+  method: typeof RULE_EXTRACTOR_METHOD | typeof MODEL_EXTRACTOR_METHOD;
+  engineVersion: string;
+  /** Set when the model was asked and the rules answered instead, and why. */
+  fallback?: { from: typeof MODEL_EXTRACTOR_METHOD; reason: ChatFailure };
+}
+
+export interface ExtractionEngine {
+  extract(brief: string): Promise<Extraction>;
+}
+
+// A model gives no per-field confidence; a field it filled and the guard kept gets this one.
+const MODEL_CONFIDENCE = 0.6;
+
+/**
+ * The rules, or, when `model` is set, a model-backed extractor with the rules as its fallback. The
+ * rules read every brief anyway (in about a millisecond): their reading is the default answer, the
+ * fallback, and what the model's answer is checked against (guard.ts); every answer is validated.
+ */
+export function createExtractionEngine(model?: ChatSettings, onFallback?: (reason: ChatFailure) => void): ExtractionEngine {
+  return {
+    async extract(brief) {
+      const reading = explainExtraction(brief);
+      const rules: Extraction = {
+        persona: ExtractedPersonaSchema.parse(reading.persona),
+        method: RULE_EXTRACTOR_METHOD,
+        engineVersion: RULE_ENGINE_VERSION,
+      };
+      if (!model) return rules;
+      try {
+        const core = guardCore(await askModel(model, brief), {
+          text: reading.text,
+          roles: reading.roles,
+          core: reading.persona.semanticCore,
+        });
+        const persona = ExtractedPersonaSchema.parse({ ...reading.persona, semanticCore: core, confidence: filled(core) });
+        return { persona, method: MODEL_EXTRACTOR_METHOD, engineVersion: `${MODEL_ENGINE_VERSION} (${model.model})` };
+      } catch (err) {
+        if (!(err instanceof ChatUnavailable)) throw err;
+        onFallback?.(err.reason);
+        return { ...rules, fallback: { from: MODEL_EXTRACTOR_METHOD, reason: err.reason } };
+      }
+    },
+  };
+}
+
+function filled(core: SemanticCore): Record<string, number> {
+  const { geo, demographics: d, firmographics: f } = core;
+  const fields: Record<string, unknown> = {
+    'geo.countries': geo.countries,
+    'geo.cities': geo.cities,
+    'geo.postcodeDistricts': geo.postcodeDistricts,
+    'geo.tvRegions': geo.tvRegions,
+    'demographics.ageMin': d.ageMin,
+    'demographics.ageMax': d.ageMax,
+    'demographics.gender': d.gender !== 'any' || undefined,
+    'demographics.incomeBand': d.incomeBand !== 'any' || undefined,
+    'firmographics.sicCodes': f.sicCodes,
+    'firmographics.seniority': f.seniority,
+    'firmographics.companySize': f.companySize !== 'any' || undefined,
+    interests: core.interests,
+    intentTopics: core.intentTopics,
+    exclusions: core.exclusions,
+    searchNegativeKeywords: core.searchNegativeKeywords,
+    unresolvedConstraints: core.unresolvedConstraints,
+  };
+  const has = (v: unknown) => v !== undefined && (!Array.isArray(v) || v.length > 0);
+  return Object.fromEntries(
+    Object.entries(fields)
+      .filter(([, v]) => has(v))
+      .map(([k]) => [k, MODEL_CONFIDENCE]),
+  );
+}

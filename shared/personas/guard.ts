@@ -1,6 +1,8 @@
 import { genderWord } from './demographics';
 import { Clause } from './discourse';
+import { mentionsPlace } from './geography';
 import { COUNTRIES } from './lexicon/countries';
+import { TV_REGIONS } from './lexicon/regions';
 import { SemanticCore } from './persona-schema';
 import { esc, uniq } from './text';
 
@@ -12,7 +14,7 @@ export interface Reading {
 }
 
 const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-const words = (s: string) => s.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+const words = (s: string): string[] => s.toLowerCase().match(/[a-z0-9]+/g) ?? [];
 // Crude stems, enough to see that "hikers" and "hiking" are the brief's word.
 const stem = (w: string) => (w.length > 4 ? w.replace(/(?:ing|ers|er|es|s|ed)$/, '') : w);
 const CONTENT = (w: string) => w.length > 2 && !['and', 'the', 'for', 'who', 'with', 'into', 'fans', 'people', 'of'].includes(w);
@@ -32,13 +34,15 @@ export function guardCore(answer: SemanticCore, reading: Reading): SemanticCore 
   const said = new Set(words(audience).map(stem));
   const exclusions = uniq([...ref.exclusions, ...answer.exclusions]);
   const negatives = uniq([...(ref.searchNegativeKeywords ?? []), ...(answer.searchNegativeKeywords ?? [])]);
-  const ruledOut = (x: string) => {
-    const xs = new Set(words(x));
-    return [...exclusions, ...negatives].some((e) => words(e).length > 0 && words(e).every((w) => xs.has(w)));
-  };
+  // An interest is ruled out when it holds a ruled-out phrase; a place also when it is part of one ("Ireland" of "Northern Ireland").
+  const within = (a: string, b: string) => words(a).length > 0 && words(a).every((w) => words(b).includes(w));
+  const ruledOut = (x: string) => [...exclusions, ...negatives].some((e) => within(e, x));
+  const placeRuledOut = (x: string) => ruledOut(x) || exclusions.some((e) => within(x, e));
   const named = (name: string) => new RegExp(`(?<![a-z])${esc(name.toLowerCase())}(?![a-z])`).test(audience.toLowerCase());
-  const keep = (xs: readonly string[], refs: readonly string[], supported: (x: string) => boolean) =>
-    xs.filter((x) => !ruledOut(x) && (refs.some((r) => same(r, x)) || supported(x)));
+  const keep = (xs: readonly string[], refs: readonly string[], supported: (x: string) => boolean, out = ruledOut) =>
+    uniq(xs.filter((x) => !out(x) && (refs.some((r) => same(r, x)) || supported(x))));
+  const place = (xs: readonly string[], refs: readonly string[], known: (x: string) => boolean) =>
+    keep(xs, refs, (x) => known(x) && named(x), placeRuledOut);
   const phrase = (x: string) =>
     words(x).filter(CONTENT).length > 0 &&
     words(x)
@@ -47,21 +51,22 @@ export function guardCore(answer: SemanticCore, reading: Reading): SemanticCore 
   const country = (code: string) => COUNTRIES.some((c) => c.code === code && [code, ...c.names].some(named));
 
   const divisions = new Set(ref.firmographics.sicCodes.map((c) => c.slice(0, 2)));
-  const countries = keep(answer.geo.countries, ref.geo.countries, country);
+  const countries = keep(answer.geo.countries, ref.geo.countries, country, placeRuledOut);
   const gender = ref.demographics.gender !== 'any' || audience.split('\n').every((c) => genderWord(c) !== answer.demographics.gender);
   return {
     ...answer,
     geo: {
       ...answer.geo,
       countries: countries.length ? countries : ref.geo.countries,
-      cities: keep(answer.geo.cities, ref.geo.cities, named),
-      postcodeDistricts: keep(answer.geo.postcodeDistricts, ref.geo.postcodeDistricts, named),
-      tvRegions: keep(answer.geo.tvRegions, ref.geo.tvRegions, named),
+      cities: place(answer.geo.cities, ref.geo.cities, mentionsPlace),
+      postcodeDistricts: place(answer.geo.postcodeDistricts, ref.geo.postcodeDistricts, () => true),
+      tvRegions: place(answer.geo.tvRegions, ref.geo.tvRegions, (x) => TV_REGIONS.some((t) => same(t, x))),
     },
     demographics: {
-      ...answer.demographics,
+      ...withoutAges(answer),
       ...ages(answer, ref, audience),
       gender: gender ? ref.demographics.gender : answer.demographics.gender,
+      incomeBand: answer.demographics.incomeBand,
     },
     firmographics: { ...answer.firmographics, sicCodes: answer.firmographics.sicCodes.filter((c) => divisions.has(c.slice(0, 2))) },
     interests: keep(answer.interests, ref.interests, phrase),
@@ -71,21 +76,23 @@ export function guardCore(answer: SemanticCore, reading: Reading): SemanticCore 
   };
 }
 
-/** An age bound is the rules' unless the answer's lies within their range and is written in the audience clauses. */
+/**
+ * The rules' age bounds stand (they read the ruled-out bands). A bound they left open may come from
+ * the answer when the audience clauses write it and it is not the number a ruled-out band gave.
+ */
 function ages(answer: SemanticCore, ref: SemanticCore, audience: string): { ageMin?: number; ageMax?: number } {
-  const numbers = new Set((audience.match(/\d+/g) ?? []).map(Number));
-  const lo = ref.demographics.ageMin ?? 0;
-  const hi = ref.demographics.ageMax ?? Infinity;
-  const ok = (n: number | undefined, written: number) => n !== undefined && n >= lo && n <= hi && numbers.has(written);
-  const min = ok(answer.demographics.ageMin, answer.demographics.ageMin!) ? answer.demographics.ageMin : ref.demographics.ageMin;
-  const max =
-    ok(answer.demographics.ageMax, answer.demographics.ageMax!) || ok(answer.demographics.ageMax, answer.demographics.ageMax! + 1);
-  const ageMax = max ? answer.demographics.ageMax : ref.demographics.ageMax;
-  if (min !== undefined && ageMax !== undefined && min > ageMax) return pick(ref);
-  return { ...(min !== undefined ? { ageMin: min } : {}), ...(ageMax !== undefined ? { ageMax } : {}) };
+  const written = new Set((audience.match(/\d+/g) ?? []).map(Number));
+  const { ageMin: refMin, ageMax: refMax } = ref.demographics;
+  const { ageMin: min, ageMax: max } = answer.demographics;
+  const taken = new Set([refMin, refMax].flatMap((n) => (n === undefined ? [] : [n - 1, n, n + 1])));
+  const ageMin = refMin ?? (min !== undefined && written.has(min) && !taken.has(min) && min <= (refMax ?? Infinity) ? min : undefined);
+  const fits = max !== undefined && (written.has(max) || written.has(max + 1)) && !taken.has(max) && max >= (ageMin ?? 0);
+  const ageMax = refMax ?? (fits ? max : undefined);
+  return { ...(ageMin !== undefined ? { ageMin } : {}), ...(ageMax !== undefined ? { ageMax } : {}) };
 }
 
-function pick(core: SemanticCore): { ageMin?: number; ageMax?: number } {
-  const { ageMin, ageMax } = core.demographics;
-  return { ...(ageMin !== undefined ? { ageMin } : {}), ...(ageMax !== undefined ? { ageMax } : {}) };
+/** The answer's demographics but its ages, with any extra detail it carries. */
+function withoutAges(core: SemanticCore): Record<string, unknown> {
+  const { ageMin: _min, ageMax: _max, ...rest } = core.demographics;
+  return rest;
 }

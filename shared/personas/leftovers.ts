@@ -62,11 +62,13 @@ export function accountClauses(b: Brief, a: Analysis, phrases: readonly string[]
   return clauses(b.text).map((span) => {
     const text = b.text.slice(span.start, span.end);
     const lower = text.toLowerCase();
-    const role = roles.find((r) => span.start >= r.start && span.start < r.end)?.role;
-    if (role && NON_AUDIENCE.has(role)) return { ...span, text, status: 'prose' as const };
+    const clause = roles.find((r) => span.start >= r.start && span.start < r.end);
+    if (clause && NON_AUDIENCE.has(clause.role)) return { ...span, text, status: 'prose' as const };
     if (DEFAULT_ASK.test(text.replace(/^(?:and|but|or)\s+/i, '').replace(/\s*\.?$/, '')))
       return { ...span, text, status: 'represented' as const };
-    const claimed = !b.isFree(span);
+    // The advertiser named as the subject ("We want ...") was claimed, but it is no field.
+    const after = clause?.advertiser && clause.advertiser.end > span.start ? Math.min(clause.advertiser.end, span.end) : span.start;
+    const claimed = !b.isFree({ start: after, end: span.end });
     const represented = claimed || held.some((p) => lower.includes(p));
     if (represented && (WINDOW.test(text) || ATTENDED.test(text.replace(/^\w/, (c) => c.toLowerCase())))) {
       return { ...span, text, status: 'unresolved' as const };

@@ -117,6 +117,15 @@ describe('contradictions are reported, never guessed', () => {
   });
 });
 
+describe('asks no field holds', () => {
+  it('an ask after "we want" is reported: the advertiser named as subject is no field', () => {
+    expect(unresolved('We want people currently on NHS waiting lists for hip or knee ops, 55+, Midlands.').join(' ')).toMatch(
+      /waiting lists/,
+    );
+    expect(unresolved('We want runners in Leeds.')).toEqual([]);
+  });
+});
+
 describe('schema', () => {
   it('every dev-set and holdout-set persona is schema-valid', () => {
     for (const c of [...load(DEV_SET), ...load(HOLDOUT_SET)]) {

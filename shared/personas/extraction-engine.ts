@@ -51,30 +51,12 @@ export function createExtractionEngine(model?: ChatSettings, onFallback?: (reaso
   };
 }
 
+/** One confidence per field the answer filled (an array with entries, an age, a value other than "any"). */
 function filled(core: SemanticCore): Record<string, number> {
-  const { geo, demographics: d, firmographics: f } = core;
-  const fields: Record<string, unknown> = {
-    'geo.countries': geo.countries,
-    'geo.cities': geo.cities,
-    'geo.postcodeDistricts': geo.postcodeDistricts,
-    'geo.tvRegions': geo.tvRegions,
-    'demographics.ageMin': d.ageMin,
-    'demographics.ageMax': d.ageMax,
-    'demographics.gender': d.gender !== 'any' || undefined,
-    'demographics.incomeBand': d.incomeBand !== 'any' || undefined,
-    'firmographics.sicCodes': f.sicCodes,
-    'firmographics.seniority': f.seniority,
-    'firmographics.companySize': f.companySize !== 'any' || undefined,
-    interests: core.interests,
-    intentTopics: core.intentTopics,
-    exclusions: core.exclusions,
-    searchNegativeKeywords: core.searchNegativeKeywords,
-    unresolvedConstraints: core.unresolvedConstraints,
-  };
-  const has = (v: unknown) => v !== undefined && (!Array.isArray(v) || v.length > 0);
-  return Object.fromEntries(
-    Object.entries(fields)
-      .filter(([, v]) => has(v))
-      .map(([k]) => [k, MODEL_CONFIDENCE]),
+  const { geo, demographics, firmographics, ...rest } = core;
+  const fields = Object.entries({ geo, demographics, firmographics }).flatMap(([group, o]) =>
+    Object.entries(o).map(([k, v]) => [`${group}.${k}`, v] as const),
   );
+  const has = (v: unknown) => (Array.isArray(v) ? v.length > 0 : v !== undefined && v !== 'any');
+  return Object.fromEntries([...fields, ...Object.entries(rest)].filter(([, v]) => has(v)).map(([k]) => [k, MODEL_CONFIDENCE]));
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LabelledCase, evaluate } from '../../shared/personas/evaluate';
+import { LabelledCase, evaluate } from './evaluate';
 import { createRuleExtractor, extractPersona, personaName } from '../../shared/personas/extractor';
 import { ExtractedPersonaSchema, PersonaSchema, SemanticCoreSchema } from '../../shared/personas/persona-schema';
 import { core, unresolved } from './helpers';

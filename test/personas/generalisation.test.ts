@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LabelledCase, evaluate } from '../../shared/personas/evaluate';
+import { LabelledCase, evaluate } from './evaluate';
 import { createRuleExtractor, explainExtraction } from '../../shared/personas/extractor';
 import { core, unresolved } from './helpers';
 

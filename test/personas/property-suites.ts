@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { positiveEntries } from '../../shared/personas/evaluate';
+import { positiveEntries } from './evaluate';
 import { extractPersona } from '../../shared/personas/extractor';
 import { SemanticCore } from '../../shared/personas/persona-schema';
 import {

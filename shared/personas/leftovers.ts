@@ -1,7 +1,7 @@
 import { Clause, NON_AUDIENCE, asksAboutAudience } from './discourse';
 import { GENERIC_PEOPLE } from './lexicon/people';
 import { Analysis } from './nlp';
-import { Brief, Span } from './text';
+import { Brief, Span, alternation } from './text';
 import { WORDS } from './lexicon/words';
 
 // Leftover accounting. After every field has taken its words, each clause of
@@ -17,8 +17,7 @@ export interface ClauseAccount extends Span {
 }
 
 // Campaign prose: how, when and where the ads run, not who sees them.
-const PROSE =
-  /\b(?:brief|campaign|campaigns|ads?|adverts?|advertising|budget|spend|tone|creative|creatives|copy|message|messaging|launch|launches|reach|awareness|kpis?|cpm|cpc|ctr|cpa|roas|conversions?|impressions|clicks|spots?|flight|flighting|channels?|search|social|display|video|ctv|dooh|ooh|radio|tv|audio|cinema|programmatic|youtube|instagram|facebook|tiktok|linkedin|q[1-4]|friendly|playful|premium|urgent|formal|informal|voice|style|broad|general|particular|everyone|anyone|audience)\b|[£$€]\s?\d/;
+const PROSE = new RegExp(`\\b(?:${alternation(WORDS.proseWords)})\\b|[£$€]\\s?\\d`);
 // Words that carry no audience constraint on their own.
 const EMPTY_WORDS: ReadonlySet<string> = new Set(WORDS.emptyWords);
 // Asks inside an otherwise represented clause that no field can hold: a time

@@ -30,7 +30,7 @@ export interface PersonaExtractor {
 }
 
 export const RULE_EXTRACTOR_METHOD = 'rules';
-export const RULE_ENGINE_VERSION = 'persona-rules/1.2.0';
+export const RULE_ENGINE_VERSION = 'persona-rules/1.3.0';
 
 const NAME_MAX = 80;
 

@@ -1,3 +1,4 @@
+import { ZodError } from 'zod';
 import { type ChatFailure, type ChatSettings, ChatUnavailable } from '../net/chat-completions';
 import { ExtractedPersona, RULE_ENGINE_VERSION, RULE_EXTRACTOR_METHOD, explainExtraction } from './extractor';
 import { guardCore } from './guard';
@@ -43,9 +44,11 @@ export function createExtractionEngine(model?: ChatSettings, onFallback?: (reaso
         const persona = ExtractedPersonaSchema.parse({ ...reading.persona, semanticCore: core, confidence: filled(core) });
         return { persona, method: MODEL_EXTRACTOR_METHOD, engineVersion: `${MODEL_ENGINE_VERSION} (${model.model})` };
       } catch (err) {
-        if (!(err instanceof ChatUnavailable)) throw err;
-        onFallback?.(err.reason);
-        return { ...rules, fallback: { from: MODEL_EXTRACTOR_METHOD, reason: err.reason } };
+        // A checked answer that still fails the persona schema is outside it too; anything else is a bug.
+        const reason = err instanceof ChatUnavailable ? err.reason : err instanceof ZodError ? 'outside_schema' : null;
+        if (!reason) throw err;
+        onFallback?.(reason);
+        return { ...rules, fallback: { from: MODEL_EXTRACTOR_METHOD, reason } };
       }
     },
   };

@@ -21,7 +21,8 @@ const CONTENT = (w: string) => w.length > 2 && !['and', 'the', 'for', 'who', 'wi
 
 /**
  * The safety post-checks every extractor's answer passes (docs/personas.md, "What a persona must
- * never do"): what the rules or the answer rule out is in no targeting field, and a target the
+ * never do"): what the rules or the answer rule out is in no targeting field, what either
+ * reports as unresolved stays reported, and a target the
  * rules did not read must be said in a clause about the audience. The rules' own answer passes
  * unchanged unless it contradicts itself.
  */
@@ -34,6 +35,7 @@ export function guardCore(answer: SemanticCore, reading: Reading): SemanticCore 
   const said = new Set(words(audience).map(stem));
   const exclusions = uniq([...ref.exclusions, ...answer.exclusions]);
   const negatives = uniq([...(ref.searchNegativeKeywords ?? []), ...(answer.searchNegativeKeywords ?? [])]);
+  const unresolved = uniq([...(ref.unresolvedConstraints ?? []), ...(answer.unresolvedConstraints ?? [])]);
   // An interest is ruled out when it holds a ruled-out phrase; a place also when it is part of one ("Ireland" of "Northern Ireland").
   const within = (a: string, b: string) => words(a).length > 0 && words(a).every((w) => words(b).includes(w));
   const ruledOut = (x: string) => [...exclusions, ...negatives].some((e) => within(e, x));
@@ -73,6 +75,8 @@ export function guardCore(answer: SemanticCore, reading: Reading): SemanticCore 
     intentTopics: keep(answer.intentTopics, ref.intentTopics, phrase),
     exclusions,
     ...(negatives.length ? { searchNegativeKeywords: negatives } : {}),
+    // An ask the rules report stays reported: someone must review it before buying.
+    ...(unresolved.length ? { unresolvedConstraints: unresolved } : {}),
   };
 }
 

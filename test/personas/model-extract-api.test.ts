@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { extractPersona } from '../../shared/personas/extractor';
 import { startWorkers, type RunningWorkers } from '../../workers/main';
-import { captureLogs, createTestEnv, json, type TestEnv } from '../support/api';
+import { captureLogs, createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { post } from '../support/bookings';
 
 // The optional model-backed extractor, through the API and the queue, against a stand-in for an
@@ -69,17 +69,26 @@ async function modelWorkers(baseUrl: string): Promise<{ workers: RunningWorkers;
     PERSONA_MODEL_BASE_URL: baseUrl,
     PERSONA_MODEL_NAME: MODEL,
     PERSONA_MODEL_API_KEY: API_KEY,
-    PERSONA_MODEL_TIMEOUT_MS: '1500',
+    // Generous, so that a loaded machine does not turn a quick answer into a timeout.
+    PERSONA_MODEL_TIMEOUT_MS: '5000',
   });
   const { logger, lines } = captureLogs('debug');
   const workers = await startWorkers({ config, logger, db: env.db, redisUrl: config.REDIS_URL! });
   return { workers, lines };
 }
 
+let api: TestApi | undefined;
 async function extract(org: string): Promise<Extraction> {
-  const api = await env.api();
+  // The API's wait for the worker is not under test: long enough for a loaded machine.
+  api ??= await env.api({ PERSONA_EXTRACT_TIMEOUT_MS: '30000' });
   const token = await env.issuer.token({ org, user: 'planner' });
-  const res = await post(api, token, '/api/v1/personas/extract', { nlBrief: BRIEF });
+  let res = await post(api, token, '/api/v1/personas/extract', { nlBrief: BRIEF });
+  // A fresh API's fail-fast producer may not be connected yet on a loaded machine; that 503 is
+  // transient by contract and not what is under test here, so it is asked again.
+  for (let i = 0; i < 5 && res.status === 503 && /queue unreachable/.test(await res.clone().text()); i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    res = await post(api, token, '/api/v1/personas/extract', { nlBrief: BRIEF });
+  }
   expect(res.status).toBe(200);
   return json<Extraction>(res);
 }
@@ -135,11 +144,8 @@ describe('persona extraction with a model configured', () => {
     ['an answer that is not JSON', reply(200, completion('Sure! Here is the persona: hikers in Leeds.')), 'not_json'],
     ['a body that is not JSON', reply(200, '<html>bad gateway</html>', 'text/html'), 'not_json'],
     ['an HTTP error', reply(500, JSON.stringify({ error: { message: 'overloaded' } })), 'http_error'],
-    [
-      'an answer slower than the timeout',
-      ((res) => setTimeout(() => res.headersSent || reply(200, completion(JSON.stringify(modelCore)))(res), 6000)) as Answer,
-      'timeout',
-    ],
+    // It never answers: the worker stops waiting at its timeout.
+    ['an answer slower than the timeout', (() => undefined) as Answer, 'timeout'],
   ])('%s: the rules answer instead, and the persona says so', async (_n, given, reason) => {
     answer = given;
     const { persona, generation } = await extract(`org-m-${reason}`);

@@ -65,8 +65,8 @@ export function guardCore(answer: SemanticCore, reading: Reading): SemanticCore 
       tvRegions: place(answer.geo.tvRegions, ref.geo.tvRegions, (x) => TV_REGIONS.some((t) => same(t, x))),
     },
     demographics: {
-      ...withoutAges(answer),
       ...ages(answer, ref, audience),
+      ...withoutAges(answer),
       gender: gender ? ref.demographics.gender : answer.demographics.gender,
       incomeBand: answer.demographics.incomeBand,
     },

@@ -21,10 +21,9 @@ const CONTENT = (w: string) => w.length > 2 && !['and', 'the', 'for', 'who', 'wi
 
 /**
  * The safety post-checks every extractor's answer passes (docs/personas.md, "What a persona must
- * never do"): what the rules or the answer rule out is in no targeting field, what either
- * reports as unresolved stays reported, and a target the
- * rules did not read must be said in a clause about the audience. The rules' own answer passes
- * unchanged unless it contradicts itself.
+ * never do"): what the rules or the answer rule out is in no targeting field, what either reports
+ * as unresolved stays reported, and a target the rules did not read must be said in a clause about
+ * the audience. The rules' own answer passes unchanged.
  */
 export function guardCore(answer: SemanticCore, reading: Reading): SemanticCore {
   const ref = reading.core;
@@ -45,16 +44,16 @@ export function guardCore(answer: SemanticCore, reading: Reading): SemanticCore 
     uniq(xs.filter((x) => !out(x) && (refs.some((r) => same(r, x)) || supported(x))));
   const place = (xs: readonly string[], refs: readonly string[], known: (x: string) => boolean) =>
     keep(xs, refs, (x) => known(x) && named(x), placeRuledOut);
-  const phrase = (x: string) =>
-    words(x).filter(CONTENT).length > 0 &&
-    words(x)
-      .filter(CONTENT)
-      .every((w) => said.has(stem(w)));
+  const phrase = (x: string) => {
+    const content = words(x).filter(CONTENT);
+    return content.length > 0 && content.every((w) => said.has(stem(w)));
+  };
   const country = (code: string) => COUNTRIES.some((c) => c.code === code && [code, ...c.names].some(named));
 
   const divisions = new Set(ref.firmographics.sicCodes.map((c) => c.slice(0, 2)));
   const countries = keep(answer.geo.countries, ref.geo.countries, country, placeRuledOut);
-  const gender = ref.demographics.gender !== 'any' || audience.split('\n').every((c) => genderWord(c) !== answer.demographics.gender);
+  // The rules' gender stands when they read one (they read "no men"), or when no audience clause names the answer's.
+  const rulesGender = ref.demographics.gender !== 'any' || audience.split('\n').every((c) => genderWord(c) !== answer.demographics.gender);
   return {
     ...answer,
     geo: {
@@ -67,7 +66,7 @@ export function guardCore(answer: SemanticCore, reading: Reading): SemanticCore 
     demographics: {
       ...ages(answer, ref, audience),
       ...withoutAges(answer),
-      gender: gender ? ref.demographics.gender : answer.demographics.gender,
+      gender: rulesGender ? ref.demographics.gender : answer.demographics.gender,
       incomeBand: answer.demographics.incomeBand,
     },
     firmographics: { ...answer.firmographics, sicCodes: answer.firmographics.sicCodes.filter((c) => divisions.has(c.slice(0, 2))) },

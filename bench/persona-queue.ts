@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { LabelledCase } from '../shared/personas/evaluate';
+import type { LabelledCase } from '../test/personas/evaluate';
 import { figures } from './support';
 import type { BenchService } from './service';
 

@@ -4,7 +4,7 @@
 // Usage: npx tsx bin/eval-personas.ts [path ...]
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LabelledCase, evaluate, formatTable } from '../shared/personas/evaluate';
+import { LabelledCase, evaluate, formatTable } from '../test/personas/evaluate';
 import { createRuleExtractor } from '../shared/personas/extractor';
 import { runPropertySuites } from '../test/personas/property-suites';
 

@@ -2834,9 +2834,23 @@ export interface components {
         /** Format: date-time */
         createdAt?: string;
       };
-      generation: {
-        [key: string]: unknown;
+      generation: components['schemas']['PersonaGeneration'];
+    };
+    PersonaGeneration: {
+      /** @enum {string} */
+      method: 'rules' | 'model';
+      engineVersion: string;
+      durationMs: number;
+      jobId: string;
+      requestId: string;
+      fallback?: {
+        /** @enum {string} */
+        from: 'model';
+        /** @enum {string} */
+        reason: 'timeout' | 'unreachable' | 'http_error' | 'not_json' | 'outside_schema';
       };
+    } & {
+      [key: string]: unknown;
     };
     PersonaExtractRequest: {
       nlBrief: string;

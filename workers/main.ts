@@ -118,7 +118,7 @@ export async function startWorkers({ config, logger, db, redisUrl }: WorkerInput
       continue;
     }
     if (queue === PERSONA_EXTRACT_QUEUE) {
-      workers.push(personaWorker({ connection, prefix, db, logger }));
+      workers.push(personaWorker({ connection, prefix, db, logger, config }));
       continue;
     }
     if (queue === WEBHOOKS_QUEUE) {

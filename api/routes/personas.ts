@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { notFound } from '../../shared/errors';
 import { callerId } from '../../shared/auth/principal';
-import { ExtractRequestSchema, findPersona, listPersonas } from '../../shared/personas/persona-store';
+import { ExtractRequestSchema, GenerationSchema, findPersona, listPersonas } from '../../shared/personas/persona-store';
 import { PersonaSchema } from '../../shared/personas/persona-schema';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { IdParams } from '../http/params';
 
-const Envelope = z.object({ persona: PersonaSchema, generation: z.looseObject({}) }).meta({ id: 'PersonaExtraction' });
+const Envelope = z.object({ persona: PersonaSchema, generation: GenerationSchema }).meta({ id: 'PersonaExtraction' });
 
 export function personaRoutes({ db, extractions }: ApiDeps) {
   return [

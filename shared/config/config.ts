@@ -4,6 +4,7 @@ import { measurementConfig } from './measurement-settings';
 import { webhookConfig } from './webhook-settings';
 import { browserConfig } from './browser-settings';
 import { sellerBillingConfig } from './seller-billing';
+import { personaModelConfig } from './persona-model-settings';
 import { AdcpSellersSchema } from './adcp-sellers';
 
 /**
@@ -226,6 +227,7 @@ const ConfigFields = z.object({
   ...webhookConfig,
   ...browserConfig,
   ...sellerBillingConfig,
+  ...personaModelConfig,
   /** The agent endpoint's exact URL: the audience of its tokens. Default http://localhost:$PORT/mcp. */
   MCP_RESOURCE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** The authorization server for /mcp; unset in development means the embedded one under /oauth. */

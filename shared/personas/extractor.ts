@@ -8,6 +8,7 @@ import { findActivityIndustries } from './industry-activities';
 import { interestLabel } from './interest-taxonomy';
 import { findTaxonomyInterests, labelsFor } from './interests';
 import { ClauseAccount, accountLeftovers } from './leftovers';
+import { guardCore } from './guard';
 import { findExclusions } from './negation';
 import { analyse } from './nlp';
 import { SemanticCore } from './persona-schema';
@@ -29,7 +30,7 @@ export interface PersonaExtractor {
 }
 
 export const RULE_EXTRACTOR_METHOD = 'rules';
-export const RULE_ENGINE_VERSION = 'persona-rules/1.2.0';
+export const RULE_ENGINE_VERSION = 'persona-rules/1.3.0';
 
 const NAME_MAX = 80;
 
@@ -54,7 +55,7 @@ export function extractPersona(brief: string): ExtractedPersona {
 }
 
 /** The persona, what each clause of the brief is about, and how each was accounted for. */
-export function explainExtraction(brief: string): { persona: ExtractedPersona; roles: Clause[]; clauses: ClauseAccount[] } {
+export function explainExtraction(brief: string): { persona: ExtractedPersona; text: string; roles: Clause[]; clauses: ClauseAccount[] } {
   const raw = typeof brief === 'string' ? brief : '';
   const b = new Brief(raw);
   const analysis = analyse(b.text);
@@ -107,7 +108,7 @@ export function explainExtraction(brief: string): { persona: ExtractedPersona; r
     ...geo.unresolved,
   ]);
 
-  const semanticCore: SemanticCore = {
+  const found: SemanticCore = {
     geo: {
       countries: geo.countries,
       cities: geo.cities,
@@ -135,6 +136,8 @@ export function explainExtraction(brief: string): { persona: ExtractedPersona; r
     ...(unresolved.length ? { unresolvedConstraints: unresolved } : {}),
   };
 
+  // The rules' answer passes the same safety checks as a model's (guard.ts).
+  const semanticCore = guardCore(found, { text: b.text, roles: clauses, core: found });
   const confidence: Record<string, number> = { ...geo.confidence, ...firmo.confidence };
   if (age.ageMin !== undefined && age.confidence !== undefined) confidence['demographics.ageMin'] = age.confidence;
   if (age.ageMax !== undefined && age.confidence !== undefined) confidence['demographics.ageMax'] = age.confidence;
@@ -148,6 +151,7 @@ export function explainExtraction(brief: string): { persona: ExtractedPersona; r
 
   return {
     persona: { name: personaName(b.text), nlDescription: raw.trim(), semanticCore, confidence },
+    text: b.text,
     roles: clauses,
     clauses: leftovers.clauses,
   };

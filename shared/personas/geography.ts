@@ -2,6 +2,7 @@ import { CITIES, CityEntry, GEONAMES_CITIES, findGeonamesCities } from './lexico
 import { COUNTRIES, COUNTRY_GROUPS, UNLISTABLE_AREAS } from './lexicon/countries';
 import { AREAS_LIST, TV_ALIASES, TvRegion } from './lexicon/regions';
 import { extractPostcodes } from './postcodes';
+import { WORDS } from './lexicon/words';
 import { Brief, Span, alternation, esc, uniq } from './text';
 
 export interface GeoResult {
@@ -100,8 +101,7 @@ export function mentionsPlace(text: string): boolean {
 const COMPASS_BEFORE = new RegExp(`\\b${COMPASS}\\s+$`);
 
 // "Leeds United", "Newcastle Falcons": a club, not a place to target.
-const CLUB_AFTER =
-  /^\s+(?:united|city|fc|afc|rovers|wanderers|athletic|town|albion|villa|rangers|hotspur|forest|wednesday|rhinos|warriors|giants|falcons|tigers|sharks|chiefs|county|airport|university|marathon)\b/;
+const CLUB_AFTER = new RegExp(`^\\s+(?:${alternation(WORDS.clubWords)})\\b`);
 const CUE_BEFORE =
   /(?:\b(?:in|across|around|near|from|within|throughout|covering|outside|to|of|at|between|and|or|&|including|plus)|,)\s*(?:the\s+)?$/;
 const CUE_AFTER = /^\s*(?:area|city|region|postcode|centre|center|-based|based|,)/;

@@ -1,7 +1,7 @@
 import { Clause, NON_AUDIENCE, asksAboutAudience } from './discourse';
 import { GENERIC_PEOPLE } from './lexicon/people';
 import { Analysis } from './nlp';
-import { Brief, Span } from './text';
+import { Brief, Span, alternation } from './text';
 import { WORDS } from './lexicon/words';
 
 // Leftover accounting. After every field has taken its words, each clause of
@@ -17,8 +17,7 @@ export interface ClauseAccount extends Span {
 }
 
 // Campaign prose: how, when and where the ads run, not who sees them.
-const PROSE =
-  /\b(?:brief|campaign|campaigns|ads?|adverts?|advertising|budget|spend|tone|creative|creatives|copy|message|messaging|launch|launches|reach|awareness|kpis?|cpm|cpc|ctr|cpa|roas|conversions?|impressions|clicks|spots?|flight|flighting|channels?|search|social|display|video|ctv|dooh|ooh|radio|tv|audio|cinema|programmatic|youtube|instagram|facebook|tiktok|linkedin|q[1-4]|friendly|playful|premium|urgent|formal|informal|voice|style|broad|general|particular|everyone|anyone|audience)\b|[£$€]\s?\d/;
+const PROSE = new RegExp(`\\b(?:${alternation(WORDS.proseWords)})\\b|[£$€]\\s?\\d`);
 // Words that carry no audience constraint on their own.
 const EMPTY_WORDS: ReadonlySet<string> = new Set(WORDS.emptyWords);
 // Asks inside an otherwise represented clause that no field can hold: a time
@@ -62,11 +61,13 @@ export function accountClauses(b: Brief, a: Analysis, phrases: readonly string[]
   return clauses(b.text).map((span) => {
     const text = b.text.slice(span.start, span.end);
     const lower = text.toLowerCase();
-    const role = roles.find((r) => span.start >= r.start && span.start < r.end)?.role;
-    if (role && NON_AUDIENCE.has(role)) return { ...span, text, status: 'prose' as const };
+    const clause = roles.find((r) => span.start >= r.start && span.start < r.end);
+    if (clause && NON_AUDIENCE.has(clause.role)) return { ...span, text, status: 'prose' as const };
     if (DEFAULT_ASK.test(text.replace(/^(?:and|but|or)\s+/i, '').replace(/\s*\.?$/, '')))
       return { ...span, text, status: 'represented' as const };
-    const claimed = !b.isFree(span);
+    // The advertiser named as the subject ("We want ...") was claimed, but it is no field.
+    const after = clause?.advertiser && clause.advertiser.end > span.start ? Math.min(clause.advertiser.end, span.end) : span.start;
+    const claimed = !b.isFree({ start: after, end: span.end });
     const represented = claimed || held.some((p) => lower.includes(p));
     if (represented && (WINDOW.test(text) || ATTENDED.test(text.replace(/^\w/, (c) => c.toLowerCase())))) {
       return { ...span, text, status: 'unresolved' as const };

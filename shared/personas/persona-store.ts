@@ -2,18 +2,24 @@ import { isUuid } from '../ids';
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import type { PersonaExtractor } from './extractor';
+import { CHAT_FAILURES } from '../net/chat-completions';
+import type { ExtractionEngine } from './extraction-engine';
 import { PersonaSchema } from './persona-schema';
 
 export type Persona = z.infer<typeof PersonaSchema>;
 
-export interface Generation {
-  method: string;
-  engineVersion: string;
-  durationMs: number;
-  jobId: string;
-  requestId: string;
-}
+/** How a persona was made: by the rules, or by a model (with the rules as fallback, and why they answered). */
+export const GenerationSchema = z
+  .looseObject({
+    method: z.enum(['rules', 'model']),
+    engineVersion: z.string(),
+    durationMs: z.number(),
+    jobId: z.string(),
+    requestId: z.string(),
+    fallback: z.object({ from: z.literal('model'), reason: z.enum(CHAT_FAILURES) }).optional(),
+  })
+  .meta({ id: 'PersonaGeneration' });
+export type Generation = z.infer<typeof GenerationSchema>;
 
 export const ExtractRequestSchema = z.strictObject({ nlBrief: z.string().min(3).max(10_000) }).meta({ id: 'PersonaExtractRequest' });
 
@@ -49,7 +55,7 @@ export async function createExtractionRequest(
  */
 export async function runExtraction(
   db: Knex,
-  extractor: PersonaExtractor,
+  engine: ExtractionEngine,
   requestId: string,
   jobId: string,
 ): Promise<{ personaId: string; generation: Generation }> {
@@ -57,13 +63,14 @@ export async function runExtraction(
   if (!request) throw new Error(`persona request ${requestId} does not exist`);
   if (request.persona_id) return { personaId: request.persona_id, generation: request.generation };
   const started = performance.now();
-  const extracted = extractor.extract(request.brief);
+  const { persona: extracted, method, engineVersion, fallback } = await engine.extract(request.brief);
   const generation: Generation = {
-    method: extractor.method,
-    engineVersion: extractor.engineVersion,
+    method,
+    engineVersion,
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     jobId,
     requestId,
+    ...(fallback ? { fallback } : {}),
   };
   return db.transaction(async (trx) => {
     const inserted = await trx('personas')

@@ -168,6 +168,14 @@ function listContinues(view: string, at: number, limit: number): boolean {
   return !STOP_AFTER.test(rest) && !/^\s*(?:aged|in|across|near)\b/.test(rest) && /\b(?:and|or)\b/.test(clause);
 }
 
+/** The -ing form by English spelling rules: hike → hiking, swim → swimming, ski → skiing. */
+export function gerund(verb: string): string {
+  if (/ie$/.test(verb)) return `${verb.slice(0, -2)}ying`;
+  if (/[^aeiouy]e$/.test(verb)) return `${verb.slice(0, -1)}ing`;
+  if (/^[^aeiou]*[aeiou][^aeiouwxy]$/.test(verb)) return `${verb}${verb.slice(-1)}ing`;
+  return `${verb}ing`;
+}
+
 function items(phrase: string): string[] {
   return splitList(phrase)
     .map((x) => tidy(x))
@@ -200,13 +208,14 @@ export function findTopics(b: Brief): TopicPhrase[] {
     if ((withWord || /^(?:run|runs|own|owns)$/.test(verb ?? '')) && OBJECT_GUARD.test(phrase.toLowerCase())) return;
     // "who game on PC", "who shop at Aldi": the verb carries the meaning.
     if (verb && PREPOSITION_START.test(phrase.toLowerCase())) phrase = `${b.text.slice(t.end - verb.length - 1, t.end).trim()} ${phrase}`;
-    if (verb && !phrase.trim()) phrase = verb;
-    // "who climb, boulder or do yoga": an activity verb listed with others is an item itself.
-    if (verb && /^\s*(?:,|and\b|or\b)/.test(phrase)) phrase = `${verb}${/^\s*,/.test(phrase) ? '' : ' '}${phrase.trimStart()}`;
+    // "who fish", "who climb, boulder or do yoga": an activity verb alone, or listed with others,
+    // is an item itself, named as the activity ("fishing", "bouldering").
+    const activities = verb && (!phrase.trim() || /^\s*(?:,|and\b|or\b)/.test(phrase));
+    if (activities) phrase = `${verb}${/^\s*,/.test(phrase) ? '' : ' '}${phrase.trimStart()}`;
     // "planning to move house": the verb says what is intended.
     const toVerb = intent ? / to ([a-z]+)$/.exec(intent) : null;
     if (toVerb && !/^(?:buy|get)$/.test(toVerb[1]!)) phrase = `${toVerb[1]} ${phrase}`;
-    const list = items(phrase);
+    const list = items(phrase).map((x) => (activities && /^[a-z]+$/.test(x) ? gerund(x) : x));
     if (!list.length) return;
     out.push({ start: t.start, end, kind: intent ? 'intent' : 'interest', items: list });
   });

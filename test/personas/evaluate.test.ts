@@ -1,4 +1,4 @@
-import { LabelledCase, evaluate, formatTable } from '../../shared/personas/evaluate';
+import { LabelledCase, evaluate, formatTable } from './evaluate';
 import { ExtractedPersona, PersonaExtractor } from '../../shared/personas/extractor';
 import { SemanticCore } from '../../shared/personas/persona-schema';
 

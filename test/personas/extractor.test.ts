@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { LabelledCase, evaluate } from '../../shared/personas/evaluate';
+import { LabelledCase, evaluate } from './evaluate';
 import { createRuleExtractor, extractPersona, personaName } from '../../shared/personas/extractor';
 import { ExtractedPersonaSchema, PersonaSchema, SemanticCoreSchema } from '../../shared/personas/persona-schema';
 import { core, unresolved } from './helpers';
@@ -114,6 +114,15 @@ describe('contradictions are reported, never guessed', () => {
     const c = core('Anyone aged 40-30 in Leeds who likes gardening.');
     expect(c.geo.cities).toEqual(['Leeds']);
     expect(c.interests).toEqual(['gardening']);
+  });
+});
+
+describe('asks no field holds', () => {
+  it('an ask after "we want" is reported: the advertiser named as subject is no field', () => {
+    expect(unresolved('We want people currently on NHS waiting lists for hip or knee ops, 55+, Midlands.').join(' ')).toMatch(
+      /waiting lists/,
+    );
+    expect(unresolved('We want runners in Leeds.')).toEqual([]);
   });
 });
 

@@ -76,6 +76,11 @@ describe('industries as UK SIC 2007 codes', () => {
     ['Analysts at banks and insurers.', ['64', '65']],
     ['Managers at insurance companies.', ['65', '66']],
     ['IT directors at hospitals and GP practices.', ['86']],
+    // The trades are specialised construction (43), not civil engineering (42).
+    ['Owners of small firms in the trades.', ['43']],
+    // Warehousing (52) and couriers (53) are different divisions.
+    ['Shift managers in warehouses and distribution centres.', ['52']],
+    ['Nurses, midwives and junior doctors.', ['86']],
     ['Heads of IT at universities and schools.', ['85']],
     ['Marketing managers in the hospitality sector.', ['55', '56']],
     ['Operations directors at logistics companies.', ['49', '52', '53']],

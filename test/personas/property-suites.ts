@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { positiveEntries } from '../../shared/personas/evaluate';
+import { positiveEntries } from './evaluate';
 import { extractPersona } from '../../shared/personas/extractor';
 import { SemanticCore } from '../../shared/personas/persona-schema';
 import {
@@ -78,7 +78,11 @@ function canonical(x: unknown): unknown {
 }
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 const has = (entries: readonly string[], word: string): boolean => entries.some((e) => e.toLowerCase().includes(word.toLowerCase()));
-const core = (brief: string): SemanticCore => extractPersona(brief).semanticCore;
+/** How a brief is read: the rules by default; another extractor's checked answer can be passed to runSuite. */
+export type Reader = (brief: string) => SemanticCore;
+const rules: Reader = (brief) => extractPersona(brief).semanticCore;
+let read = rules;
+const core = (brief: string): SemanticCore => read(brief);
 const join = (parts: readonly string[]): string => parts.join(' ');
 
 /** Place the ruling-out part around the audience sentence with prose beside it. */
@@ -270,15 +274,20 @@ function askBrief(c: AskCase): string {
 export const SUITES = [categories, places, ages, prose, asks] as const;
 
 /** Run one suite over `numRuns` generated briefs from `seed`, counting every violation. */
-export function runSuite<T>(suite: Suite<T>, numRuns: number, seed = PROPERTY_SEED): SuiteResult {
+export function runSuite<T>(suite: Suite<T>, numRuns: number, seed = PROPERTY_SEED, reader: Reader = rules): SuiteResult {
   const cases = fc.sample(suite.arbitrary, { seed, numRuns });
   let violations = 0;
   let firstViolation: string | undefined;
-  for (const c of cases) {
-    const why = suite.check(c);
-    if (why === null) continue;
-    violations++;
-    firstViolation ??= `${JSON.stringify(suite.brief(c))}: ${why}`;
+  read = reader;
+  try {
+    for (const c of cases) {
+      const why = suite.check(c);
+      if (why === null) continue;
+      violations++;
+      firstViolation ??= `${JSON.stringify(suite.brief(c))}: ${why}`;
+    }
+  } finally {
+    read = rules;
   }
   return { name: suite.name, cases: cases.length, violations, seed, ...(firstViolation ? { firstViolation } : {}) };
 }

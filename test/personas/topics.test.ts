@@ -1,3 +1,4 @@
+import { gerund } from '../../shared/personas/topics';
 import { core, unresolved } from './helpers';
 
 const topics = (brief: string): string[] => {
@@ -17,6 +18,9 @@ describe('interests', () => {
     ['Runners training for a marathon.', ['marathon']],
     ['Pet owners with dogs.', ['dogs']],
     ['Golf fans in Leeds.', ['golf fans']],
+    // An activity verb names its activity.
+    ['Guys 25-44 who fish and hunt.', ['fishing', 'hunting']],
+    ['Climbers who boulder.', ['bouldering']],
   ])('"%s" gives interests %j', (brief, expected) => {
     const c = core(brief);
     for (const e of expected) expect(c.interests.map((i) => i.toLowerCase())).toContain(e);
@@ -46,6 +50,20 @@ describe('interests', () => {
       expect(topics(brief)).toEqual([]);
     }
   });
+});
+
+it.each([
+  ['hike', 'hiking'],
+  ['swim', 'swimming'],
+  ['run', 'running'],
+  ['ski', 'skiing'],
+  ['cycle', 'cycling'],
+  ['garden', 'gardening'],
+  ['sew', 'sewing'],
+  ['fish', 'fishing'],
+  ['canoe', 'canoeing'],
+])('the activity "%s" is "%s"', (verb, activity) => {
+  expect(gerund(verb)).toBe(activity);
 });
 
 describe('intent topics', () => {

@@ -69,7 +69,7 @@ export function remoteApi(url: string): ApiClient {
 }
 
 /** A log sink that keeps every line, so tests can assert on what was (and was not) logged. */
-function captureLogs(level: string): { logger: Logger; lines: string[] } {
+export function captureLogs(level: string): { logger: Logger; lines: string[] } {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {

@@ -12,5 +12,7 @@ const Words = z.object({
   chainAdverbs: WordList,
   placingVerbs: WordList,
   personWords: WordList,
+  proseWords: WordList,
+  clubWords: WordList,
 });
 export const WORDS = parseLexicon('words.json', Words, raw);

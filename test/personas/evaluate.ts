@@ -1,4 +1,4 @@
-import { ExtractedPersona, PersonaExtractor } from './extractor';
+import { ExtractedPersona, PersonaExtractor } from '../../shared/personas/extractor';
 
 // Scores an extractor against labelled briefs (shared/personas/README.md).
 // Only keys present in a case's `expect` are judged.

@@ -96,3 +96,55 @@ test('a pause staff confirmed, contradicted by the figures they enter next: fail
   expect(await env.db('webhook_events').where({ workspace_id: ORG, type: 'line.control_failed' })).toHaveLength(1);
   expect((await walletAndLedger(env, ORG)).consistent).toBe(true);
 }, 90_000);
+
+test('a stop staff confirmed, then figures that show nothing served after it: verified once a full day after it is reported after the delay', async () => {
+  const org = 'org-vcw2';
+  await fundWallet(env, org, 100_000);
+  await assignClient(env.staff, 'staff-vcw', org);
+  const token = await env.issuer.token({ org, user: `${org}-buyer` });
+  const creative = await makeCreative(api, token, 'ctv');
+  const { campaignId, planVersion } = await draftCampaign(
+    api,
+    token,
+    [{ channel: 'ctv', adapterKey: 'manual', budgetMinor: 40_000, creativeIds: [creative.id] }],
+    { executionMode: 'live', maximumCommitmentMinor: 40_000 },
+  );
+  await approve(api, token, campaignId, planVersion);
+  const launch = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
+  const { booking } = await json<{ booking: BookingBody }>(launch);
+  const lineId = booking.lines[0]!.id;
+  await waitForBooking(api, token, booking.id, (b) => (b.lines[0] as { workflowSteps?: unknown }).workflowSteps != null);
+  await work(token, booking.id, lineId, { providerReference: 'IO-8', evidence: 'Signed insertion order.' });
+  const line = await lineOf(token, booking.id);
+  expect((await post(api, token, `/api/v1/bookings/${booking.id}/lines/${lineId}/stop`, { expectedVersion: line.version })).status).toBe(
+    202,
+  );
+  await waitForBooking(
+    api,
+    token,
+    booking.id,
+    (b) => b.lines[0]!.status === 'stop-requested' && (b.lines[0] as { workflowSteps?: unknown }).workflowSteps != null,
+  );
+  await work(token, booking.id, lineId, { evidence: 'The desk confirmed the stop by email.' });
+  const stopped = await lineOf(token, booking.id);
+  expect(stopped).toMatchObject({ status: 'stopped', verification: { operation: 'stop', state: 'pending' } });
+
+  const enter = (csv: string) => post(api, staff, `/api/v1/internal/fulfilment/bookings/${booking.id}/lines/${lineId}/delivery`, { csv });
+  const silent = 'date,impressions,clicks,completions,spend_minor\n2099-03-02,0,0,0,0\n2099-03-03,0,0,0,0';
+  // Reported at once, nothing served: not yet proven, since no full day after the stop has passed.
+  expect((await enter(silent)).status).toBe(200);
+  expect((await lineOf(token, booking.id)).verification?.state).toBe('pending');
+  // Three days on (the stop's recorded time moved back as the days would), the same report proves it.
+  await env
+    .db('line_operations')
+    .where({ id: stopped.verification!.operationId })
+    .update({ effective_at: env.db.raw("now() - interval '3 days'") });
+  expect((await enter(silent)).status).toBe(200);
+  const verified = await lineOf(token, booking.id);
+  expect(verified).toMatchObject({
+    status: 'stopped',
+    verification: { state: 'verified', evidence: { reason: 'delivery after the change agrees' } },
+  });
+  expect(await env.db('webhook_events').where({ workspace_id: org, type: 'line.control_failed' })).toHaveLength(0);
+  expect((await walletAndLedger(env, org)).consistent).toBe(true);
+}, 90_000);

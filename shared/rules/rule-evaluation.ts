@@ -168,6 +168,7 @@ async function settle(
   rule: RuleRow,
   firingId: string,
   acted: { outcome: RuleOutcome; approvalId: string | null; stepId: string | null; detail: string | null },
+  version = 1,
 ): Promise<void> {
   await db.transaction(async (trx) => {
     const [row] = (await trx('rule_firings')
@@ -181,16 +182,17 @@ async function settle(
         updated_at: trx.fn.now(),
       })
       .returning('*')) as FiringRow[];
-    await told(trx, rule, row!);
+    await told(trx, rule, row!, version);
   });
 }
 
-const told = (trx: Knex, rule: RuleRow, f: FiringRow) =>
+/** A firing told to subscribers: once when it fires, again (version 2) when a person's decision on it is carried out. */
+const told = (trx: Knex, rule: RuleRow, f: FiringRow, version = 1) =>
   recordEvent(trx, {
     workspaceId: rule.advertiser_id,
     type: 'rule.fired',
     subjectId: f.id,
-    subjectVersion: 1,
+    subjectVersion: version,
     body: {
       ruleId: rule.id,
       campaignId: rule.campaign_id,
@@ -234,7 +236,7 @@ async function followApprovals(db: Knex, opts: EvaluationOptions): Promise<{ exe
         acted = { outcome: 'failed', approvalId: w.approval_id, stepId: approved.stepId, detail: (err as Error).message.slice(0, 500) };
       }
     }
-    await settle(db, rule, w.firing_id, acted);
+    await settle(db, rule, w.firing_id, acted, 2);
     done[acted.outcome === 'executed' ? 'executed' : 'failed'] += 1;
   }
   return done;

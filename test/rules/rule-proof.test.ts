@@ -1,0 +1,147 @@
+import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { post } from '../support/bookings';
+import { subscribe } from '../support/webhooks';
+import { until } from '../support/wait';
+import { createLogger } from '../../shared/logger';
+import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
+import { pollDelivery, type PollOptions } from '../../workers/delivery-poller';
+import { evaluateRules } from '../../shared/rules/rule-evaluation';
+import { approver, createRule, enable, moveRule, send, twoLineCampaign } from './support';
+
+let env: TestEnv;
+let api: TestApi;
+beforeAll(async () => {
+  env = await createTestEnv();
+  api = await env.api();
+  await env.workers({ DELIVERY_POLL_EVERY_MS: '3600000' });
+});
+afterAll(() => env.close());
+
+const options: PollOptions = {
+  batchSize: 50,
+  restatementDays: 7,
+  finalizationHours: 72,
+  callsPerSecond: 20,
+  timeoutMs: 5_000,
+  sandboxSlowMs: 0,
+  pacingTolerance: 0.15,
+  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
+  logger: createLogger('silent'),
+};
+const cycle = (org: string) => evaluateRules(env.db, { tolerance: 0.15, pollEveryMs: 3_600_000, advertiserId: org });
+const budgets = async (ids: string[]) =>
+  (await env.db('booking_lines').whereIn('id', ids).orderBy('position').select('budget_minor')).map((l) => Number(l.budget_minor));
+const firings = (ruleId: string) => env.db('rule_firings').where({ rule_id: ruleId }).orderBy(['evaluation_day', 'created_at']);
+
+/** One day on the workspace's clock: the clock moves, each supplier's delivery is in, the line operations in hand settle. */
+async function nextDay(org: string, token: string, lineIds: string[]) {
+  expect((await post(api, token, '/api/v1/sandbox/clock/advance', { days: 1 })).status).toBe(200);
+  // (The clock's move queues the workers' polls too: whichever runs first records the figures, once.)
+  for (const key of ['sandbox-ctv', 'sandbox-audio'])
+    await pollDelivery(env.db, ADAPTER_IMPLEMENTATIONS.get(key)!, { ...options, advertiserId: org });
+  await settled(lineIds);
+}
+const settled = (lineIds: string[]) =>
+  until(
+    'the line operations in hand to settle',
+    async () => (await env.db('booking_lines').whereIn('id', lineIds).whereNotNull('operation_id').count({ n: '*' }))[0]!.n === '0',
+  );
+
+describe('a month-long flight on the sandbox clock', () => {
+  test('a rule moves budget from the under-delivering line to the on-track one: each move one amendment, one operation per line at the supplier, one approval under the mandate and one receipt; its guardrails bound the money; every firing is told', async () => {
+    const org = 'org-rule-month';
+    const { token, campaignId, onTrack, under } = await twoLineCampaign(env, api, org, 30);
+    await subscribe(env, api, org, ['rule.fired']);
+    const lead = await approver(env, org);
+    const rule = await enable(api, lead, await createRule(api, lead, moveRule(campaignId)), 20_000);
+    const ids = [onTrack.id, under.id];
+
+    for (let d = 1; d <= 31; d++) {
+      await nextDay(org, token, ids);
+      // The cycle the poll queued may have run already; another one changes nothing.
+      await cycle(org);
+      await settled(ids);
+    }
+    const all = await firings(rule.id);
+    const executed = all.filter((f) => f.outcome === 'executed');
+    // 30,000 over the flight at 10,000 a move: three moves, each after the condition held two days, two days apart at least.
+    expect(executed.map((f) => [f.subject_id, f.planned.toLineId, Number(f.moved_minor)])).toEqual([
+      [under.id, onTrack.id, 10_000],
+      [under.id, onTrack.id, 10_000],
+      [under.id, onTrack.id, 10_000],
+    ]);
+    const days = executed.map((f) => String(f.evaluation_day));
+    for (let i = 1; i < days.length; i++) expect(Date.parse(days[i]!) - Date.parse(days[i - 1]!)).toBeGreaterThan(2 * 86_400_000);
+    // After the flight's most was moved, the condition still held: held by the guardrail, nothing more moved.
+    const after = all.filter((f) => String(f.evaluation_day) > days[2]!);
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.every((f) => f.outcome === 'held' && Number(f.moved_minor) === 0)).toBe(true);
+    expect(after[0]!.detail).toMatch(/flight's most budget moved/);
+    // The on-track line never fired; the budgets moved exactly, the campaign's total unchanged.
+    expect(all.every((f) => f.subject_id === under.id)).toBe(true);
+    expect(await budgets(ids)).toEqual([330_000, 270_071]);
+
+    // Each move: one amendment by the rule's agent, two change-budget operations (one per line), each carried out once at the supplier.
+    const amendments = await env.db('booking_amendments').where({ campaign_id: campaignId }).orderBy('created_at');
+    expect(amendments.map((a) => a.requested_by)).toEqual(Array(3).fill(`${org}-lead|agent:rule-${rule.id}`));
+    for (const a of amendments) {
+      const ops = await env.db('line_operations').where({ amendment_id: a.id }).orderBy('line_id');
+      expect(ops.map((o) => [o.line_id, o.kind, o.status]).sort()).toEqual(
+        [
+          [onTrack.id, 'change-budget', 'applied'],
+          [under.id, 'change-budget', 'applied'],
+        ].sort(),
+      );
+    }
+    for (const id of ids) {
+      const atSupplier = await env.db('sandbox_ledger').where({ line_id: id }).whereNot({ operation: 'book' }).select('operation');
+      expect([id, atSupplier.length]).toEqual([id, 3]);
+    }
+    // Each move: one approval, decided under the standing mandate by the person who granted it, one execute step, one receipt.
+    const approvals = await env
+      .db('agent_approvals')
+      .where({ agent_client_id: `rule-${rule.id}` })
+      .orderBy('created_at');
+    expect(approvals.map((a) => [a.action_name, a.status, a.decided_by])).toEqual(
+      Array(3).fill(['campaign.amend', 'approved', `${org}-lead`]),
+    );
+    expect(executed.map((f) => f.approval_id)).toEqual(approvals.map((a) => a.id));
+    const steps = await env
+      .db('agent_steps')
+      .whereIn(
+        'id',
+        executed.map((f) => f.step_id),
+      )
+      .select('status', 'action_digest', 'approval_id');
+    expect(steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    for (const s of steps) expect(s.action_digest).toBe(approvals.find((a) => a.id === s.approval_id)!.action_digest);
+    const receipts = await env.db('agent_receipts').whereIn(
+      'step_id',
+      executed.map((f) => f.step_id),
+    );
+    expect(receipts.map((r) => r.response_status)).toEqual([202, 202, 202]);
+    const journal = await env
+      .db('mission_journal')
+      .whereIn(
+        'approval_id',
+        approvals.map((a) => a.id),
+      )
+      .orderBy('seq');
+    expect(
+      journal
+        .filter((j) => j.entry_type === 'action.approved')
+        .every((j) => j.source === 'rules' && j.entry.standingMandate === `rule-${rule.id}`),
+    ).toBe(true);
+    expect(journal.filter((j) => j.entry_type === 'action.executed')).toHaveLength(3);
+
+    // Every firing told once, with its outcome.
+    const told = await env.db('webhook_events').where({ workspace_id: org, type: 'rule.fired' }).orderBy('seq');
+    expect(told.map((e) => e.subject_id).sort()).toEqual(all.map((f) => f.id).sort());
+
+    // The API shows the same firings.
+    const listed = await json<{ firings: Array<{ id: string; outcome: string }> }>(
+      await send(api, token, `/api/v1/rules/${rule.id}/firings?limit=100`, 'GET'),
+    );
+    expect(listed.firings.map((f) => f.id).sort()).toEqual(all.map((f) => f.id).sort());
+  });
+});

@@ -1,12 +1,13 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { post } from '../support/bookings';
+import { launchPlan, post, waitForBooking } from '../support/bookings';
+import { addDays } from '../../shared/dates';
 import { subscribe } from '../support/webhooks';
 import { until } from '../support/wait';
 import { createLogger } from '../../shared/logger';
 import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
 import { pollDelivery, type PollOptions } from '../../workers/delivery-poller';
 import { evaluateRules } from '../../shared/rules/rule-evaluation';
-import { approver, createRule, enable, moveRule, send, twoLineCampaign } from './support';
+import { approver, createRule, enable, moveRule, send, today, twoLineCampaign } from './support';
 
 let env: TestEnv;
 let api: TestApi;
@@ -143,5 +144,94 @@ describe('a month-long flight on the sandbox clock', () => {
       await send(api, token, `/api/v1/rules/${rule.id}/firings?limit=100`, 'GET'),
     );
     expect(listed.firings.map((f) => f.id).sort()).toEqual(all.map((f) => f.id).sort());
+  });
+});
+
+describe('guardrails under concurrent cycles, and a firing outside the mandate', () => {
+  test('twenty cycles at once fire each line once and hold no more than the day’s most; beyond its mandate the rule asks a person, and carries out only what they approve', async () => {
+    const org = 'org-rule-burst';
+    const l = await launchPlan(
+      env,
+      api,
+      [
+        { channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 300_000 },
+        { channel: 'audio', adapterKey: 'sandbox-audio', budgetMinor: 300_071 },
+        { channel: 'audio', adapterKey: 'sandbox-audio', budgetMinor: 200_071 },
+        { channel: 'audio', adapterKey: 'sandbox-audio', budgetMinor: 100_071 },
+      ],
+      org,
+      { startDate: today(), endDate: addDays(today(), 29), maximumCommitmentMinor: 1_000_000 },
+    );
+    const booking = await waitForBooking(api, l.token, l.booking.id, (b) => b.lines.every((x) => x.status === 'confirmed'));
+    const ids = booking.lines.map((x) => x.id);
+    for (let d = 1; d <= 5; d++) await nextDay(org, l.token, ids);
+
+    const lead = await approver(env, org);
+    const rule = await enable(
+      api,
+      lead,
+      await createRule(
+        api,
+        lead,
+        moveRule(l.campaignId, {
+          action: { kind: 'move-budget', amountMinor: 10_000, toLineId: ids[0] },
+          guardrails: { maxMovedPerDayMinor: 15_000, maxMovedPerFlightMinor: 100_000, minLineBudgetMinor: 0, cooldownDays: 0 },
+        }),
+      ),
+      // Every move is over this mandate's ceiling: each one waits for a person.
+      1_000,
+    );
+    const before = await budgets(ids);
+    await Promise.all(Array.from({ length: 20 }, () => cycle(org)));
+    const fired = await firings(rule.id);
+    // Each under-delivering line fired once; the day's 15,000 was held as 10,000 and 5,000, the third line held back.
+    expect(fired.map((f) => f.subject_id).sort()).toEqual(ids.slice(1).sort());
+    expect(fired.map((f) => [f.outcome, f.planned.amountMinor]).sort()).toEqual(
+      [
+        ['awaiting-approval', 10_000],
+        ['awaiting-approval', 5_000],
+        ['held', null],
+      ].sort(),
+    );
+    expect(fired.reduce((s, f) => s + Number(f.moved_minor), 0)).toBe(15_000);
+    expect(fired.find((f) => f.outcome === 'held')!.detail).toMatch(/day's most budget moved/);
+    // Nothing changed at the suppliers: two actions wait for a person, prepared in the name of the one who enabled the rule.
+    expect(await budgets(ids)).toEqual(before);
+    expect(await env.db('booking_amendments').where({ campaign_id: l.campaignId }).count({ n: '*' })).toEqual([{ n: '0' }]);
+    const asked = await env.db('agent_approvals').where({ advertiser_id: org, status: 'pending' }).orderBy('created_at');
+    expect(asked.map((a) => [a.action_name, a.agent_client_id, a.user_id])).toEqual(Array(2).fill(['campaign.amend', null, `${org}-lead`]));
+
+    // A person approves the smaller move and abandons the larger; the next cycle carries out the one and gives back the other's hold.
+    const small = fired.find((f) => f.planned.amountMinor === 5_000)!;
+    const large = fired.find((f) => f.planned.amountMinor === 10_000)!;
+    const digest = (id: string) => asked.find((a) => a.id === id)!.action_digest as string;
+    expect(
+      (await post(api, lead, `/api/v1/agent/approvals/${small.approval_id}/approve`, { expectedActionDigest: digest(small.approval_id) }))
+        .status,
+    ).toBe(200);
+    expect(
+      (
+        await post(api, lead, `/api/v1/agent/approvals/${large.approval_id}/abandon`, {
+          expectedActionDigest: digest(large.approval_id),
+          note: 'not now',
+        })
+      ).status,
+    ).toBe(200);
+    await Promise.all(Array.from({ length: 5 }, () => cycle(org)));
+    await settled(ids);
+    const after = await firings(rule.id);
+    expect(after.find((f) => f.id === small.id)).toMatchObject({ outcome: 'executed', moved_minor: '5000' });
+    expect(after.find((f) => f.id === large.id)).toMatchObject({ outcome: 'failed', moved_minor: '0' });
+    const expected = [...before];
+    expected[0]! += 5_000;
+    expected[ids.indexOf(small.subject_id)]! -= 5_000;
+    expect(await budgets(ids)).toEqual(expected);
+    expect(await env.db('booking_amendments').where({ campaign_id: l.campaignId }).count({ n: '*' })).toEqual([{ n: '1' }]);
+    expect(
+      await env
+        .db('agent_receipts')
+        .where({ step_id: after.find((f) => f.id === small.id)!.step_id })
+        .count({ n: '*' }),
+    ).toEqual([{ n: '1' }]);
   });
 });

@@ -235,3 +235,39 @@ describe('guardrails under concurrent cycles, and a firing outside the mandate',
     ).toEqual([{ n: '1' }]);
   });
 });
+
+describe('evaluation on the production path', () => {
+  test("moving the sandbox clock polls the suppliers, and the poll's rule cycle on the maintenance queue fires a notify-only rule once per line, told to subscribers", async () => {
+    const org = 'org-rule-path';
+    const { token, campaignId, onTrack, under } = await twoLineCampaign(env, api, org, 10);
+    await subscribe(env, api, org, ['rule.fired']);
+    const rule = await createRule(
+      api,
+      token,
+      moveRule(campaignId, { condition: { subject: 'line', metric: 'delivered-spend-minor', operator: 'above', value: 0 } }),
+    );
+    expect((await post(api, token, '/api/v1/sandbox/clock/advance', { days: 1 })).status).toBe(200);
+    await until('the workers to fire the rule for both lines', async () => (await firings(rule.id)).length === 2);
+    const fired = await firings(rule.id);
+    expect(fired.map((f) => [f.subject_id, f.outcome, f.mode, Number(f.moved_minor)]).sort()).toEqual(
+      [
+        [onTrack.id, 'notified', 'notify-only', 0],
+        [under.id, 'notified', 'notify-only', 0],
+      ].sort(),
+    );
+    // Notify-only says what it would have done, and does nothing.
+    expect(fired.find((f) => f.subject_id === under.id)!.planned).toMatchObject({
+      action: 'move-budget',
+      toLineId: onTrack.id,
+      amountMinor: 10_000,
+    });
+    expect(await env.db('agent_approvals').where({ advertiser_id: org }).count({ n: '*' })).toEqual([{ n: '0' }]);
+    await until(
+      'the firings to be told',
+      async () => (await env.db('webhook_events').where({ workspace_id: org, type: 'rule.fired' })).length === 2,
+    );
+    // Cycles again on the same day change nothing.
+    await Promise.all([cycle(org), cycle(org)]);
+    expect(await firings(rule.id)).toHaveLength(2);
+  });
+});

@@ -46,13 +46,20 @@ export async function evaluateRules(db: Knex, opts: EvaluationOptions): Promise<
     rules.map((r) => r.campaign_id),
     opts.real,
   );
-  for (const rule of rules) {
+  const seen = await firedBefore(
+    db,
+    rules.map((r) => r.id),
+  );
+  const evaluate = async (rule: RuleRow) => {
     const c = states.get(rule.campaign_id);
     // A campaign whose lines' polls for the day are still to come is evaluated by a later cycle.
-    if (!c || !c.fresh) continue;
+    if (!c || !c.fresh) return;
     result.rules += 1;
     for (const hit of matches(rule, c, opts.tolerance)) {
       result.subjects += 1;
+      // Already fired today, or resting: settled without a transaction (the transaction checks again).
+      const before = seen.get(`${rule.id}|${hit.subject?.lineId ?? c.campaignId}`);
+      if (before && (before.lastAny === c.today || coolingDown(rule.guardrails, before.lastActed, c.today))) continue;
       const outcome = await fire(db, rule, c, hit, opts);
       if (!outcome) continue;
       result.fired += 1;
@@ -61,11 +68,37 @@ export async function evaluateRules(db: Knex, opts: EvaluationOptions): Promise<
       if (outcome === 'held') result.held += 1;
       if (outcome === 'failed') result.failed += 1;
     }
-  }
+  };
+  // Rules of different campaigns share nothing but the pool: a few at once (each firing locks its own rule).
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(RULE_CONCURRENCY, rules.length) }, async () => {
+      while (next < rules.length) await evaluate(rules[next++]!);
+    }),
+  );
   const followed = await followApprovals(db, opts);
   result.executed += followed.executed;
   result.failed += followed.failed;
   return result;
+}
+
+const RULE_CONCURRENCY = 4;
+
+/** Each rule's subjects' last firing day, and last day it acted or told (what the cooldown counts), in one query. */
+async function firedBefore(db: Knex, ruleIds: string[]): Promise<Map<string, { lastAny: string; lastActed: string | null }>> {
+  const out = new Map<string, { lastAny: string; lastActed: string | null }>();
+  if (!ruleIds.length) return out;
+  const rows = (await db('rule_firings')
+    .whereIn('rule_id', ruleIds)
+    .groupBy('rule_id', 'subject_id')
+    .select(
+      'rule_id',
+      'subject_id',
+      db.raw("to_char(max(evaluation_day), 'YYYY-MM-DD') as last_any"),
+      db.raw("to_char(max(evaluation_day) filter (where outcome not in ('held', 'failed')), 'YYYY-MM-DD') as last_acted"),
+    )) as Array<{ rule_id: string; subject_id: string; last_any: string; last_acted: string | null }>;
+  for (const r of rows) out.set(`${r.rule_id}|${r.subject_id}`, { lastAny: r.last_any, lastActed: r.last_acted });
+  return out;
 }
 
 interface Hit {
@@ -100,21 +133,19 @@ async function fire(db: Knex, rule: RuleRow, c: CampaignState, hit: Hit, opts: E
     const r = (await trx('rules').where({ id: rule.id, version: rule.version }).whereNull('deleted_at').forUpdate().first()) as
       RuleRow | undefined;
     if (!r) return null;
-    if (await trx('rule_firings').where({ rule_id: r.id, evaluation_day: day, subject_id: subjectId }).first('id')) return null;
-    const last = await trx('rule_firings')
-      .where({ rule_id: r.id, subject_id: subjectId })
-      .whereNotIn('outcome', ['held', 'failed'])
-      .max({ day: 'evaluation_day' })
-      .first();
-    const lastDay = last?.day ? String(last.day).slice(0, 10) : null;
-    if (coolingDown(r.guardrails, lastDay, day)) return null;
-    const moved = await trx('rule_firings')
-      .where({ rule_id: r.id })
-      .select(
-        trx.raw('coalesce(sum(moved_minor) filter (where evaluation_day = ?), 0) as today', [day]),
-        trx.raw('coalesce(sum(moved_minor), 0) as flight'),
-      )
-      .first();
+    // One read: whether it fired today, when it last acted (the cooldown), and what it moved today and in the flight.
+    const {
+      rows: [stats],
+    } = await trx.raw<{ rows: Array<{ fired_today: boolean; last_day: string | null; today: string; flight: string }> }>(
+      `select exists(select 1 from rule_firings where rule_id = :rule and evaluation_day = :day and subject_id = :subject) as fired_today,
+         (select to_char(max(evaluation_day), 'YYYY-MM-DD') from rule_firings
+           where rule_id = :rule and subject_id = :subject and outcome not in ('held', 'failed')) as last_day,
+         (select coalesce(sum(moved_minor), 0) from rule_firings where rule_id = :rule and evaluation_day = :day) as today,
+         (select coalesce(sum(moved_minor), 0) from rule_firings where rule_id = :rule) as flight`,
+      { rule: r.id, day, subject: subjectId },
+    );
+    if (stats!.fired_today || coolingDown(r.guardrails, stats!.last_day, day)) return null;
+    const moved = stats!;
     const plan = planAction(
       r,
       c,

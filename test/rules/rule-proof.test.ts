@@ -218,6 +218,10 @@ describe('guardrails under concurrent cycles, and a firing outside the mandate',
       ).status,
     ).toBe(200);
     await Promise.all(Array.from({ length: 5 }, () => cycle(org)));
+    // (A cycle the workers run may be the one that claimed it: wait for its outcome.)
+    await until('the decided firings to be carried out', async () =>
+      (await firings(rule.id)).every((f) => !['awaiting-approval', 'executing'].includes(f.outcome)),
+    );
     await settled(ids);
     const after = await firings(rule.id);
     expect(after.find((f) => f.id === small.id)).toMatchObject({ outcome: 'executed', moved_minor: '5000' });

@@ -181,9 +181,31 @@ describe('guardrails under concurrent cycles, and a firing outside the mandate',
       // Every move is over this mandate's ceiling: each one waits for a person.
       1_000,
     );
+    // The dry run the person saw before enabling it: over the five days so far, what it would have moved, day by day, within its guardrails.
+    type Dry = { movedMinor: number; firings: Array<{ day: string; outcome: string; planned: { amountMinor: number | null } }> };
+    const dry = (await json<{ dryRuns: Dry[] }>(await send(api, lead, `/api/v1/rules/${rule.id}/dry-runs`, 'GET'))).dryRuns[0]!;
+    const acts = dry.firings.filter((f) => f.outcome === 'would-act');
+    expect(acts.length).toBeGreaterThan(0);
+    expect(dry.movedMinor).toBe(acts.reduce((s, f) => s + f.planned.amountMinor!, 0));
+    for (const d of new Set(acts.map((f) => f.day)))
+      expect(acts.filter((f) => f.day === d).reduce((s, f) => s + f.planned.amountMinor!, 0)).toBeLessThanOrEqual(15_000);
+    expect(dry.firings.some((f) => f.outcome === 'held')).toBe(true);
+    // Judged by a mandate of 1,000 an action, every move would have asked a person, and nothing would have moved.
+    const asking = await json<{ dryRun: Dry }>(
+      await send(api, lead, `/api/v1/rules/${rule.id}/dry-runs`, 'POST', { budgetCeilingMinor: 1_000 }),
+    );
+    expect(asking.dryRun.movedMinor).toBe(0);
+    expect(asking.dryRun.firings.filter((f) => f.outcome === 'would-ask').length).toBeGreaterThan(0);
+    expect(asking.dryRun.firings.every((f) => f.outcome !== 'would-act')).toBe(true);
+
+    // The next day, the first it is active: the workers' own cycle runs as well as these twenty.
+    await nextDay(org, l.token, ids);
+    const { clock } = await json<{ clock: { today: string } }>(await api.fetch('/api/v1/sandbox/clock', { token: l.token }));
+    const todays = async () => (await firings(rule.id)).filter((f) => String(f.evaluation_day) === clock.today);
     const before = await budgets(ids);
     await Promise.all(Array.from({ length: 20 }, () => cycle(org)));
-    const fired = await firings(rule.id);
+    await until('every cycle of the day to settle', async () => (await todays()).every((f) => f.outcome !== 'executing'));
+    const fired = await todays();
     // Each under-delivering line fired once; the day's 15,000 was held as 10,000 and 5,000, the third line held back.
     expect(fired.map((f) => f.subject_id).sort()).toEqual(ids.slice(1).sort());
     expect(fired.map((f) => [f.outcome, f.planned.amountMinor]).sort()).toEqual(
@@ -223,7 +245,7 @@ describe('guardrails under concurrent cycles, and a firing outside the mandate',
       (await firings(rule.id)).every((f) => !['awaiting-approval', 'executing'].includes(f.outcome)),
     );
     await settled(ids);
-    const after = await firings(rule.id);
+    const after = await todays();
     expect(after.find((f) => f.id === small.id)).toMatchObject({ outcome: 'executed', moved_minor: '5000' });
     expect(after.find((f) => f.id === large.id)).toMatchObject({ outcome: 'failed', moved_minor: '0' });
     const expected = [...before];

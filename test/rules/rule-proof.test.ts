@@ -297,3 +297,40 @@ describe('evaluation on the production path', () => {
     expect(await firings(rule.id)).toHaveLength(2);
   });
 });
+
+describe('a pause rule', () => {
+  test('"CPM above X" pauses the line it holds for, as a governed line.pause under the mandate, and leaves the other running', async () => {
+    const org = 'org-rule-cpm';
+    const { token, campaignId, booking, onTrack, under } = await twoLineCampaign(env, api, org, 10);
+    const lead = await approver(env, org);
+    const rule = await enable(
+      api,
+      lead,
+      await createRule(
+        api,
+        lead,
+        moveRule(campaignId, {
+          name: 'Pause expensive lines',
+          condition: { subject: 'line', metric: 'cpm-minor', operator: 'above', value: 3_000 },
+          action: { kind: 'pause-line' },
+        }),
+      ),
+      0,
+    );
+    expect(rule.mandate).toMatchObject({ allowedActions: ['line.pause'], budgetCeilingMinor: 0 });
+    await nextDay(org, token, [onTrack.id, under.id]);
+    await cycle(org);
+    await until('the rule to settle', async () => (await firings(rule.id)).every((f) => f.outcome !== 'executing'));
+    // The CTV line's CPM (32.00) is above 30.00; the audio line's (14.00) is not.
+    const fired = await firings(rule.id);
+    expect(fired.map((f) => [f.subject_id, f.outcome, f.planned.action, f.planned.observed])).toEqual([
+      [onTrack.id, 'executed', 'pause-line', 3_200],
+    ]);
+    const paused = await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.status === 'stopped');
+    expect(paused.lines[0]!.stop).toMatchObject({ kind: 'pause', by: `${org}-lead|agent:rule-${rule.id}` });
+    expect(paused.lines[1]!.status).toBe('confirmed');
+    const approval = await env.db('agent_approvals').where({ id: fired[0]!.approval_id }).first();
+    expect([approval.action_name, approval.status, approval.decided_by]).toEqual(['line.pause', 'approved', `${org}-lead`]);
+    expect(await env.db('sandbox_ledger').where({ line_id: onTrack.id, operation: 'pause' }).count({ n: '*' })).toEqual([{ n: '1' }]);
+  });
+});

@@ -2352,6 +2352,18 @@ export interface components {
           metric: 'classification';
           /** @enum {string} */
           is: 'on-track' | 'under-delivery' | 'early-exhaustion';
+        }
+      | {
+          /** @enum {string} */
+          subject: 'campaign';
+          /** @default 1 */
+          forDays?: number;
+          /** @enum {string} */
+          metric: 'cost-per-outcome-minor';
+          outcome: string;
+          /** @enum {string} */
+          operator: 'above' | 'below';
+          value: number;
         };
     RuleAction:
       | {
@@ -2643,9 +2655,9 @@ export interface components {
         | 'campaign.resume'
         | 'campaign.stop'
         | 'campaign.amend'
+        | 'campaign.cap'
         | 'line.pause'
         | 'line.resume'
-        | 'campaign.cap'
         | 'creative.submit'
         | 'audience.sync'
         | 'optimization.reject'

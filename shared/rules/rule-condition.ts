@@ -24,6 +24,8 @@ export interface RuleCampaign {
   startDate: string;
   endDate: string;
   lines: RuleLine[];
+  /** Imported outcomes by metric (all markets summed), by day: what `cost-per-outcome-minor` reads. */
+  outcomes?: ReadonlyMap<string, ReadonlyArray<{ date: string; value: number }>>;
 }
 
 export interface RuleDefinition {
@@ -87,6 +89,10 @@ export function measureAt(
       return impressions > 0 ? Math.round((spend * 1000) / impressions) : null;
     case 'delivered-spend-minor':
       return spend;
+    case 'cost-per-outcome-minor': {
+      const outcomes = (c.outcomes?.get(condition.outcome) ?? []).reduce((s, o) => (o.date <= through ? s + o.value : s), 0);
+      return outcomes > 0 ? Math.round(spend / outcomes) : null;
+    }
   }
 }
 

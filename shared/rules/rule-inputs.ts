@@ -97,6 +97,27 @@ export async function loadCampaignStates(db: Knex, campaignIds: readonly string[
       attempted_at: Date | null;
       cap_paused: boolean;
     }>;
+    const outcomes = new Map<string, Map<string, Array<{ date: string; value: number }>>>();
+    for (const o of (await db('campaign_outcomes')
+      .whereIn('campaign_id', chunk)
+      .groupBy('campaign_id', 'metric', 'date')
+      .orderBy(['campaign_id', 'metric', 'date'])
+      .select('campaign_id', 'metric', db.raw("to_char(date, 'YYYY-MM-DD') as date"), db.raw('sum(value) as value'))) as Array<{
+      campaign_id: string;
+      metric: string;
+      date: string;
+      value: number;
+    }>) {
+      let byMetric = outcomes.get(o.campaign_id);
+      if (!byMetric) outcomes.set(o.campaign_id, (byMetric = new Map()));
+      let list = byMetric.get(o.metric);
+      if (!list) byMetric.set(o.metric, (list = []));
+      list.push({ date: o.date, value: Number(o.value) });
+    }
+    for (const [id, byMetric] of outcomes) {
+      const state = out.get(id);
+      if (state) state.outcomes = byMetric;
+    }
     const days = await reportedDays(
       db,
       lines.map((l) => l.id),

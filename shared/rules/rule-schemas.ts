@@ -11,7 +11,8 @@ const Minor = z.number().int().min(0).max(1_900_000_000);
  * - `projected-under-delivery-percent`: how far the outlook's projected spend falls short of the budget;
  * - `pacing-percent`: delivered spend over what an even pace would have spent by now;
  * - `cpm-minor`: cost per thousand impressions delivered so far;
- * - `delivered-spend-minor`: spend delivered so far.
+ * - `delivered-spend-minor`: spend delivered so far;
+ * - `cost-per-outcome-minor` (campaign only): delivered spend per imported outcome of one metric.
  */
 export const RULE_METRICS = ['projected-under-delivery-percent', 'pacing-percent', 'cpm-minor', 'delivered-spend-minor'] as const;
 export type RuleMetric = (typeof RULE_METRICS)[number];
@@ -34,6 +35,15 @@ export const RuleConditionSchema = z
       ...conditionBase,
       metric: z.literal('classification'),
       is: z.enum(OUTLOOK_CLASSES),
+    }),
+    z.strictObject({
+      ...conditionBase,
+      /** The campaign's delivered spend over the imported outcomes of `outcome` so far (all markets): outcomes are the campaign's, so its subject is the campaign. */
+      subject: z.literal('campaign'),
+      metric: z.literal('cost-per-outcome-minor'),
+      outcome: z.string().trim().min(1).max(64),
+      operator: z.enum(['above', 'below']),
+      value: z.number().min(0).max(1_000_000_000),
     }),
   ])
   .meta({ id: 'RuleCondition' });

@@ -51,6 +51,30 @@ describe('a rule’s condition', () => {
     expect(
       conditionHolds({ subject: 'line', metric: 'classification', is: 'under-delivery', forDays: 3 }, c, a, addDays(START, 10), 0.15).holds,
     ).toBe(true);
+    // Cost per imported outcome, the campaign's: 150,000 spent over ten days, 300 sign-ups by then (more after do not count yet).
+    const withOutcomes: RuleCampaign = {
+      ...c,
+      outcomes: new Map([
+        [
+          'signups',
+          [...Array(10).keys()].map((k) => ({ date: addDays(START, k), value: 30 })).concat([{ date: addDays(START, 10), value: 999 }]),
+        ],
+      ]),
+    };
+    const cpa = {
+      subject: 'campaign' as const,
+      metric: 'cost-per-outcome-minor' as const,
+      outcome: 'signups',
+      operator: 'above' as const,
+      forDays: 1,
+    };
+    expect(conditionHolds({ ...cpa, value: 499 }, withOutcomes, null, addDays(START, 10), 0.15)).toMatchObject({
+      holds: true,
+      observed: 500,
+    });
+    expect(conditionHolds({ ...cpa, value: 500 }, withOutcomes, null, addDays(START, 10), 0.15).holds).toBe(false);
+    // No outcome of that metric yet: nothing to measure, nothing holds.
+    expect(conditionHolds({ ...cpa, outcome: 'sales', value: 0 }, withOutcomes, null, addDays(START, 10), 0.15).holds).toBe(false);
   });
 });
 

@@ -35,6 +35,22 @@ describe('POST /api/v1/rules', () => {
         'validation_failed',
       ],
       [moveRule(campaignId, { action: { kind: 'move-budget', amountMinor: 0 } }), 400, 'validation_failed'],
+      // Outcomes are the campaign's: a cost per outcome is a campaign condition, and a campaign condition only notifies.
+      [
+        moveRule(campaignId, {
+          condition: { subject: 'line', metric: 'cost-per-outcome-minor', outcome: 'signups', operator: 'above', value: 1 },
+          action: { kind: 'notify' },
+        }),
+        400,
+        'validation_failed',
+      ],
+      [
+        moveRule(campaignId, {
+          condition: { subject: 'campaign', metric: 'cost-per-outcome-minor', outcome: 'signups', operator: 'above', value: 1 },
+        }),
+        400,
+        'validation_failed',
+      ],
       [moveRule(campaignId, { action: { kind: 'move-budget', amountMinor: 5, toLineId: randomUUID() } }), 400, 'line_not_in_campaign'],
       [
         moveRule(campaignId, {

@@ -258,6 +258,14 @@ async function followApprovals(db: Knex, opts: EvaluationOptions): Promise<{ exe
     let acted: { outcome: RuleOutcome; approvalId: string; stepId: string | null; detail: string | null };
     if (approved.status !== 'approved' || !approved.stepId) {
       acted = { outcome: 'failed', approvalId: w.approval_id, stepId: null, detail: 'a person abandoned the action' };
+    } else if (w.deleted_at) {
+      // A rule deleted since it asked does nothing more, approved or not.
+      acted = {
+        outcome: 'failed',
+        approvalId: w.approval_id,
+        stepId: approved.stepId,
+        detail: 'the rule was deleted before its action ran',
+      };
     } else {
       try {
         const person = { ...rulePrincipal(rule), agentClientId: null };

@@ -55,6 +55,7 @@ const LAYERS = [
       'agent/',
       'webhooks/',
       'reconciliation/',
+      'rules/',
     ],
   },
   { name: 'read-models', units: ['reporting/', 'readiness/'] },

@@ -19,6 +19,7 @@ import { readinessRoutes } from './routes/readiness';
 import { campaignRoutes } from './routes/campaigns';
 import { bookingRoutes } from './routes/bookings';
 import { inFlightRoutes } from './routes/in-flight';
+import { ruleRoutes } from './routes/rules';
 import { dailyCapRoutes } from './routes/daily-caps';
 import { fulfilmentRoutes } from './routes/fulfilment';
 import { browserJobRoutes } from './routes/browser-jobs';
@@ -54,6 +55,7 @@ export function apiRoutes(deps: ApiDeps): RouteDef[] {
     ...bookingRoutes(deps),
     ...inFlightRoutes(deps),
     ...dailyCapRoutes(deps),
+    ...ruleRoutes(deps),
     ...adapterRoutes(deps),
     ...fulfilmentRoutes(deps),
     ...browserJobRoutes(deps),

@@ -2,7 +2,7 @@
  * `npm run bench`: measures the service against baselines taken in the same run on the
  * same machine. Shared machines are noisy, so read the ratios, not the absolute figures.
  *
- * Options: `--only personas,rss,persona-queue,http,launch,stages,overview,delivery,reconciliation,scale-out,webhooks` runs a subset; `--runs N` repeats the
+ * Options: `--only personas,rss,persona-queue,http,launch,stages,overview,delivery,rules,reconciliation,scale-out,webhooks` runs a subset; `--runs N` repeats the
  * whole set; `--json [file]` writes every figure with the date and machine.
  */
 import { writeFileSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { benchLaunch } from './launch';
 import { benchLaunchStages } from './launch-stages';
 import { benchOverview } from './overview';
 import { benchDelivery } from './delivery';
+import { benchRules } from './rules';
 import { benchReconciliation } from './reconciliation';
 import { benchPersonas } from './personas';
 import { benchPersonaQueue } from './persona-queue';
@@ -39,6 +40,7 @@ const SECTIONS = [
   'stages',
   'overview',
   'delivery',
+  'rules',
   'reconciliation',
   'scale-out',
   'webhooks',
@@ -95,13 +97,14 @@ async function runOnce(only: Set<string>): Promise<void> {
   // Launch runs `npm start` in a child process of its own, as the idle RSS does.
   if (only.has('launch')) await benchLaunch();
   if (only.has('stages')) await benchLaunchStages();
-  if (!['persona-queue', 'http', 'overview', 'delivery', 'reconciliation'].some((s) => only.has(s))) return;
+  if (!['persona-queue', 'http', 'overview', 'delivery', 'rules', 'reconciliation'].some((s) => only.has(s))) return;
   const service = await startBenchService();
   try {
     if (only.has('persona-queue')) await benchPersonaQueue(service);
     if (only.has('http')) await benchHttp(service);
     if (only.has('overview')) await benchOverview(service);
     if (only.has('delivery')) await benchDelivery(service);
+    if (only.has('rules')) await benchRules(service);
     if (only.has('reconciliation')) await benchReconciliation(service);
   } finally {
     await service.close();

@@ -7,6 +7,8 @@ import { settleDelivery } from '../shared/delivery/delivery-money';
 import { markFetched, markFetchFailed, recordDelivery, type DeliveryReportFor } from '../shared/delivery/delivery-store';
 import { closeOutBooking, closeoutDue } from '../shared/delivery/closeout';
 import { enforceDailyCaps } from '../shared/delivery/cap-guard';
+import { outboxInsert } from '../shared/outbox/outbox';
+import { ruleEvaluationMessage } from '../shared/queues/jobs';
 import { settleFinality } from '../shared/delivery/finality';
 import { burnDownMakegoods, expireMakegoods } from '../shared/delivery/makegoods';
 import { SYSTEM } from '../shared/auth/actor';
@@ -173,6 +175,8 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
   for (const bookingId of await closeoutDue(db, opts.restatementDays, real)) {
     if ((await closeOutBooking(db, bookingId, opts.verification)).closed) result.closedOut += 1;
   }
+  // The rules read the figures just stored: a cycle for the workspace polled (or for all).
+  await outboxInsert(db, [ruleEvaluationMessage(opts.advertiserId, real)]);
   return result;
 }
 

@@ -3,6 +3,8 @@ import type { RedisClient } from '../shared/redis';
 import type { Knex } from 'knex';
 import type { Logger } from '../shared/logger';
 import { MAINTENANCE_QUEUE, queuePrefix } from '../shared/queues/names';
+import { EVALUATE_RULES, EvaluateRulesJobSchema } from '../shared/queues/jobs';
+import { evaluateRules } from '../shared/rules/rule-evaluation';
 import { purgeExpiredIdempotencyRecords } from '../shared/idempotency/retention';
 import { purgeExpiredOauthArtifacts } from '../shared/auth/oauth-artifact-retention';
 import { pruneRelayedOutbox } from '../shared/outbox/outbox';
@@ -40,6 +42,8 @@ const SCHEDULES: Array<[name: string, everyMs: number]> = [
   ['settle-finality', 60 * 60 * 1000],
   // Browser jobs no live worker can run end with why, instead of waiting unseen.
   ['fail-unserved-browser-jobs', 15 * 1000],
+  // Automatic rules also run after every delivery poll; this cycle catches what a poll did not bring.
+  [EVALUATE_RULES, 15 * 60 * 1000],
 ];
 
 /** Housekeeping on a schedule: safe to run twice, so ordinary retries are fine here. */
@@ -69,17 +73,30 @@ export function maintenanceWorker(
     | 'HEARTBEAT_TTL_MS'
     | 'BROWSER_JOB_QUEUE_WAIT_MS'
     | 'CONTROL_TOLERANCE_PERCENT'
+    | 'DELIVERY_PACING_TOLERANCE'
+    | 'DELIVERY_POLL_EVERY_MS'
   >,
 ): Worker {
   return new Worker<unknown, unknown, string>(
     MAINTENANCE_QUEUE,
     // One housekeeping job at a time across every worker process, as a single process runs them.
-    async (job) => runExclusively(connection, `${prefix}:housekeeping-lock`, () => runHousekeeping(job.name, job.id)),
+    async (job) => runExclusively(connection, `${prefix}:housekeeping-lock`, () => runHousekeeping(job.name, job.id, job.data)),
     { connection, prefix: queuePrefix(prefix, MAINTENANCE_QUEUE), concurrency: 1 },
   );
 
-  async function runHousekeeping(name: string, jobId: string | undefined): Promise<unknown> {
+  async function runHousekeeping(name: string, jobId: string | undefined, data: unknown): Promise<unknown> {
     switch (name) {
+      case EVALUATE_RULES: {
+        const { advertiserId } = EvaluateRulesJobSchema.parse(data ?? {});
+        const result = await evaluateRules(db, {
+          tolerance: config.DELIVERY_PACING_TOLERANCE,
+          pollEveryMs: config.DELIVERY_POLL_EVERY_MS,
+          logger,
+          ...(advertiserId ? { advertiserId } : {}),
+        });
+        if (result.fired) logger.info({ ...result, advertiserId, jobId }, 'automatic rules fired');
+        return result;
+      }
       case 'purge-idempotency-records': {
         const purged = await purgeExpiredIdempotencyRecords(db);
         logger.info({ purged, jobId }, 'expired idempotency records purged');

@@ -60,6 +60,7 @@ export function layout(title: string, body: string, viewer: Viewer | null, flash
         viewer.staff ? '<a href="/console/queues">Queues</a>' : '',
         '<a href="/console/bookings">Campaigns</a>',
         '<a href="/console/billing">Billing</a>',
+        '<a href="/console/rules">Rules</a>',
       ].join('')
     : '';
   const who = viewer

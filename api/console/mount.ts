@@ -16,6 +16,7 @@ import { fulfilmentPages } from './pages/fulfilment';
 import { operatorPages } from './pages/operator';
 import { preferencePages } from './pages/preferences';
 import { queuePages } from './pages/queues';
+import { rulePages } from './pages/rules';
 import { backOf, registrars } from './routing';
 import { ConsoleSessions } from './session';
 import { ConsoleSignIn } from './sign-in';
@@ -192,6 +193,7 @@ export function mountConsole(app: Express, deps: ApiDeps, routes: RouteDef[]): v
       v.staff ? '<li><a href="/console/queues">Queues</a>: supplier queue counts and failures, failing webhook subscriptions.</li>' : '',
       '<li><a href="/console/bookings">Campaigns</a>: pause, resume, stop and amend the budget of your workspace’s running campaigns.</li>',
       '<li><a href="/console/billing">Billing</a>: disputed invoices, restated final days and make-goods needing a person; sellers’ monthly statements.</li>',
+      '<li><a href="/console/rules">Automatic rules</a>: each rule’s mode and mandate, its firings (marked where one waits for a person) and its dry runs.</li>',
     ].join('');
     res.type('html').send(layout('Console', `<ul>${items}</ul>`, v, r.flash));
   });
@@ -204,6 +206,7 @@ export function mountConsole(app: Express, deps: ApiDeps, routes: RouteDef[]): v
     preferencePages,
     deliveryPages,
     billingPages,
+    rulePages,
   ])
     pages(router, reg, c);
   // Anything else under /console is a page that does not exist, said as a page.

@@ -73,10 +73,13 @@ export function inFlightRoutes(deps: ApiDeps): RouteDef[] {
       scope: { resource: 'booking', param: 'bookingId' },
       params: LineParams,
       body: LineControlSchema,
-      authorize: requireHuman(`${control} a line (agents use the campaign.${control} action)`),
+      // Pause and resume are governed actions (an agent's, or an automatic rule's, under an approval); a stop is a person's.
+      ...(control === 'stop'
+        ? { authorize: requireHuman('stop a line (agents use the campaign.stop action)') }
+        : { governedAction: `line.${control}` as const }),
       responses: {
         202: { description: 'Asked of the supplier; inspect the line.', schema: BookingEnvelope },
-        403: { description: 'Delegated agents act on whole campaigns through the governed actions.' },
+        403: { description: 'A delegated agent without an approved step, or stopping a line (a person’s to do).' },
         404: { description: 'Not found.' },
         409: { description: 'A stale expectedVersion, or a move the line cannot take now (the allowed moves are named).' },
       },

@@ -14,7 +14,7 @@ import { withinScope } from '../auth/scope';
  *   the channels its definition names;
  * - persona, brand lift study, buyer session: the channels of the product that created it
  *   (a study of a campaign also takes the campaign's);
- * - optimization, lift evidence: their campaign's channels;
+ * - optimization, lift evidence, rule: their campaign's channels;
  * - prepared agent action (approval, its steps, its run): every resource its parameters name
  *   and every channel they name. An action naming something that no longer resolves is hidden.
  * null means "not this workspace's": the same 404.
@@ -33,6 +33,7 @@ export const SCOPED_RESOURCES = [
   'agent-run',
   'optimization',
   'lift-evidence',
+  'rule',
 ] as const;
 export type ScopedResource = (typeof SCOPED_RESOURCES)[number];
 
@@ -57,6 +58,7 @@ async function actionChannels(db: Knex, advertiserId: string, parameters: Record
     ['creative', parameters.creativeId],
     ['study', parameters.studyId],
     ['optimization', parameters.optimizationId],
+    ['booking', parameters.bookingId],
   ];
   let channels: string[] = [];
   for (const [kind, id] of named) {
@@ -147,6 +149,10 @@ const RESOLVERS: Record<ScopedResource, Resolver> = {
     return row?.approval_id ? approvalChannels(db, advertiserId, { id: row.approval_id as string }) : null;
   },
   'agent-run': (db, advertiserId, id) => approvalChannels(db, advertiserId, { run_id: id }),
+  async rule(db, advertiserId, id) {
+    const row = await db('rules').where({ id, advertiser_id: advertiserId }).whereNull('deleted_at').first('campaign_id');
+    return row ? campaignChannels(db, advertiserId, row.campaign_id) : null;
+  },
 };
 
 /** The channels a resource of this workspace concerns, or null when the workspace has no such resource. */

@@ -10,6 +10,7 @@ import { rawBodySha256 } from '../measurement/raw-body';
 import { findOptimization } from '../optimizations/optimization-store';
 import { AmendmentParametersSchema, amendmentIncrease, type AmendmentRequest } from '../bookings/amendments';
 import { DailyCapsParametersSchema } from '../delivery/daily-caps';
+import { visibleBooking } from '../bookings/visible-booking';
 
 export const CurrencySchema = z.enum(['GBP', 'USD', 'EUR']);
 export type Currency = z.infer<typeof CurrencySchema>;
@@ -81,6 +82,29 @@ function campaignControl(control: 'pause' | 'resume' | 'stop', description: stri
     fromRequest: ({ params, body }) => ({ campaignId: params.id, ...bodyObject(body) }),
     async commitment(db, p, parameters) {
       if (!(await findCampaign(db, p, String(parameters.campaignId)))) throw notFound();
+      return zero(description);
+    },
+  };
+}
+
+/** One line's pause or resume, at the line's version: no spend (an automatic rule's smallest step). */
+function lineControl(control: 'pause' | 'resume', description: string): ActionContract {
+  return {
+    name: `line.${control}`,
+    method: 'POST',
+    route: `/api/v1/bookings/{bookingId}/lines/{lineId}/${control}`,
+    parameters: z.strictObject({
+      bookingId: z.uuid(),
+      lineId: z.uuid(),
+      expectedVersion: z.number().int().min(0),
+      note: z.string().trim().min(1).max(2000).optional(),
+    }),
+    budgetPolicy: 'zero',
+    idempotency: 'governed-execution-receipt',
+    fromRequest: ({ params, body }) => ({ bookingId: params.bookingId, lineId: params.lineId, ...bodyObject(body) }),
+    async commitment(db, p, parameters) {
+      const booking = await visibleBooking(db, p, String(parameters.bookingId));
+      if (!booking.lines.some((l) => l.id === String(parameters.lineId).toLowerCase())) throw notFound();
       return zero(description);
     },
   };
@@ -230,6 +254,8 @@ export const ACTION_TABLE = {
   'campaign.stop': campaignControl('stop', 'Stop the campaign for good: its lines will not run again.'),
   'campaign.amend': campaignAmend,
   'campaign.cap': campaignSetDailyCaps,
+  'line.pause': lineControl('pause', 'Pause one running line: no spend while paused.'),
+  'line.resume': lineControl('resume', 'Resume one paused line: it spends again within its budget.'),
   'creative.submit': creativeSubmit,
   'audience.sync': audienceSync,
   'optimization.reject': optimizationReject,

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { recordEvent } from '../events/record';
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from '../errors';
+import { badRequest, conflict, forbidden, notFound } from '../errors';
 import { type Principal } from '../auth/principal';
 import { digestOf } from '../digest';
 import { CurrencySchema, findAction, type ActionContract, type Commitment } from './actions';
@@ -196,50 +196,87 @@ export async function approveAction(db: Knex, p: Principal, approvalId: string, 
     const row = await lockApproval(trx, p, approvalId);
     assertMayApproveAction(p, row.action_name);
     if (row.action_digest !== expectedDigest) throw conflict('expectedActionDigest is not the digest of this approval.', 'digest_mismatch');
-    if (row.status !== 'pending')
-      throw conflict(`This approval is ${row.status}; an approval is used once.`, 'approval_not_pending', 'terminal');
-    // The world may have moved since preparation (a campaign's commitment, say): approve only what is still true.
-    const contract = findAction(row.action_name)!;
-    const { action, commitment } = await normaliseAction(trx, p, contract, row.action.parameters).catch(() => {
-      throw conflict('The action no longer matches what was prepared. Prepare it again.', 'action_changed', 'terminal');
-    });
-    if (actionDigest(action) !== row.action_digest)
-      throw conflict('The action no longer matches what was prepared. Prepare it again.', 'action_changed', 'terminal');
-    // The agent's mandate may have narrowed since it prepared this.
-    if (row.agent_client_id) await checkMandate(trx, { ...p, agentClientId: row.agent_client_id }, contract.name, commitment);
-
-    const stepId = randomUUID();
-    await trx('agent_steps').insert({
-      id: stepId,
-      run_id: row.run_id,
-      advertiser_id: p.advertiserId,
-      kind: 'execute',
-      status: 'pending',
-      approval_id: row.id,
-      action_name: row.action_name,
-      action_digest: row.action_digest,
-      agent_client_id: row.agent_client_id,
-      user_id: row.user_id,
-    });
-    const [updated] = await trx('agent_approvals')
-      .where({ id: row.id })
-      .update({ status: 'approved', decided_by: p.userId, decided_at: trx.fn.now(), execute_step_id: stepId })
-      .returning('*');
-    await approvalDecided(trx, updated, 'approved');
-    await journal(trx, {
-      advertiserId: p.advertiserId,
-      runId: row.run_id,
-      approvalId: row.id,
-      type: 'action.approved',
-      entry: { actionDigest: row.action_digest, executeStepId: stepId },
-      actorId: p.userId,
-      by: p,
-    });
-    return {
-      approval: approvalView(updated),
-      executeStep: { id: stepId, status: 'pending' as const, actionDigest: row.action_digest as string },
-    };
+    return decideApproved(trx, p, row, { decidedBy: p.userId, note: null });
   });
+}
+
+/**
+ * An automatic rule's own action, approved by the standing mandate a person granted its agent
+ * (docs/agent.md, Rules): the same checks, execute step, event and journal as a person's
+ * approval, with the mandate's grantor as the one who decided. Outside the mandate it throws the
+ * mandate's 403 and nothing is approved.
+ */
+export async function approveUnderMandate(db: Knex, agent: Principal, approvalId: string) {
+  if (!agent.agentClientId) throw new Error('approveUnderMandate: only an agent acts under a standing mandate');
+  return db.transaction(async (trx) => {
+    const row = await lockApproval(trx, agent, approvalId);
+    if (row.agent_client_id !== agent.agentClientId) throw forbidden('The approval was prepared by another agent.', 'not_own_approval');
+    const mandate = await trx('agent_mandates')
+      .where({ advertiser_id: agent.advertiserId, agent_client_id: agent.agentClientId })
+      .first('granted_by');
+    if (!mandate) throw forbidden(`Agent ${agent.agentClientId} has no mandate in this workspace.`, 'mandate_missing');
+    return decideApproved(trx, agent, row, {
+      decidedBy: String(mandate.granted_by),
+      note: `Approved by the standing mandate of ${agent.agentClientId}, granted by ${String(mandate.granted_by)}.`,
+    });
+  });
+}
+
+async function decideApproved(
+  trx: Knex,
+  p: Principal,
+  row: Awaited<ReturnType<typeof lockApproval>>,
+  decision: { decidedBy: string; note: string | null },
+) {
+  if (row.status !== 'pending')
+    throw conflict(`This approval is ${row.status}; an approval is used once.`, 'approval_not_pending', 'terminal');
+  // The world may have moved since preparation (a campaign's commitment, say): approve only what is still true.
+  const contract = findAction(row.action_name)!;
+  const { action, commitment } = await normaliseAction(trx, p, contract, row.action.parameters).catch(() => {
+    throw conflict('The action no longer matches what was prepared. Prepare it again.', 'action_changed', 'terminal');
+  });
+  if (actionDigest(action) !== row.action_digest)
+    throw conflict('The action no longer matches what was prepared. Prepare it again.', 'action_changed', 'terminal');
+  // The agent's mandate may have narrowed since it prepared this.
+  if (row.agent_client_id) await checkMandate(trx, { ...p, agentClientId: row.agent_client_id }, contract.name, commitment);
+
+  const stepId = randomUUID();
+  await trx('agent_steps').insert({
+    id: stepId,
+    run_id: row.run_id,
+    advertiser_id: p.advertiserId,
+    kind: 'execute',
+    status: 'pending',
+    approval_id: row.id,
+    action_name: row.action_name,
+    action_digest: row.action_digest,
+    agent_client_id: row.agent_client_id,
+    user_id: row.user_id,
+  });
+  const [updated] = await trx('agent_approvals')
+    .where({ id: row.id })
+    .update({
+      status: 'approved',
+      decided_by: decision.decidedBy,
+      decided_at: trx.fn.now(),
+      execute_step_id: stepId,
+      ...(decision.note ? { note: decision.note } : {}),
+    })
+    .returning('*');
+  await approvalDecided(trx, updated, 'approved');
+  await journal(trx, {
+    advertiserId: p.advertiserId,
+    runId: row.run_id,
+    approvalId: row.id,
+    type: 'action.approved',
+    entry: { actionDigest: row.action_digest, executeStepId: stepId, ...(decision.note ? { standingMandate: p.agentClientId } : {}) },
+    actorId: decision.decidedBy,
+    by: p,
+  });
+  return {
+    approval: approvalView(updated),
+    executeStep: { id: stepId, status: 'pending' as const, actionDigest: row.action_digest as string },
+  };
 }
 
 /** A human abandons an approval (before its step runs): it can no longer be approved or executed. */

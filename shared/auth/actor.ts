@@ -15,7 +15,7 @@ export const SYSTEM: Actor = { actorId: 'flightdeck', actor: 'system', source: '
  * agent endpoint, `dev` the REST API called directly (an integration, a script, a developer's
  * token), `system` the service's own work (`SYSTEM`). See docs/architecture.md, Who did it.
  */
-const SOURCE_OF: Record<Surface, Actor['source']> = { console: 'web', mcp: 'mcp', api: 'dev' };
+const SOURCE_OF: Record<Surface, Actor['source']> = { console: 'web', mcp: 'mcp', api: 'dev', rules: 'system' };
 
 export function actorOf(p: Principal): Actor {
   // Every door stamps its principal; one that reaches here unstamped is a door that forgot.

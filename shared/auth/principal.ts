@@ -33,9 +33,10 @@ export interface Principal {
 /**
  * Where a request enters: the REST API (`api/middleware/authenticate.ts`), the hosted agent
  * endpoint (`/mcp`, `shared/mcp/agent-credentials.ts`) or the staff and operator console
- * (`api/console/context.ts`), which calls the REST operations in process.
+ * (`api/console/context.ts`), which calls the REST operations in process, and a workspace's
+ * automatic rules (`shared/rules/rule-execution.ts`), which act as their own agent.
  */
-export type Surface = 'api' | 'mcp' | 'console';
+export type Surface = 'api' | 'mcp' | 'console' | 'rules';
 
 export function principalFromClaims(claims: z.infer<typeof AccessClaimsSchema>): Principal {
   const channels = entitledChannels(claims.product, claims.channels);

@@ -77,6 +77,12 @@ export const EVENT_TYPES = [
     subject: 'agent_step',
     description: "An agent's executed step ended with an unknown outcome and needs a person to resolve it.",
   },
+  {
+    type: 'rule.fired',
+    subject: 'rule_firing',
+    description:
+      "A workspace's automatic rule fired for a line or its campaign: notified (notify-only), executed under its mandate, awaiting a person's approval (outside its mandate), held by a guardrail, or failed; told once per firing.",
+  },
   { type: 'funding.credited', subject: 'funding_request', description: "The workspace's wallet was credited by a funding request." },
   {
     type: 'creative.review.completed',

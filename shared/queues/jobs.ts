@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIENCE_SYNC_QUEUE, BROWSER_JOBS_QUEUE, creativeReviewQueueName, supplierQueueName } from './names';
+import { AUDIENCE_SYNC_QUEUE, BROWSER_JOBS_QUEUE, MAINTENANCE_QUEUE, creativeReviewQueueName, supplierQueueName } from './names';
 
 /** A job to add to a queue: which queue, the job's name, its deterministic id and its payload (ids only). */
 export interface JobMessage {
@@ -73,6 +73,26 @@ export function deliveryPollMessage(adapterKey: string, advertiserId: string, at
     jobName: POLL_DELIVERY,
     jobId: `${POLL_DELIVERY}-${advertiserId}-${at.getTime()}`,
     payload: { advertiserId },
+  };
+}
+
+/**
+ * An evaluation cycle of the automatic rules, on the maintenance queue: after each delivery poll
+ * (of one workspace when its sandbox clock moved), and on a schedule. Safe to run twice: a rule
+ * fires once per subject and evaluation day.
+ */
+export const EvaluateRulesJobSchema = z.strictObject({ advertiserId: z.string().min(1).max(200).optional() });
+export const EVALUATE_RULES = 'evaluate-rules';
+
+export function ruleEvaluationMessage(advertiserId: string | undefined, at: Date): JobMessage {
+  return {
+    queue: MAINTENANCE_QUEUE,
+    jobName: EVALUATE_RULES,
+    // Every supplier's scheduled poll asks for one cycle of all rules a minute, however many there are.
+    jobId: advertiserId
+      ? `${EVALUATE_RULES}-${advertiserId}-${at.getTime()}`
+      : `${EVALUATE_RULES}-all-${Math.floor(at.getTime() / 60_000)}`,
+    payload: advertiserId ? { advertiserId } : {},
   };
 }
 

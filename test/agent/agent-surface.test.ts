@@ -33,6 +33,8 @@ describe('GET /api/v1/agent/actions', () => {
       ['campaign.stop', '/api/v1/campaigns/{campaignId}/stop', 'zero'],
       ['campaign.amend', '/api/v1/campaigns/{campaignId}/amendments', 'incremental-commitment'],
       ['campaign.cap', '/api/v1/campaigns/{campaignId}/daily-caps', 'zero'],
+      ['line.pause', '/api/v1/bookings/{bookingId}/lines/{lineId}/pause', 'zero'],
+      ['line.resume', '/api/v1/bookings/{bookingId}/lines/{lineId}/resume', 'zero'],
       ['creative.submit', '/api/v1/creatives/{creativeId}/submit', 'zero'],
       ['audience.sync', '/api/v1/campaigns/{campaignId}/sync-audience', 'zero'],
       ['optimization.reject', '/api/v1/optimizations/{optimizationId}/reject', 'zero'],

@@ -32,11 +32,27 @@ export const approvalPages: PageRegistrar = (_router, { get, post }, c) => {
           .where({ kind: 'execute' })
       : [];
     const stepOf = (id: unknown) => steps.find((s) => s.approval_id === id);
+    // An automatic rule's action beyond its mandate waits here, in the name of the person who enabled the rule.
+    const asked = pending.length
+      ? await db('rule_firings as f')
+          .join('rules as r', 'r.id', 'f.rule_id')
+          .whereIn(
+            'f.approval_id',
+            pending.map((a) => String(a.id)),
+          )
+          .select('f.approval_id', 'r.id', 'r.name')
+      : [];
+    const origin = (a: Approval) => {
+      const rule = asked.find((x) => x.approval_id === a.id);
+      return rule
+        ? `Asked by automatic rule <a href="/console/rules/${esc(rule.id)}" data-rule>${esc(rule.name)}</a>: beyond its mandate, so a person decides`
+        : `Prepared by agent <code>${esc(a.agentClientId ?? 'a person')}</code>`;
+    };
     const pendingHtml = pending.length
       ? pending
           .map(
             (a) => `<section aria-labelledby="ap-${esc(a.id)}"><h2 id="ap-${esc(a.id)}">${esc(a.actionName)}</h2>
-<p>Prepared by agent <code>${esc(a.agentClientId ?? 'a person')}</code> at ${esc(a.createdAt)}. Approval <code>${esc(a.id)}</code>.</p>
+<p>${origin(a)} at ${esc(a.createdAt)}. Approval <code>${esc(a.id)}</code>.</p>
 <p>Digest of exactly this action: <code data-digest>${esc(a.actionDigest)}</code></p>
 <h3>Money</h3>${commitmentOf(a)}<h3>Action and parameters</h3>${json(a.action)}
 ${postForm(r.viewer, `/console/approvals/${String(a.id)}/approve`, { expectedActionDigest: String(a.actionDigest) }, '<button type="submit">Approve this exact action</button>', 'inline')}

@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import { json, type TestApi, type TestEnv } from '../support/api';
+import { launchPlan, waitForBooking } from '../support/bookings';
+import { SPENDER_PERMISSIONS } from '../support/issuer';
+import { addDays } from '../../shared/dates';
+
+export const today = () => new Date().toISOString().slice(0, 10);
+
+/** A move of 10,000 from a line projected to under-deliver by more than 15% two days running, within tight guardrails. */
+export const moveRule = (campaignId: string, overrides: Record<string, unknown> = {}) => ({
+  name: 'Move budget off an under-delivering line',
+  campaignId,
+  condition: { subject: 'line', metric: 'projected-under-delivery-percent', operator: 'above', value: 15, forDays: 2 },
+  action: { kind: 'move-budget', amountMinor: 10_000 },
+  guardrails: { maxMovedPerDayMinor: 10_000, maxMovedPerFlightMinor: 30_000, minLineBudgetMinor: 50_000, cooldownDays: 2 },
+  ...overrides,
+});
+
+export interface RuleBody {
+  id: string;
+  version: number;
+  mode: string;
+  agentClientId: string;
+  mandate: { allowedActions: string[]; budgetCeilingMinor: number } | null;
+  lastFiring: { outcome: string } | null;
+  lastDryRun: { id: string } | null;
+}
+
+export function send(api: TestApi, token: string, path: string, method: string, body?: unknown) {
+  return api.fetch(path, {
+    method,
+    token,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+}
+
+export async function createRule(api: TestApi, token: string, body: unknown): Promise<RuleBody> {
+  const res = await send(api, token, '/api/v1/rules', 'POST', body);
+  if (res.status !== 201) throw new Error(`create rule failed: ${res.status} ${await res.text()}`);
+  return (await json<{ rule: RuleBody }>(res)).rule;
+}
+
+/** A person who may approve agent actions (and so grant a rule its mandate). */
+export const approver = (env: TestEnv, org: string) =>
+  env.issuer.token({ org, user: `${org}-lead`, permissions: ['agent:approve', ...SPENDER_PERMISSIONS] });
+
+/** Dry run, then make active with a mandate: the person's two steps. */
+export async function enable(api: TestApi, token: string, rule: RuleBody, budgetCeilingMinor: number): Promise<RuleBody> {
+  const dry = await send(api, token, `/api/v1/rules/${rule.id}/dry-runs`, 'POST', {});
+  if (dry.status !== 201) throw new Error(`dry run failed: ${dry.status} ${await dry.text()}`);
+  const res = await send(api, token, `/api/v1/rules/${rule.id}`, 'PATCH', {
+    expectedVersion: rule.version,
+    mode: 'active',
+    mandate: { budgetCeilingMinor },
+  });
+  if (res.status !== 200) throw new Error(`enable failed: ${res.status} ${await res.text()}`);
+  return (await json<{ rule: RuleBody }>(res)).rule;
+}
+
+/**
+ * A sandbox campaign from today over `days`: an on-track CTV line and an audio line whose budget
+ * ends in 71 (the sandbox under-delivers it, at 60% of its budget).
+ */
+export async function twoLineCampaign(env: TestEnv, api: TestApi, org: string, days = 30) {
+  const l = await launchPlan(
+    env,
+    api,
+    [
+      { channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 300_000 },
+      { channel: 'audio', adapterKey: 'sandbox-audio', budgetMinor: 300_071 },
+    ],
+    org,
+    { startDate: today(), endDate: addDays(today(), days - 1), maximumCommitmentMinor: 700_000 },
+  );
+  const booking = await waitForBooking(api, l.token, l.booking.id, (b) => b.lines.every((x) => x.status === 'confirmed'));
+  return { ...l, booking, onTrack: booking.lines[0]!, under: booking.lines[1]!, key: randomUUID() };
+}

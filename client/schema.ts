@@ -8727,7 +8727,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Delegated agents cannot write rules; making one active needs agent:approve. */
+      /** @description Delegated agents cannot write rules. */
       403: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -9083,7 +9083,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Delegated agents cannot write rules; making one active needs agent:approve. */
+      /** @description Delegated agents cannot write rules. */
       403: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -9255,7 +9255,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Delegated agents cannot write rules; making one active needs agent:approve. */
+      /** @description Delegated agents cannot write rules; setting mode active also needs the permission to approve agent actions. */
       403: {
         headers: {
           /** @description Requests allowed in the window. */
@@ -9801,7 +9801,7 @@ export interface operations {
           'application/problem+json': components['schemas']['Problem'];
         };
       };
-      /** @description Delegated agents cannot write rules; making one active needs agent:approve. */
+      /** @description Delegated agents cannot write rules. */
       403: {
         headers: {
           /** @description Requests allowed in the window. */

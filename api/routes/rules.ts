@@ -15,7 +15,11 @@ const ListQuery = z.strictObject({
 const PageQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(20) });
 const scope = { resource: 'rule' as const, param: 'id' };
 const people = requireHuman('write automatic rules (a rule acts as its own agent, under a mandate a person grants)');
-const human = { 403: { description: 'Delegated agents cannot write rules; making one active needs agent:approve.' } };
+const human = { 403: { description: 'Delegated agents cannot write rules.' } };
+/** Only activation asks for the approval permission: the 403 says so in words, as a condition of the body, not of the route. */
+const activation = {
+  403: { description: 'Delegated agents cannot write rules; setting mode active also needs the permission to approve agent actions.' },
+};
 
 /** A workspace's automatic rules over its campaigns (docs/agent.md, Rules). */
 export function ruleRoutes({ db, config }: ApiDeps): RouteDef[] {
@@ -84,7 +88,7 @@ export function ruleRoutes({ db, config }: ApiDeps): RouteDef[] {
       responses: {
         200: { description: 'The rule as changed.', schema: z.object({ rule: RuleSchema }) },
         400: { description: 'A bad field, or a line action on a campaign subject.' },
-        ...human,
+        ...activation,
         404: { description: 'Not found.' },
         409: { description: 'A stale expectedVersion, no dry run of this version (dry_run_required), or a notify rule made active.' },
       },

@@ -6,10 +6,6 @@ import { PERSONA_EXTRACT_QUEUE, queuePrefix } from '../queues/names';
 import type { Generation } from './persona-store';
 import { createExtractionRequest } from './persona-store';
 import { createWorkerRedis, type RedisClient, type RedisTarget } from '../redis';
-import { withTimeout } from '../timeout';
-
-/** How long a request waits for a connection that is still being made before it is told to retry. */
-const READY_MS = 2_000;
 
 /**
  * The API's side of persona extraction: queue the request (its brief stays in Postgres) and
@@ -36,7 +32,7 @@ export class ExtractionClient {
         prefix: queuePrefix(this.prefix, PERSONA_EXTRACT_QUEUE),
       });
     }
-    await withTimeout(this.events.waitUntilReady(), READY_MS, () => new Error('queue events not ready'));
+    await this.events.waitUntilReady();
     return this.events;
   }
 
@@ -54,12 +50,7 @@ export class ExtractionClient {
     } catch {
       throw unavailable('Persona extraction is unavailable (queue unreachable). Retry shortly.', 'extraction_unavailable');
     }
-    // A producer that is still connecting (a fresh process) is waited for, briefly; one that cannot connect is a 503.
-    const queue = this.queue();
-    await withTimeout(queue.waitUntilReady(), READY_MS, () => new Error('queue not ready')).catch(() => {
-      throw unavailable('Persona extraction is unavailable (queue unreachable). Retry shortly.', 'extraction_unavailable');
-    });
-    const job = await queue
+    const job = await this.queue()
       .add(
         PERSONA_EXTRACT,
         { requestId },

@@ -179,6 +179,7 @@ describe('what the dashboard shows of a job is ids only', () => {
       'BookLineJobSchema',
       'CreativeReviewJobSchema',
       'DeliveryPollJobSchema',
+      'EvaluateRulesJobSchema',
       'LineOperationJobSchema',
       'PersonaExtractJobSchema',
       'RunBrowserJobSchema',
@@ -189,9 +190,9 @@ describe('what the dashboard shows of a job is ids only', () => {
         additionalProperties: boolean;
       };
       expect([name, json.additionalProperties]).toEqual([name, false]);
-      // A delivery poll names the workspace whose clock moved (an opaque id, never a person's data).
+      // A delivery poll and a rule cycle name the workspace whose clock moved (an opaque id, never a person's data).
       for (const [field, prop] of Object.entries(json.properties))
-        if (!(name === 'DeliveryPollJobSchema' && field === 'advertiserId'))
+        if (!(['DeliveryPollJobSchema', 'EvaluateRulesJobSchema'].includes(name) && field === 'advertiserId'))
           expect([name, field, prop.format]).toEqual([name, field, 'uuid']);
     }
   });

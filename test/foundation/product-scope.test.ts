@@ -63,6 +63,14 @@ beforeAll(async () => {
     await post(api, ctv, '/api/v1/personas/extract', { nlBrief: 'Sports fans in Leeds aged 25 to 40' }),
     'persona',
   )) as { persona: { id: string } };
+  const notify = {
+    name: 'Tell us when the campaign falls behind',
+    campaignId,
+    condition: { subject: 'campaign', metric: 'pacing-percent', operator: 'below', value: 80, forDays: 1 },
+    action: { kind: 'notify' },
+    guardrails: { maxMovedPerDayMinor: 0, maxMovedPerFlightMinor: 0, minLineBudgetMinor: 0, cooldownDays: 1 },
+  };
+  const { rule } = (await created(await post(api, ctv, '/api/v1/rules', notify), 'rule')) as { rule: { id: string } };
   const { session } = (await created(
     await post(api, ctv, '/api/v1/buyer/sessions', { workflow: 'campaign_review', context: { campaignId } }),
     'session',
@@ -116,6 +124,7 @@ beforeAll(async () => {
     persona: persona.id,
     'buyer-session': session.id,
     'agent-approval': prepared.approvalId,
+    rule: rule.id,
     'agent-step': executeStep.id,
     'agent-run': prepared.runId,
     'lift-evidence': evidenceId,
@@ -227,6 +236,18 @@ const REQUEST_CASES: Record<string, Array<{ body: () => unknown; status: 403 | 4
     { status: 404, body: () => ({ workflow: 'campaign_review', context: { planId: fixture.plan } }) },
   ],
   createStudy: [{ status: 404, body: () => ({ name: 'Lift', campaignId: fixture.campaign }) }],
+  createRule: [
+    {
+      status: 404,
+      body: () => ({
+        name: 'On a CTV campaign',
+        campaignId: fixture.campaign,
+        condition: { subject: 'campaign', metric: 'pacing-percent', operator: 'below', value: 80, forDays: 1 },
+        action: { kind: 'notify' },
+        guardrails: { maxMovedPerDayMinor: 0, maxMovedPerFlightMinor: 0, minLineBudgetMinor: 0, cooldownDays: 1 },
+      }),
+    },
+  ],
 };
 
 /** Well-formed bodies for some scoped mutations, so that the 404 is about scope and not the body (the rest send {}). */
@@ -246,6 +267,7 @@ let digest = '';
 const FILTERED_CASES: Record<string, { key: string; id: () => string }> = {
   listCampaigns: { key: 'campaigns', id: () => fixture.campaign! },
   listPersonas: { key: 'personas', id: () => fixture.persona! },
+  listRules: { key: 'rules', id: () => fixture.rule! },
 };
 
 /** Operations that concern no channel: the caller's own context, contracts, mandates, and creations that name nothing. */

@@ -237,6 +237,19 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
   if (optimizations.length !== 1) throw new Error(`expected one optimization, got ${JSON.stringify(optimizations)}`);
   ids.optimization = optimizations[0]!.id;
 
+  // A notify-only rule on the CTV campaign.
+  const { rule } = await ok<{ rule: { id: string } }>(
+    await post(api, human, '/api/v1/rules', {
+      name: 'Tell us when the campaign falls behind',
+      campaignId: ids.campaign,
+      condition: { subject: 'campaign', metric: 'pacing-percent', operator: 'below', value: 80, forDays: 1 },
+      action: { kind: 'notify' },
+      guardrails: { maxMovedPerDayMinor: 0, maxMovedPerFlightMinor: 0, minLineBudgetMinor: 0, cooldownDays: 1 },
+    }),
+    'rule',
+  );
+  ids.rule = rule.id;
+
   const context = await ok<{ workspace: { pixelKey: string } }>(await api.fetch('/api/v1/auth/context', { token: human }), 'context');
   ids.pixelKey = context.workspace.pixelKey;
 
@@ -342,6 +355,10 @@ export async function seedWorld(env: TestEnv, api: TestApi): Promise<World> {
     testMarket: 'london',
     exposureStart: panel.exposureStart,
     expectedLiftPct: 10,
+    // A rule: notify when the campaign falls behind.
+    condition: { subject: 'campaign', metric: 'pacing-percent', operator: 'below', value: 80, forDays: 1 },
+    action: { kind: 'notify' },
+    guardrails: { maxMovedPerDayMinor: 0, maxMovedPerFlightMinor: 0, minLineBudgetMinor: 0, cooldownDays: 1 },
     mediaType: 'text/plain',
     contentBase64: Buffer.from('Processing terms: data is held for twelve months.').toString('base64'),
     retainUntil: new Date(Date.now() + 30 * 86_400_000).toISOString(),
@@ -385,6 +402,7 @@ export function pathTargets(world: World, op: Operation): Record<string, PathTar
     'requests/{requestId}': { value: ids.topupRequest!, tenant: true, ctv: false, never: () => `wtr-${randomBytes(32).toString('hex')}` },
     'lift-evidence/{id}': { value: ids.liftEvidence!, tenant: true, ctv: true },
     'optimizations/{id}': { value: ids.optimization!, tenant: true, ctv: true },
+    'rules/{id}': { value: ids.rule!, tenant: true, ctv: true },
     'subscriptions/{id}': { value: ids.webhookSubscription!, tenant: true, ctv: false },
     'deliveries/{deliveryId}': { value: ids.webhookDelivery!, tenant: true, ctv: false },
     // The deployment's supplier catalogue: no tenant owns it. The fault world runs no AdCP seller, so

@@ -257,7 +257,15 @@ test('races on an honest seller: the stop day’s own delivery, arriving while t
   expect(seen.verification?.state).toBe('pending');
   expect(seen.status).toBe('stopped');
   // The in-flight day is delivery like any other: kept, and its spend shown.
-  const stored = await env.db('delivery_days').where({ line_id: r.lineId }).whereRaw('day = ?::date', [stopDay]).first();
+  // The poll that carries it lands after the seller was asked: wait for its row, not for the ask.
+  const stored = await untilFound('the stop day’s delivery to be stored', () =>
+    env
+      .db('delivery_days')
+      .where({ line_id: r.lineId })
+      .whereRaw('day = ?::date', [stopDay])
+      .first()
+      .then((row) => row ?? null),
+  );
   expect(Number(stored.spend_minor)).toBeGreaterThanOrEqual(1_000);
   await runDays(r, honest, 2);
   await until('the stop to be verified', async () => (await lineOf(r)).verification?.state === 'verified');

@@ -19,6 +19,16 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
+// Statements running in this test's database other than the asking one.
+const othersActive = async () =>
+  Number(
+    (
+      await env.db.raw(
+        `select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and state = 'active' and pid <> pg_backend_pid()`,
+      )
+    ).rows[0].n,
+  );
 const unrelayed = async () => Number((await env.db('outbox').whereNull('relayed_at').count({ n: '*' }))[0]!.n);
 
 test('an API process killed between commit and enqueue loses no job and sends nothing twice', async () => {
@@ -44,6 +54,9 @@ test('an API process killed between commit and enqueue loses no job and sends no
     while (killedWith === 0 && first.process.child.exitCode === null) {
       if ((await unrelayed()) > 0) {
         first.process.child.kill('SIGSTOP');
+        // A statement the process sent before it froze still runs (and commits) in PostgreSQL:
+        // let those finish, so what waits now is what the kill leaves.
+        await until('the frozen process’s statements to finish', async () => (await othersActive()) === 0, 10_000);
         const waiting = await unrelayed();
         if (waiting > 0) {
           first.process.child.kill('SIGKILL');

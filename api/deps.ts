@@ -30,8 +30,13 @@ export interface ApiDeps {
   staff: StaffCache;
   assets: AssetStore;
   devIssuer?: DevIssuer;
-  /** Queue producers: the outbox relay after a commit, and the queue dashboard. */
+  /** Queue producers: the outbox relay after a commit. */
   producers: QueueProducers;
+  /**
+   * The same queues for ops reads (bull-board, the console's counts): a read walks every queue,
+   * so it gets its own connection and longer to answer than a request's fail-fast commands.
+   */
+  queueReads: QueueProducers;
   extractions: ExtractionClient;
   payments: Payments;
   /** Where people reach this service; set from PUBLIC_BASE_URL or, failing that, where it listens. */

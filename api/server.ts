@@ -29,6 +29,9 @@ export interface ApiInputs {
   database: 'external' | 'embedded';
 }
 
+// Ops reads of every queue's counts may take longer than a request's 2 s command timeout on a busy Redis.
+const QUEUE_READ_TIMEOUT_MS = 10_000;
+
 /** The API's composition root: everything is built here and passed down, nothing is a module singleton. */
 export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   const { config, logger, db, auth } = inputs;
@@ -41,6 +44,10 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
   queueRedis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue redis connection error'));
   await queueRedis.connect().catch(() => undefined);
   const producers = new QueueProducers(queueRedis, config.REDIS_PREFIX);
+  const readsRedis = createApiRedis(target, { commandTimeout: QUEUE_READ_TIMEOUT_MS });
+  readsRedis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue reads redis connection error'));
+  await readsRedis.connect().catch(() => undefined);
+  const queueReads = new QueueProducers(readsRedis, config.REDIS_PREFIX);
   const urls = { base: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}` };
   await recordBillingTerms(db, config, logger);
   const workspaces = new WorkspaceCache(db);
@@ -61,6 +68,7 @@ export async function createApiDeps(inputs: ApiInputs): Promise<ApiDeps> {
     staff,
     assets: new AssetStore(db, assetDir),
     producers,
+    queueReads,
     extractions: new ExtractionClient(
       () => producers.get(PERSONA_EXTRACT_QUEUE),
       target,
@@ -121,6 +129,8 @@ export async function startApi(deps: ApiDeps, port = deps.config.PORT, host = de
       await closeSellerConnections(deps.sellers.values());
       await deps.producers.close().catch(() => undefined);
       deps.producers.connection.disconnect();
+      await deps.queueReads.close().catch(() => undefined);
+      deps.queueReads.connection.disconnect();
       deps.redis.disconnect();
     },
   };

@@ -85,7 +85,7 @@ export function mountQueueDashboard(app: Express, deps: ApiDeps): void {
   serverAdapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({
     // Supplier queues are read-only here: re-running a supplier mutation is reconciliation's job, not a button's.
-    queues: jobQueues().map((name) => new BullMQAdapter(deps.producers.get(name), { readOnlyMode: name !== MAINTENANCE_QUEUE })),
+    queues: jobQueues().map((name) => new BullMQAdapter(deps.queueReads.get(name), { readOnlyMode: name !== MAINTENANCE_QUEUE })),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'Flightdeck queues' } },
   });

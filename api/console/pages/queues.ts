@@ -9,14 +9,14 @@ const STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
 
 /** Counts only (no job data: queues hold every tenant's work); the dashboard itself is for the ops role. */
 export const queuePages: PageRegistrar = (_router, { get }, c) => {
-  const { db, producers, staff } = c.api;
+  const { db, queueReads, staff } = c.api;
   get('/console/queues', async (r, _req, res) => {
     const member = await requireStaff(staff, r.principal);
     // A queue whose counts Redis does not give (late, or refused) shows as unavailable; the rest of the page stands.
     const counts = await Promise.all(
       SUPPLIER_QUEUES.map(async (name) => ({
         name,
-        counts: await producers
+        counts: await queueReads
           .get(name)
           .getJobCounts(...STATES)
           .catch((): null => null),

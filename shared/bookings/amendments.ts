@@ -307,25 +307,20 @@ export async function listAmendments(db: Knex, p: Principal, campaignId: string)
   );
 }
 
-/** The increase an amendment would hold, from the lines as they stand (what an agent's approval covers). */
+/**
+ * The increase an amendment would hold, from the lines as they stand (what an agent's approval
+ * covers). An amendment over the campaign's maximum commitment is refused here already, so no
+ * one is asked to approve what execution would refuse; execution checks again under the locks.
+ */
 export async function amendmentIncrease(db: Knex, p: Principal, campaignId: string, body: Pick<AmendmentRequest, 'lines'>) {
   const campaign = await findCampaign(db, p, campaignId);
   if (!campaign) throw notFound();
-  const budgets = new Map(
-    (
-      (await db('booking_lines as l')
-        .join('bookings as b', 'b.id', 'l.booking_id')
-        .where('b.campaign_id', campaign.id)
-        .whereIn(
-          'l.id',
-          body.lines.map((l) => l.lineId.toLowerCase()),
-        )
-        .select('l.id', 'l.budget_minor')) as Array<{ id: string; budget_minor: string }>
-    ).map((l) => [l.id, toMinor(l.budget_minor)]),
-  );
-  const increaseMinor = body.lines.reduce(
-    (sum, l) => sum + Math.max(0, l.budgetMinor - (budgets.get(l.lineId.toLowerCase()) ?? l.budgetMinor)),
-    0,
-  );
+  const bookingId = await openBookingOf(db, p, campaignId);
+  const lines = (await db('booking_lines').where({ booking_id: bookingId }).orderBy('id')) as LineRow[];
+  const booking = await db('bookings').where({ id: bookingId }).first('maximum_commitment_minor');
+  const budgets = new Map(lines.map((l) => [l.id, toMinor(l.budget_minor)]));
+  const asked = new Map(body.lines.filter((l) => budgets.has(l.lineId.toLowerCase())).map((l) => [l.lineId.toLowerCase(), l.budgetMinor]));
+  await assertWithinCommitment(db, lines, asked, toMinor(booking.maximum_commitment_minor), 'This amendment');
+  const increaseMinor = [...asked].reduce((sum, [id, budgetMinor]) => sum + Math.max(0, budgetMinor - budgets.get(id)!), 0);
   return { campaign, increaseMinor };
 }

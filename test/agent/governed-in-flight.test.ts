@@ -101,6 +101,32 @@ describe('in-flight control by a delegated agent', () => {
     expect(await env.db('booking_amendments').where({ booking_id: booking.id })).toHaveLength(1);
   });
 
+  test('campaign.amend over the maximum commitment is refused when prepared: no one is asked to approve what execution would refuse', async () => {
+    const a = await actors(env, api, 'org-amend-over', { allowedActions: IN_FLIGHT, budgetCeilingMinor: 50_000, currency: 'GBP' });
+    const { campaignId, booking } = await runningCampaign(a);
+    const approvals = () => env.db('agent_approvals').where({ advertiser_id: a.org }).count({ n: '*' }).first();
+    const before = await approvals();
+    // The line's £100 may go to £200 (the campaign's maximum commitment), not to £200.01.
+    const over = await prepare(
+      api,
+      a.agent,
+      'campaign.amend',
+      { campaignId, expectedVersion: booking.version, lines: [{ lineId: booking.lines[0]!.id, budgetMinor: 20_001 }] },
+      10_001,
+    );
+    expect(over.status).toBe(409);
+    expect(await json(over)).toMatchObject({ code: 'commitment_limit_exceeded' });
+    expect(await approvals()).toEqual(before);
+    const within = await prepare(
+      api,
+      a.agent,
+      'campaign.amend',
+      { campaignId, expectedVersion: booking.version, lines: [{ lineId: booking.lines[0]!.id, budgetMinor: 20_000 }] },
+      10_000,
+    );
+    expect(within.status).toBe(201);
+  });
+
   test('an agent without an approved step cannot pause, resume, stop or amend; a mandate without the action cannot prepare it', async () => {
     const a = await actors(env, api, 'org-bare', { allowedActions: ['campaign.pause'], budgetCeilingMinor: 0, currency: 'GBP' });
     const { campaignId, booking } = await runningCampaign(a);

@@ -11,6 +11,7 @@ import { outcomeAction, settleLineOperation } from './line-operation-outcomes';
 import { lockLineOperation, markLineOperation } from './line-operation-store';
 import { isOpen, operationStates } from './line-state';
 import { CitedBrowserJobs, citedEvidence } from './browser-evidence-citation';
+import { contradictedChangeOf, resolveContradictedChange } from './contradicted-changes';
 
 const ExpectedVersion = z.number().int().min(0);
 export const Evidence = z.string().min(10).max(20000);
@@ -269,7 +270,8 @@ export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSc
 /**
  * Settles a reconciliation-required line from evidence, as its operation was or was not applied:
  * a booking → confirmed or rejected; a pause or stop → stopped, or back as it was; a resume →
- * running, or still stopped; a budget change → the new budget, or the old.
+ * running, or still stopped; a budget change → the new budget, or the old. A line whose applied
+ * change its delivery contradicted is settled the same way (contradicted-changes.ts).
  */
 export function resolveLine(db: Knex, ref: LineRef, body: z.infer<typeof ResolveSchema>, op: Operator) {
   return db.transaction(async (trx) => {
@@ -277,6 +279,16 @@ export function resolveLine(db: Knex, ref: LineRef, body: z.infer<typeof Resolve
     if (!locked) throw notFound();
     const applied = body.outcome === 'applied';
     const cited = await citedEvidence(trx, ref.lineId, body.browserJobIds);
+    const contradicted = await contradictedChangeOf(trx, locked.line);
+    if (contradicted) {
+      return resolveContradictedChange(trx, locked, contradicted, {
+        applied,
+        expectedVersion: body.expectedVersion,
+        evidence: body.evidence,
+        actor: op.actor,
+        detail: { outcome: body.outcome, evidence: body.evidence, ...citing(cited) },
+      });
+    }
     return settleLineOperation(trx, locked, {
       applied,
       expectedVersion: body.expectedVersion,

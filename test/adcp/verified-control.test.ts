@@ -217,6 +217,16 @@ test('a lax seller records a budget cut and keeps serving the old budget: the ov
   // Real money spent is never hidden: the line's delivered spend is the seller's 150.
   const delivery = await api.fetch(`/api/v1/campaigns/${r.campaignId}/delivery`, { token: r.token });
   expect(((await delivery.json()) as { delivery: { lines: Array<{ spendMinor: number }> } }).delivery.lines[0]!.spendMinor).toBe(15_000);
+
+  // A person confirms the seller still runs the old budget: the line says so again, and runs.
+  const staff = await staffFor(r.org);
+  const resolved = await post(api, staff, `${fulfilmentLine(r)}/resolve`, {
+    expectedVersion: failed.version,
+    outcome: 'not-applied',
+    evidence: 'The seller’s order still carries the budget of 1,000; the cut never reached its ad server.',
+  });
+  expect(resolved.status).toBe(200);
+  expect(await lineOf(r)).toMatchObject({ status: 'confirmed', budgetMinor: booking.lines[0]!.budgetMinor });
   expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
 }, 90_000);
 
@@ -383,5 +393,37 @@ test('a seller that resumes a buy on its own after a pause (its test controller 
   expect(failed.status).toBe('reconciliation-required');
   expect(failed.verification!.evidence).toMatchObject({ reason: 'delivered after the pause' });
   expect(await failures(r.org)).toHaveLength(1);
+
+  // A person finds the buy running at the seller and says so: the line reads running again, and may be paused anew.
+  const staff = await staffFor(r.org);
+  const resolved = await post(api, staff, `${fulfilmentLine(r)}/resolve`, {
+    expectedVersion: failed.version,
+    outcome: 'not-applied',
+    evidence: 'The seller’s console shows the buy active and serving since the day after the pause.',
+  });
+  expect(resolved.status).toBe(200);
+  const reopened = await lineOf(r);
+  expect(reopened).toMatchObject({ status: 'confirmed', verification: { operation: 'pause', state: 'failed' } });
+  const event = (await readBooking(api, r.token, r.booking.id)).events.find((e) => e.action === 'line.resolved');
+  expect(event?.detail).toMatchObject({ operation: 'pause', outcome: 'not-applied', contradicted: true });
+  // Once: the line is no longer waiting on a person.
+  const again = await post(api, staff, `${fulfilmentLine(r)}/resolve`, {
+    expectedVersion: reopened.version,
+    outcome: 'applied',
+    evidence: 'A second resolution of the same contradicted pause.',
+  });
+  expect(again.status).toBe(409);
+  expect((await lineOf(r)).version).toBe(reopened.version);
+  await control(r, 'pause', 'stopped');
   expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
 }, 90_000);
+
+let staffCount = 0;
+/** A staff member assigned to the workspace, as the fulfilment routes require. */
+async function staffFor(org: string) {
+  const user = `staff-vc-${++staffCount}`;
+  await grantStaff(env.staff, user);
+  await assignClient(env.staff, user, org);
+  return env.issuer.token({ org: 'staff-org', user });
+}
+const fulfilmentLine = (r: Running) => `/api/v1/internal/fulfilment/bookings/${r.booking.id}/lines/${r.lineId}`;

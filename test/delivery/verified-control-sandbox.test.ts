@@ -3,6 +3,7 @@ import { post, readBooking } from '../support/bookings';
 import { until } from '../support/wait';
 import { walletAndLedger } from '../support/wallet';
 import { startConsoleService, type ConsoleService } from '../console/support';
+import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import type { BookingLine } from '../../shared/bookings/booking-schemas';
 
 /**
@@ -78,6 +79,22 @@ test('a sandbox supplier that ignores a pause (…78) keeps delivering: the paus
   const html = (await buyer.page(`/console/bookings/${booking.id}`)).html;
   expect(html).toContain('data-verification="failed"');
   expect(html).toMatch(/The pause: contradicted by what the supplier said since: delivered after the pause, \d+\.\d\d GBP spent/);
+  // Staff resolve it from the console: the form names the pause, and not applied means running again.
+  await grantStaff(env.staff, 'staff-vcs78');
+  await assignClient(env.staff, 'staff-vcs78', 'org-vcs78');
+  const staff = await service.signIn({ user: 'staff-vcs78', workspace: 'staff-org' });
+  const staffPage = (await staff.page(`/console/fulfilment/bookings/${booking.id}`)).html;
+  expect(staffPage).toContain('not applied: the line is back as it was before the pause');
+  const sent = await staff.form(`/console/fulfilment/bookings/${booking.id}/lines/${line.id}/resolve`, {
+    expectedVersion: String(failed.version),
+    outcome: 'not-applied',
+    evidence: 'The supplier shows the campaign live: it never paused.',
+  });
+  expect(sent.status).toBe(303);
+  expect((await staff.page(`/console/fulfilment/bookings/${booking.id}`)).html).toContain(
+    'resolved as not applied: the pause did not happen',
+  );
+  expect((await lines(token, booking.id))[0]).toMatchObject({ status: 'confirmed', verification: { state: 'failed' } });
   expect((await walletAndLedger(env, 'org-vcs78')).consistent).toBe(true);
 }, 90_000);
 

@@ -14,7 +14,7 @@ import { draftOf } from '../forms';
 import { formInt, type PageRegistrar } from '../routing';
 import { lineNames } from '../views/lines';
 import { FILTERS, queuePage } from '../views/queue';
-import { backToLine, bookingPage, bookingPath, operationWords, rejectConfirmation } from '../views/staff-booking';
+import { backToLine, bookingPage, bookingPath, changeInDoubt, operationWords, rejectConfirmation } from '../views/staff-booking';
 
 /** Staff see a booking as the staff routes decide: active staff, assigned to its client; anything else is not found. */
 async function staffBooking(r: ConsoleRequest, db: Knex, staffCache: StaffCache, id: string): Promise<Booking> {
@@ -67,7 +67,7 @@ const LINE_OPS: Record<
  * own first. Only a booking's refusal is final; a change's refusal leaves the line as it was.
  */
 const rejects = (op: string, form: Record<string, string>, line: Booking['lines'][number]) =>
-  operationWords(line.pendingOperation) === 'booking' && (op === 'reject' || (op === 'resolve' && form.outcome === 'not-applied'));
+  operationWords(changeInDoubt(line)) === 'booking' && (op === 'reject' || (op === 'resolve' && form.outcome === 'not-applied'));
 
 export const fulfilmentPages: PageRegistrar = (_router: Router, { get, post }, c) => {
   const { db, staff: staffCache } = c.api;
@@ -114,7 +114,7 @@ export const fulfilmentPages: PageRegistrar = (_router: Router, { get, post }, c
       };
     }
     await r.call(op.operationId, args);
-    return { text: `${name} ${op.done(form, operationWords(line.pendingOperation))}`, back: about.back };
+    return { text: `${name} ${op.done(form, operationWords(changeInDoubt(line)))}`, back: about.back };
   });
 
   post('/console/fulfilment/bookings/:id/browser-jobs', async (r, req, about) => {

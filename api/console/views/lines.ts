@@ -231,7 +231,7 @@ export function verificationHtml(l: Line, currency: string): string {
       : '';
   const next =
     v.state === 'failed'
-      ? ' Next: stop the line (the stop is asked of the supplier again and verified in turn), end it at the supplier by hand, or record the supplier’s make-good.'
+      ? ' Next: find out at the supplier and resolve the line from that evidence (applied, or not applied: the line is back as it was before the change), stop the line (the stop is asked of the supplier again and verified in turn), or end it at the supplier by hand.'
       : '';
   const followUp = !v.followUp
     ? ''

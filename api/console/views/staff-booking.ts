@@ -1,5 +1,5 @@
 import type { Booking } from '../../../shared/bookings/booking-schemas';
-import { isOpen, operationStates, type LineStatus } from '../../../shared/bookings/line-state';
+import { isOpen, operationStates, type LineOperation as OperationName, type LineStatus } from '../../../shared/bookings/line-state';
 import type { LineOperation } from '../../../shared/bookings/line-operation-store';
 import type { ConsoleRequest } from '../context';
 import { FormFill } from '../forms';
@@ -31,11 +31,18 @@ export const operationWords = (kind: string | null | undefined) =>
   !kind || kind === 'book' ? 'booking' : kind === 'change-budget' ? 'budget change' : kind;
 
 /**
+ * The change a line waits on a person for: the operation in hand, or, on a line sent to a person
+ * because its delivery contradicted a change the supplier said it applied, that change.
+ */
+export const changeInDoubt = (l: Line): string | null =>
+  l.pendingOperation ?? (l.status === 'reconciliation-required' && l.verification?.state === 'failed' ? l.verification.operation : null);
+
+/**
  * Where the line's work stands for staff: its booking, or a pause, resume, stop or budget change
  * asked after it (`pending`), with the statuses that operation waits in (`operationStates`).
  */
 function workOf(l: Line, pending: LineOperation | undefined) {
-  const kind = pending?.kind ?? 'book';
+  const kind = pending?.kind ?? ((changeInDoubt(l) ?? 'book') as OperationName);
   const states = operationStates(kind, l.status as LineStatus);
   return {
     kind,

@@ -4,7 +4,7 @@ import { toMinor } from '../db/knex';
 import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
 import { pacingOf, type Pacing } from './pacing';
 import { outlookOf, type Outlook } from './outlook';
-import { flightDays } from './outlook-store';
+import { reportedDays } from './outlook-store';
 
 /**
  * A workspace's delivered spend on days `from`..`to`, live and sandbox apart (sandbox bookings
@@ -106,7 +106,7 @@ export async function runningLinePacing(
     );
   // The outlook reads each line's days; the overview's and the optimizations' pacing do not need it.
   const days = opts.outlook
-    ? await flightDays(
+    ? await reportedDays(
         db,
         (rows as Array<{ id: string }>).map((r) => r.id),
         through,

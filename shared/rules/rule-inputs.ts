@@ -3,7 +3,7 @@ import { SYSTEM } from '../auth/actor';
 import { BOOKING_CLOSED_SQL } from '../campaigns/open-booking';
 import { dateOnly } from '../dates';
 import { toMinor } from '../db/knex';
-import type { OutlookDay } from '../delivery/outlook';
+import { reportedDays } from '../delivery/outlook-store';
 import { clockedNow } from '../workspaces/sandbox-clock';
 import type { RuleCampaign, RuleLine } from './rule-condition';
 
@@ -141,26 +141,6 @@ export async function loadCampaignStates(db: Knex, campaignIds: readonly string[
       // A line never asked about (staff enter its figures, or it has no day over yet) holds nothing up.
       if (l.attempted_at && l.attempted_at < since.get(l.campaign_id)!) state.fresh = false;
     }
-  }
-  return out;
-}
-
-async function reportedDays(db: Knex, lineIds: readonly string[]): Promise<Map<string, OutlookDay[]>> {
-  const out = new Map<string, OutlookDay[]>();
-  if (!lineIds.length) return out;
-  const rows = (await db('delivery_days')
-    .whereIn('line_id', lineIds)
-    .orderBy(['line_id', 'day'])
-    .select('line_id', db.raw("to_char(day, 'YYYY-MM-DD') as date"), 'spend_minor', 'impressions')) as Array<{
-    line_id: string;
-    date: string;
-    spend_minor: string;
-    impressions: string;
-  }>;
-  for (const r of rows) {
-    const list = out.get(r.line_id) ?? [];
-    list.push({ date: r.date, spendMinor: toMinor(r.spend_minor), impressions: toMinor(r.impressions) });
-    out.set(r.line_id, list);
   }
   return out;
 }

@@ -94,7 +94,7 @@ export const AdcpSellersSchema = z
       .refine((list) => new Set(list.map((s) => s.key)).size === list.length, 'seller keys must be unique'),
   );
 
-export const adcpAdapterKey = (sellerKey: string) => `adcp-${sellerKey}`;
+export { adcpAdapterKey, sellerOfAdapter } from './adcp-keys';
 
 /**
  * The sellers named in the environment when the process started. The adapter catalogue (and so

@@ -1,3 +1,4 @@
+import { sellerOfAdapter } from './adcp-keys';
 import { z } from 'zod';
 
 /**
@@ -62,7 +63,7 @@ export function sellerBillingTerms(
   },
   adapterKey: string,
 ): BillingTermsOfSeller {
-  const adcp = config.ADCP_SELLERS.find((s) => `adcp-${s.key}` === adapterKey)?.billing;
+  const adcp = sellerOfAdapter(config.ADCP_SELLERS, adapterKey)?.billing;
   const own = { ...config.SELLER_BILLING_TERMS[adapterKey], ...adcp };
   return {
     finalizationHours: own.finalizationHours ?? config.SELLER_FINALIZATION_HOURS,

@@ -1,3 +1,4 @@
+import { sellerOfAdapter } from '../config/adcp-keys';
 import type { Knex } from 'knex';
 import { SYSTEM } from '../auth/actor';
 import { addDays, dateOnly } from '../dates';
@@ -31,7 +32,7 @@ export function verificationSettingsFor(
   },
   adapter: { key: string; kind: AdapterKind },
 ): VerificationSettings {
-  const seller = config.ADCP_SELLERS.find((s) => `adcp-${s.key}` === adapter.key);
+  const seller = sellerOfAdapter(config.ADCP_SELLERS, adapter.key);
   // The sandbox's own suppliers report a day as soon as it is over.
   const own = adapter.kind === 'sandbox' || adapter.kind === 'native-staged' ? 0 : seller?.reportingDelayHours;
   return { reportingDelayHours: own ?? config.CONTROL_REPORTING_DELAY_HOURS, tolerancePercent: config.CONTROL_TOLERANCE_PERCENT };

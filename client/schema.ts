@@ -2516,6 +2516,7 @@ export interface components {
       /** @enum {string|null} */
       executionMethod: 'manual' | 'computer-use' | null;
       endDateChanges: boolean;
+      capsNatively: boolean;
       seller?: {
         name: string;
         capabilities: {

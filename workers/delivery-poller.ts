@@ -66,6 +66,7 @@ interface DueLine {
   provider_reference: string | null;
   provider_attempt_id: string | null;
   budget_minor: string;
+  daily_cap_minor: string | null;
   start_date: string;
   end_date: string;
   offset_days: number | null;
@@ -133,6 +134,7 @@ export async function pollDelivery(db: Knex, adapter: SupplierAdapter, opts: Pol
           'l.provider_reference',
           'l.provider_attempt_id',
           'l.budget_minor',
+          'l.daily_cap_minor',
           db.raw("to_char(c.start_date, 'YYYY-MM-DD') as start_date"),
           db.raw("to_char(c.end_date, 'YYYY-MM-DD') as end_date"),
           'sc.offset_days',
@@ -210,6 +212,7 @@ async function pollBatch(
       budgetMinor: toMinor(l.budget_minor),
       startDate: l.start_date,
       endDate: l.end_date,
+      dailyCapMinor: l.daily_cap_minor === null ? null : toMinor(l.daily_cap_minor),
     };
     if (throttled) await sleep(Math.ceil(1000 / opts.callsPerSecond));
     try {

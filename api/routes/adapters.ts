@@ -32,6 +32,8 @@ const AdapterSchema = z
     requiresCredential: z.boolean(),
     executionMethod: z.enum(['manual', 'computer-use']).nullable(),
     endDateChanges: z.boolean(),
+    /** Whether the supplier holds a line to its daily cap itself; where not, Flightdeck pauses the line at its cap. */
+    capsNatively: z.boolean(),
     /** AdCP sellers: what the seller declared (get_adcp_capabilities), or why it could not be asked. */
     seller: z
       .object({
@@ -79,6 +81,7 @@ export function adapterRoutes(deps: ApiDeps): RouteDef[] {
       requiresCredential: d.requiresCredential,
       executionMethod: d.executionMethod,
       endDateChanges: d.endDateChanges,
+      capsNatively: d.capsNatively,
     };
     if (d.kind !== 'adcp') return base;
     const connection = sellers.get(d.key);

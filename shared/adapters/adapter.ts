@@ -14,6 +14,8 @@ export interface BookingRequest {
   endDate: string;
   /** AdCP sellers: the seller's product and pricing option the approved plan line named. */
   supplierProduct: SupplierProduct | null;
+  /** The line's daily spend cap (UTC days), when it has one: a supplier that caps natively holds each day to it. */
+  dailyCapMinor?: number;
 }
 
 /** A seller's product and one of its pricing options, as a plan line on an AdCP seller names them. */
@@ -89,6 +91,11 @@ export interface LineAtSupplier {
   budgetMinor: number;
   startDate: string;
   endDate: string;
+  /**
+   * The line's daily spend cap now (null: none), named where the supplier is asked about the line's
+   * delivery; a supplier that caps natively holds each day from then on to it.
+   */
+  dailyCapMinor?: number | null;
 }
 
 /** The in-flight operations on a booked line, beside `book`. */

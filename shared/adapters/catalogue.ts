@@ -22,12 +22,24 @@ export interface AdapterDescriptor {
   officialSourceHosts: readonly string[];
   /** Whether the supplier can move a running line's end date (an amendment's `endDate`). */
   endDateChanges: boolean;
+  /**
+   * Whether the supplier holds a line to its daily cap itself (the cap is sent with the booking and
+   * with the line's delivery calls): Flightdeck then never pauses the line at its cap. Where it
+   * cannot, the engine enforces the cap (`delivery/cap-guard.ts`).
+   */
+  capsNatively: boolean;
   /** AdCP sellers: the seller's key in ADCP_SELLERS. */
   adcpSeller?: string;
 }
 
 /** The sandbox suppliers publish their (fictional) rate cards and specs here. */
 const SANDBOX_SOURCES = ['sandbox-suppliers.flightdeck.dev'];
+/**
+ * The sandbox suppliers that hold a line to its daily cap themselves, as search and social
+ * platforms do with daily budgets; the others cannot, so the engine enforces their caps and the
+ * two paths can be compared.
+ */
+export const SANDBOX_NATIVE_CAP_CHANNELS: readonly Channel[] = ['search', 'social'];
 
 const sandbox: AdapterDescriptor[] = CHANNELS.map((channel) => ({
   key: `sandbox-${channel}`,
@@ -38,6 +50,7 @@ const sandbox: AdapterDescriptor[] = CHANNELS.map((channel) => ({
   executionMethod: null,
   officialSourceHosts: SANDBOX_SOURCES,
   endDateChanges: true,
+  capsNatively: SANDBOX_NATIVE_CAP_CHANNELS.includes(channel),
 }));
 
 const live: AdapterDescriptor[] = CHANNELS.map((channel) => ({
@@ -49,6 +62,7 @@ const live: AdapterDescriptor[] = CHANNELS.map((channel) => ({
   executionMethod: null,
   officialSourceHosts: [],
   endDateChanges: false,
+  capsNatively: false,
 }));
 
 /**
@@ -67,6 +81,7 @@ export function adcpDescriptor(seller: AdcpSeller): AdapterDescriptor {
     executionMethod: null,
     officialSourceHosts: [new URL(seller.agentUrl).hostname],
     endDateChanges: true,
+    capsNatively: false,
     adcpSeller: seller.key,
   };
 }
@@ -82,6 +97,7 @@ export const ADAPTERS: readonly AdapterDescriptor[] = [
     executionMethod: 'manual',
     officialSourceHosts: SANDBOX_SOURCES,
     endDateChanges: true,
+    capsNatively: false,
   },
   {
     key: 'computer-use',
@@ -92,6 +108,7 @@ export const ADAPTERS: readonly AdapterDescriptor[] = [
     executionMethod: 'computer-use',
     officialSourceHosts: SANDBOX_SOURCES,
     endDateChanges: true,
+    capsNatively: false,
   },
   {
     key: 'native-staged',
@@ -102,6 +119,7 @@ export const ADAPTERS: readonly AdapterDescriptor[] = [
     executionMethod: null,
     officialSourceHosts: SANDBOX_SOURCES,
     endDateChanges: true,
+    capsNatively: false,
   },
   ...live,
   ...adcpSellersAtStart().map(adcpDescriptor),

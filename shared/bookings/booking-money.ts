@@ -109,12 +109,14 @@ export async function reserveBudgetIncrease(
 
 /**
  * What a settled line operation does to money: a budget increase that was not applied gives its
- * held difference back. Sandbox lines hold nothing. Each movement happens once per operation
- * (the ledger's unique subject), however many times the outcome is recorded.
+ * held difference back; a budget decrease the supplier applied gives back what the line may no
+ * longer spend (its old budget less the larger of its new budget and what it has spent), so money
+ * moved between lines is held once. Sandbox lines hold nothing. Each movement happens once per
+ * operation (the ledger's unique subject), however many times the outcome is recorded.
  */
 export async function lineOperationMoney(
   trx: Knex,
-  line: { booking_id: string; execution_mode: 'sandbox' | 'live' },
+  line: { id: string; booking_id: string; execution_mode: 'sandbox' | 'live' },
   op: {
     id: string;
     kind: string;
@@ -126,19 +128,29 @@ export async function lineOperationMoney(
   actorId: string,
 ): Promise<void> {
   if (line.execution_mode === 'sandbox' || op.kind !== 'change-budget') return;
-  const increase = toMinor(op.budget_to_minor) - toMinor(op.budget_from_minor);
+  const from = toMinor(op.budget_from_minor);
+  const to = toMinor(op.budget_to_minor);
+  const increase = to - from;
+  let amountMinor: number;
   if (outcome === 'refused' && increase > 0) {
     await lockWallet(trx, op.advertiser_id);
-    await post(trx, {
-      advertiserId: op.advertiser_id,
-      kind: 'release',
-      amountMinor: increase,
-      subjectType: 'line_operation',
-      subjectId: op.id,
-      bookingId: line.booking_id,
-      actorId,
-    });
-  }
+    amountMinor = increase;
+  } else if (outcome === 'applied' && increase < 0) {
+    if (!(await trx('wallet_reservations').where({ booking_id: line.booking_id }).first('booking_id'))) return;
+    // Under the wallet's lock, so the spend read is the spend captured.
+    await lockWallet(trx, op.advertiser_id);
+    amountMinor = from - Math.max(to, await lineSpentMinor(trx, line));
+  } else return;
+  if (amountMinor <= 0) return;
+  await post(trx, {
+    advertiserId: op.advertiser_id,
+    kind: 'release',
+    amountMinor,
+    subjectType: 'line_operation',
+    subjectId: op.id,
+    bookingId: line.booking_id,
+    actorId,
+  });
 }
 
 const CAPTURED = "coalesce(sum(case when kind = 'capture' then amount_minor else -amount_minor end), 0) as spent";

@@ -62,6 +62,7 @@ const requestOf = (line: LineRow, flight: Flight): Omit<BookingRequest, 'attempt
   startDate: dateOnly(flight.start_date),
   endDate: dateOnly(flight.end_date),
   supplierProduct: line.supplier_product ?? null,
+  ...(line.daily_cap_minor !== null && line.daily_cap_minor !== undefined ? { dailyCapMinor: toMinor(line.daily_cap_minor) } : {}),
 });
 
 function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId: string }, ctx: AdapterContext) {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { findAdapter } from '../adapters/catalogue';
 import { SYSTEM } from '../auth/actor';
 import { alreadyDone, controlRefusal, requestControl } from '../bookings/line-control';
 import { lockLine } from '../bookings/line-transitions';
@@ -18,6 +19,7 @@ interface CappedLine {
   booking_id: string;
   campaign_id: string;
   advertiser_id: string;
+  adapter_key: string;
   execution_mode: 'sandbox' | 'live';
   status: string;
   line_cap: string | null;
@@ -28,14 +30,16 @@ interface CappedLine {
 }
 
 /**
- * Enforces daily caps through the engine, for suppliers that cannot cap natively (every adapter
- * today): a running line whose day's delivered spend (as reported so far that day, on the line's
- * clock, UTC) reached its cap, or whose campaign's lines together reached the campaign's cap, is
+ * Enforces daily caps through the engine, for suppliers that cannot cap natively: a running line
+ * whose day's delivered spend (as reported so far that day, on the line's clock, UTC) reached its
+ * cap, or whose campaign's lines together reached the campaign's cap, is
  * paused through the line-control request (`requestControl`, the same operation a person's pause
  * is), and marked with the day; from the next day's start, a line the cap paused is resumed the
  * same way. A line a person resumed on the day the cap paused it is not paused again that day; a
  * line a person paused for another reason, or stopped, is never resumed by the cap. Each line is
- * decided under its lock, so guards running at once ask for one operation.
+ * decided under its lock, so guards running at once ask for one operation. A line on a supplier
+ * that caps natively (`capsNatively`) is held to its own cap by the supplier, so its own cap never
+ * pauses it; a campaign's cap spans lines (and suppliers), so the engine enforces it for every line.
  */
 export async function enforceDailyCaps(db: Knex, opts: { advertiserId?: string; real?: Date } = {}): Promise<CapGuardResult> {
   const real = opts.real ?? new Date();
@@ -53,6 +57,7 @@ export async function enforceDailyCaps(db: Knex, opts: { advertiserId?: string; 
       'l.booking_id',
       'b.campaign_id',
       'l.advertiser_id',
+      'l.adapter_key',
       'l.execution_mode',
       'l.status',
       'l.daily_cap_minor as line_cap',
@@ -84,7 +89,8 @@ async function capReached(
   r: CappedLine,
   today: string,
 ): Promise<{ capMinor: number; spentMinor: number; scope: 'line' | 'campaign' } | null> {
-  if (r.line_cap !== null) {
+  // A supplier that caps natively holds the line to its own cap: the engine does not pause for it.
+  if (r.line_cap !== null && findAdapter(r.adapter_key)?.capsNatively !== true) {
     const [row] = await db('delivery_days').where({ line_id: r.id, day: today }).select('spend_minor');
     const spent = row ? toMinor(row.spend_minor) : 0;
     if (spent >= toMinor(r.line_cap)) return { capMinor: toMinor(r.line_cap), spentMinor: spent, scope: 'line' };

@@ -4,7 +4,7 @@ import { launchPlan, post, readBooking, waitForBooking, type BookingBody } from 
 import { addDays, dateOnly } from '../../shared/dates';
 import { sandboxClock } from '../../shared/workspaces/sandbox-clock';
 import type { LineAtSupplier } from '../../shared/adapters/adapter';
-import { sandboxReporter } from '../../workers/adapters/sandbox-delivery';
+import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
 
 let env: TestEnv;
 let api: TestApi;
@@ -34,7 +34,8 @@ async function reported(b: BookingBody, lineId: string, to = addDays(today, 20))
     ...flight,
   };
   const { now } = await sandboxClock(env.db, ORG);
-  const report = await sandboxReporter.delivery(atSupplier, flight.startDate, to, { db: env.db, sandboxSlowMs: 0, now });
+  const reporter = ADAPTER_IMPLEMENTATIONS.get(line.adapterKey)!.reporter!;
+  const report = await reporter.delivery(atSupplier, flight.startDate, to, { db: env.db, sandboxSlowMs: 0, now });
   return report.days.filter((d) => d.date <= flight.endDate).map((d) => ({ date: d.date, spendMinor: d.spendMinor }));
 }
 const total = (days: Array<{ spendMinor: number }>) => days.reduce((s, d) => s + d.spendMinor, 0);

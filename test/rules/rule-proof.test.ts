@@ -3,11 +3,19 @@ import { launchPlan, post, waitForBooking } from '../support/bookings';
 import { addDays } from '../../shared/dates';
 import { subscribe } from '../support/webhooks';
 import { until } from '../support/wait';
-import { createLogger } from '../../shared/logger';
-import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
-import { pollDelivery, type PollOptions } from '../../workers/delivery-poller';
-import { evaluateRules } from '../../shared/rules/rule-evaluation';
-import { approver, createRule, enable, moveRule, send, today, twoLineCampaign } from './support';
+import {
+  approver,
+  createRule,
+  enable,
+  moveRule,
+  nextDay as nextRuleDay,
+  ruleCycle,
+  ruleFirings,
+  send,
+  settled as settledLines,
+  today,
+  twoLineCampaign,
+} from './support';
 
 let env: TestEnv;
 let api: TestApi;
@@ -18,35 +26,12 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-const options: PollOptions = {
-  batchSize: 50,
-  restatementDays: 7,
-  finalizationHours: 72,
-  callsPerSecond: 20,
-  timeoutMs: 5_000,
-  sandboxSlowMs: 0,
-  pacingTolerance: 0.15,
-  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
-  logger: createLogger('silent'),
-};
-const cycle = (org: string) => evaluateRules(env.db, { tolerance: 0.15, pollEveryMs: 3_600_000, advertiserId: org });
+const cycle = (org: string) => ruleCycle(env, org);
 const budgets = async (ids: string[]) =>
   (await env.db('booking_lines').whereIn('id', ids).orderBy('position').select('budget_minor')).map((l) => Number(l.budget_minor));
-const firings = (ruleId: string) => env.db('rule_firings').where({ rule_id: ruleId }).orderBy(['evaluation_day', 'created_at']);
-
-/** One day on the workspace's clock: the clock moves, each supplier's delivery is in, the line operations in hand settle. */
-async function nextDay(org: string, token: string, lineIds: string[]) {
-  expect((await post(api, token, '/api/v1/sandbox/clock/advance', { days: 1 })).status).toBe(200);
-  // (The clock's move queues the workers' polls too: whichever runs first records the figures, once.)
-  for (const key of ['sandbox-ctv', 'sandbox-audio'])
-    await pollDelivery(env.db, ADAPTER_IMPLEMENTATIONS.get(key)!, { ...options, advertiserId: org });
-  await settled(lineIds);
-}
-const settled = (lineIds: string[]) =>
-  until(
-    'the line operations in hand to settle',
-    async () => (await env.db('booking_lines').whereIn('id', lineIds).whereNotNull('operation_id').count({ n: '*' }))[0]!.n === '0',
-  );
+const firings = (ruleId: string) => ruleFirings(env, ruleId);
+const nextDay = (org: string, token: string, lineIds: string[]) => nextRuleDay(env, api, org, token, lineIds);
+const settled = (lineIds: string[]) => settledLines(env, lineIds);
 
 describe('a month-long flight on the sandbox clock', () => {
   test('a rule moves budget from the under-delivering line to the on-track one: each move one amendment, one operation per line at the supplier, one approval under the mandate and one receipt; its guardrails bound the money; every firing is told', async () => {

@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { json, type TestApi, type TestEnv } from '../support/api';
-import { launchPlan, waitForBooking } from '../support/bookings';
+import { launchPlan, post, waitForBooking } from '../support/bookings';
 import { SPENDER_PERMISSIONS } from '../support/issuer';
+import { until } from '../support/wait';
 import { addDays } from '../../shared/dates';
+import { createLogger } from '../../shared/logger';
+import { evaluateRules } from '../../shared/rules/rule-evaluation';
+import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
+import { pollDelivery, type PollOptions } from '../../workers/delivery-poller';
 
 export const today = () => new Date().toISOString().slice(0, 10);
 
@@ -74,4 +79,39 @@ export async function twoLineCampaign(env: TestEnv, api: TestApi, org: string, d
   );
   const booking = await waitForBooking(api, l.token, l.booking.id, (b) => b.lines.every((x) => x.status === 'confirmed'));
   return { ...l, booking, onTrack: booking.lines[0]!, under: booking.lines[1]!, key: randomUUID() };
+}
+
+export const pollOptions: PollOptions = {
+  batchSize: 50,
+  restatementDays: 7,
+  finalizationHours: 72,
+  callsPerSecond: 20,
+  timeoutMs: 5_000,
+  sandboxSlowMs: 0,
+  pacingTolerance: 0.15,
+  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
+  logger: createLogger('silent'),
+};
+
+/** One cycle of the workspace's rules, as the maintenance job runs it. */
+export const ruleCycle = (env: TestEnv, org: string) =>
+  evaluateRules(env.db, { tolerance: 0.15, pollEveryMs: 3_600_000, advertiserId: org });
+
+export const ruleFirings = (env: TestEnv, ruleId: string) =>
+  env.db('rule_firings').where({ rule_id: ruleId }).orderBy(['evaluation_day', 'created_at']);
+
+export const settled = (env: TestEnv, lineIds: string[]) =>
+  until(
+    'the line operations in hand to settle',
+    async () => (await env.db('booking_lines').whereIn('id', lineIds).whereNotNull('operation_id').count({ n: '*' }))[0]!.n === '0',
+  );
+
+/** One day on the workspace's clock: the clock moves, each supplier's delivery is in, the line operations in hand settle. */
+export async function nextDay(env: TestEnv, api: TestApi, org: string, token: string, lineIds: string[]) {
+  const moved = await post(api, token, '/api/v1/sandbox/clock/advance', { days: 1 });
+  if (moved.status !== 200) throw new Error(`clock advance failed: ${moved.status} ${await moved.text()}`);
+  // (The clock's move queues the workers' polls too: whichever runs first records the figures, once.)
+  for (const key of ['sandbox-ctv', 'sandbox-audio'])
+    await pollDelivery(env.db, ADAPTER_IMPLEMENTATIONS.get(key)!, { ...pollOptions, advertiserId: org });
+  await settled(env, lineIds);
 }

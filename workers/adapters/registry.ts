@@ -25,11 +25,11 @@ export interface AdapterDeps {
 function implementationOf(d: AdapterDescriptor, deps: AdapterDeps): SupplierAdapter {
   switch (d.kind) {
     case 'sandbox':
-      return { ...sandboxAdapter(d), reviewer: sandboxReviewer(d.key), reporter: sandboxReporter };
+      return { ...sandboxAdapter(d), reviewer: sandboxReviewer(d.key), reporter: sandboxReporter(d) };
     case 'workflow':
       return workflowAdapter(d);
     case 'native-staged':
-      return { ...nativeStagedAdapter(d), reviewer: sandboxReviewer(d.key), reporter: sandboxReporter };
+      return { ...nativeStagedAdapter(d), reviewer: sandboxReviewer(d.key), reporter: sandboxReporter(d) };
     case 'live':
       return { ...liveAdapter(d), reviewer: liveReviewer };
     case 'adcp': {

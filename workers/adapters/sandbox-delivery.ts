@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { AdapterContext, DeliveryDay, DeliveryReport, DeliveryReporter, LineAtSupplier } from '../../shared/adapters/adapter';
 import { addDays, dateOnly, daysFrom } from '../../shared/dates';
-import { supplierOperations } from './sandbox-ledger';
-import { plannedDays, timelineOf, type SupplierTimeline } from './sandbox-timeline';
+import type { AdapterDescriptor } from '../../shared/adapters/catalogue';
+import { recordReceipt, supplierOperations } from './sandbox-ledger';
+import { DAILY_CAP_OPERATION, knownCap, plannedDays, timelineOf, type SupplierTimeline } from './sandbox-timeline';
 
 /**
  * A sandbox supplier's delivery: a deterministic curve over the flight, seeded by the line.
@@ -17,7 +18,10 @@ import { plannedDays, timelineOf, type SupplierTimeline } from './sandbox-timeli
  *   …78 ignores pause and stop (keeps delivering as if running) · …79 ignores budget and end-date changes.
  * It honours every operation it carried out from the day it took effect on (`sandbox-timeline.ts`):
  * nothing while paused or after a stop, a budget or end date from its day on; a reported day is never
- * restated unless a trigger says so. The digits are the booked budget's.
+ * restated unless a trigger says so. The digits are the booked budget's. A supplier that caps natively
+ * (`capsNatively`: search and social) holds each day to the line's daily cap: the cap booked with the
+ * line, and a changed one from the day it is named in a delivery call on (it records a `daily-cap`
+ * receipt then); its other days take what the cap held back, up to the cap.
  * A day is called final once it is three days old. Asked about days after the flight (a make-good
  * is owed), it runs the make-good: each such day a zero-cost day of the flight's average impressions.
  */
@@ -169,9 +173,27 @@ function makegoodDays(
   return out;
 }
 
-export const sandboxReporter: DeliveryReporter = {
-  async delivery(line: LineAtSupplier, fromDate: string, toDate: string, ctx: AdapterContext): Promise<DeliveryReport> {
-    const timeline = timelineOf(await supplierOperations(ctx.db, line.lineId));
-    return sandboxDelivery(line, fromDate, toDate, ctx.now ?? new Date(), timeline);
-  },
-};
+/** A sandbox supplier's delivery reporting; one that caps natively learns a changed cap when asked about the line. */
+export function sandboxReporter(descriptor: AdapterDescriptor): DeliveryReporter {
+  return {
+    async delivery(line: LineAtSupplier, fromDate: string, toDate: string, ctx: AdapterContext): Promise<DeliveryReport> {
+      let ops = await supplierOperations(ctx.db, line.lineId);
+      const now = ctx.now ?? new Date();
+      const known = knownCap(ops);
+      if (descriptor.capsNatively && known !== undefined && line.dailyCapMinor !== undefined && line.dailyCapMinor !== known) {
+        await recordReceipt(ctx.db, {
+          adapterKey: descriptor.key,
+          operation: DAILY_CAP_OPERATION,
+          idempotencyKey: `daily-cap-${line.lineId}`,
+          lineId: line.lineId,
+          request: { dailyCapMinor: line.dailyCapMinor },
+          outcome: 'applied',
+          providerReference: null,
+          effectiveAt: now,
+        });
+        ops = await supplierOperations(ctx.db, line.lineId);
+      }
+      return sandboxDelivery(line, fromDate, toDate, now, timelineOf(ops, { caps: descriptor.capsNatively }));
+    },
+  };
+}

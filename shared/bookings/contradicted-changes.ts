@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { toMinor } from '../db/knex';
 import { conflict } from '../errors';
 import type { Actor } from '../auth/actor';
-import { lineOperationMoney } from './booking-money';
+import { lineOperationMoney, reserveBudgetIncrease } from './booking-money';
 import type { LineRow } from './booking-store';
 import { assertWithinCommitment } from './commitment-limit';
 import { operationFigures } from './line-operation-outcomes';
@@ -18,7 +18,8 @@ import { changeLine, type LockedLine } from './line-transitions';
  *   by hand): the line reads as the change left it;
  * - not applied: the supplier still runs the line as before the change: a pause or stop it
  *   ignored leaves the line running, a resume it ignored leaves it paused, a budget it ignored
- *   puts the old budget back (within the campaign's maximum commitment; a raise's hold is given back).
+ *   puts the old budget back (within the campaign's maximum commitment; a raise's hold is given
+ *   back, what a cut gave back is held again, or 409 insufficient_funds).
  * The operation's failed verification stays as the record of what happened.
  */
 export interface ContradictedResolution {
@@ -92,7 +93,23 @@ export async function resolveContradictedChange(
     },
     locked,
   );
-  // Applied, the change's money already moved; not applied, it is undone as a refusal's would be.
-  if (!r.applied) await lineOperationMoney(trx, changed, op, 'refused', r.actor.actorId);
+  // Applied, the change's money already moved; not applied, it is undone: a raise's hold is given
+  // back as a refusal's would be, and what a cut gave back is held again.
+  if (!r.applied) {
+    await lineOperationMoney(trx, changed, op, 'refused', r.actor.actorId);
+    if (op.kind === 'change-budget') await holdAgainWhatTheCutReleased(trx, line, op, r.actor.actorId);
+  }
   return changed;
+}
+
+async function holdAgainWhatTheCutReleased(trx: Knex, line: LineRow, op: LineOperationRow, actorId: string): Promise<void> {
+  const released = await trx('wallet_entries')
+    .where({ kind: 'release', subject_type: 'line_operation', subject_id: op.id })
+    .first('amount_minor');
+  if (!released) return;
+  await reserveBudgetIncrease(
+    trx,
+    { id: op.id, advertiserId: op.advertiser_id, bookingId: line.booking_id, increaseMinor: toMinor(released.amount_minor) },
+    actorId,
+  );
 }

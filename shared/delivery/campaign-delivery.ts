@@ -9,6 +9,7 @@ import { toCsv } from '../csv';
 import { badRequest, notFound } from '../errors';
 import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
 import { pacingOf, PacingSchema } from './pacing';
+import { capChangesOf, capOn, type CapChange } from './daily-cap-history';
 import { CampaignOutlookSchema, campaignOutlookOf, outlookOf, OutlookSchema, type OutlookDay } from './outlook';
 
 const Day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD');
@@ -200,6 +201,7 @@ export async function campaignDelivery(
           db.raw('final_at is not null as final'),
         )
     : [];
+  const capChanges = await capChangesOf(db, campaign.id);
   const byLine = new Map<string, z.infer<typeof DeliveryDaySchema>[]>();
   const flight = new Map<string, OutlookDay[]>();
   for (const r of dayRows) {
@@ -218,9 +220,10 @@ export async function campaignDelivery(
 
   const out: LineDelivery[] = lines.map((l) => {
     const dailyCapMinor = l.daily_cap_minor === null ? null : toMinor(l.daily_cap_minor);
+    const ownChanges = capChanges.filter((c) => c.lineId === l.id);
     const days = (byLine.get(l.id) ?? []).map((d) => ({
       ...d,
-      overCapMinor: dailyCapMinor === null ? 0 : Math.max(0, d.spendMinor - dailyCapMinor),
+      overCapMinor: overCap(d.spendMinor, capOn(d.date, dailyCapMinor, ownChanges)),
     }));
     const sum = (k: 'impressions' | 'clicks' | 'completions' | 'spendMinor') => days.reduce((s, d) => s + d[k], 0);
     const budgetMinor = toMinor(l.budget_minor);
@@ -270,20 +273,29 @@ export async function campaignDelivery(
       projectedSpendMinor: total((l) => l.pacing.projectedSpendMinor),
     },
     outlook: campaignOutlookOf(out, tolerance),
-    dailyCap: { capMinor: campaign.dailyCapMinor, timeZone: 'UTC', daysOver: daysOverCap(out, campaign.dailyCapMinor) },
+    dailyCap: {
+      capMinor: campaign.dailyCapMinor,
+      timeZone: 'UTC',
+      daysOver: daysOverCap(
+        out,
+        campaign.dailyCapMinor,
+        capChanges.filter((c) => c.lineId === null),
+      ),
+    },
     lines: out,
   };
 }
 
-/** The days the lines together spent past the campaign's cap. */
-function daysOverCap(lines: readonly LineDelivery[], capMinor: number | null) {
-  if (capMinor === null) return [];
+const overCap = (spendMinor: number, capMinor: number | null) => (capMinor === null ? 0 : Math.max(0, spendMinor - capMinor));
+
+/** The days the lines together spent past the campaign's cap in force that day. */
+function daysOverCap(lines: readonly LineDelivery[], capMinor: number | null, changes: readonly CapChange[]) {
   const byDate = new Map<string, number>();
   for (const l of lines) for (const d of l.days) byDate.set(d.date, (byDate.get(d.date) ?? 0) + d.spendMinor);
   return [...byDate]
-    .filter(([, spend]) => spend > capMinor)
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([date, spendMinor]) => ({ date, spendMinor, overCapMinor: spendMinor - capMinor }));
+    .map(([date, spendMinor]) => ({ date, spendMinor, overCapMinor: overCap(spendMinor, capOn(date, capMinor, changes)) }))
+    .filter((d) => d.overCapMinor > 0)
+    .sort((a, b) => (a.date < b.date ? -1 : 1));
 }
 
 const CSV_COLUMNS = [

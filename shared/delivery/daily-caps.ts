@@ -7,6 +7,9 @@ import { DailyCapSchema, CampaignSchema } from '../campaigns/campaign-schemas';
 import { findCampaign } from '../campaigns/campaign-store';
 import { toMinor } from '../db/knex';
 import { badRequest, conflict, notFound } from '../errors';
+import { dateOnly } from '../dates';
+import { clockedNow, readOffsetDays } from '../workspaces/sandbox-clock';
+import { recordCapChange } from './daily-cap-history';
 
 /** The time zone a daily cap counts its days in: the days delivery is reported in. */
 export const DAILY_CAP_TIME_ZONE = 'UTC';
@@ -87,6 +90,16 @@ export async function setDailyCaps(db: Knex, p: Principal, actor: Actor, campaig
         );
       }
     });
+    // A change holds from today on the campaign's clock: the days before keep the cap they had.
+    const effectiveDay = dateOnly(clockedNow(campaign.executionMode, await readOffsetDays(trx, p.advertiserId)));
+    if (body.dailyCapMinor !== undefined) {
+      await recordCapChange(trx, campaign.id, {
+        lineId: null,
+        effectiveDay,
+        fromMinor: campaign.dailyCapMinor ?? null,
+        toMinor: body.dailyCapMinor,
+      });
+    }
     const [updated] = await trx('campaigns')
       .where({ id: campaign.id })
       .update({
@@ -102,6 +115,7 @@ export async function setDailyCaps(db: Knex, p: Principal, actor: Actor, campaig
         .where({ id: line.id })
         .update({ daily_cap_minor: change.dailyCapMinor === null ? null : String(change.dailyCapMinor) });
       line.daily_cap_minor = change.dailyCapMinor === null ? null : String(change.dailyCapMinor);
+      await recordCapChange(trx, campaign.id, { lineId: line.id, effectiveDay, fromMinor: from, toMinor: change.dailyCapMinor });
       await appendEvent(trx, {
         bookingId: line.booking_id,
         lineId: line.id,

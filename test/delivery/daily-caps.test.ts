@@ -202,6 +202,32 @@ describe('daily caps enforced through the engine on the sandbox clock', () => {
     expect(first.overCapMinor).toBeGreaterThan(0);
     expect(line.overCapMinor).toBe(line.days.reduce((s, x) => s + x.overCapMinor, 0));
     expect(d.lines.find((l) => l.lineId === audio.id)!.overCapMinor).toBe(0);
+
+    // The cap lowered on the second day holds from that day: the first day keeps the cap it had.
+    const tomorrow = addDays(today, 1);
+    const { version } = await campaignOf(token, campaignId);
+    const lowered = await setCaps(token, campaignId, { expectedVersion: version, lines: [{ lineId: ctv.id, dailyCapMinor: 1_000 }] });
+    expect(lowered.status).toBe(200);
+    await env.db.transaction((trx) =>
+      recordDelivery(
+        trx,
+        [
+          {
+            line: { lineId: ctv.id, bookingId: booking.id, advertiserId: org },
+            report: { asOf: new Date().toISOString(), days: [day(tomorrow, 3_000)] },
+          },
+        ],
+        { kind: 'supplier' },
+      ),
+    );
+    const again = (
+      await json<{ delivery: CampaignDelivery }>(await api.fetch(`/api/v1/campaigns/${campaignId}/delivery?to=${tomorrow}`, { token }))
+    ).delivery;
+    const capped = again.lines.find((l) => l.lineId === ctv.id)!;
+    expect(capped.dailyCapMinor).toBe(1_000);
+    expect(capped.days.find((x) => x.date === today)!.overCapMinor).toBe(first.overCapMinor);
+    expect(capped.days.find((x) => x.date === tomorrow)!.overCapMinor).toBe(2_000);
+    expect(capped.overCapMinor).toBe(first.overCapMinor + 2_000);
   });
 
   test("a campaign's cap pauses all its running lines when they reach it together, and resumes them the next day; a line a person paused stays paused", async () => {

@@ -202,3 +202,38 @@ describe('reconciliation keeps the money straight, whatever the order', () => {
     );
   });
 });
+
+describe('the running totals a statement reads', () => {
+  test('stay the rows summed afresh when reports, restatements and finality of the same lines run at once', async () => {
+    const org = 'org-rprop-concurrent';
+    const { bookingId, lineIds } = await finalMarch(env, org, [300_000, 300_000, 300_000], [[], [], []]);
+    await env.db('delivery_month_closes').where({ advertiser_id: org }).delete();
+    const report = (round: number) =>
+      lineIds.map((lineId, i) =>
+        deliver(
+          env,
+          { lineId, bookingId, advertiserId: org },
+          [1, 2, 3, 4, 5].map((d) => ({
+            ...day(`2099-03-0${d}`, 1_000 * ((round + i + d) % 7), 100 * round),
+            final: (round + d) % 5 === 0,
+          })),
+        ),
+      );
+    const outcomes = await Promise.allSettled([
+      ...report(1),
+      ...report(2),
+      settleFinality(env.db, 'live-ctv', 72, { real: new Date('2099-03-05T00:00:00Z') }),
+      ...report(3),
+      ...report(4),
+      settleFinality(env.db, 'live-ctv', 72, { real: APRIL }),
+    ]);
+    // Writers that collided may have been refused whole (a deadlock rolls one back); most are through.
+    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    for (const r of refused) expect(String((r.reason as { code?: string }).code)).toMatch(/^40P01|40001$/);
+    expect(refused.length).toBeLessThan(outcomes.length / 2);
+    expect(await env.db('delivery_days').whereIn('line_id', lineIds).count({ n: '*' })).toEqual([{ n: '15' }]);
+    const totals = await runningTotals(env, org);
+    expect(totals.stored.days.length).toBeGreaterThan(0);
+    expect(totals.stored).toEqual(totals.summed);
+  });
+});

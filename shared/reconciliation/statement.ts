@@ -60,7 +60,7 @@ export const StatementSchema = z
 export type Statement = z.infer<typeof StatementSchema>['statement'];
 
 interface Row {
-  id: string;
+  id: string | null;
   booking_id: string;
   campaign_id: string;
   campaign_name: string;
@@ -76,87 +76,82 @@ interface Row {
   captured_minor: string;
   fees_minor: string;
   invoice_line_id: string | null;
-  invoice_id: string | null;
-  invoice_number: string | null;
-  invoice_status: string | null;
-  remedy: string | null;
   invoiced_minor: string;
   [total: `t_${string}`]: string | number;
 }
 
 /**
  * The seller's lines that ran in the month, each with its figures (a closed month's as it closed,
- * an open one's from its days), its money and its invoice line; and, on every row, the totals over
- * all of them (window aggregates), so that only the page asked for leaves the database.
+ * an open one's as its days stand), its money and its invoice line's amount; the totals over all
+ * of them; and the page asked for. Each line's figures are one row of `line_month_totals`, kept
+ * with its days, closes and invoice lines, and its money one row of `line_money_totals`, kept with
+ * the ledger (migrations/20261130300200_line_month_totals.ts): no day or entry is read.
  * Captured spend is allocated to months in order, as it followed the billable figure; a month's
  * fees are the line's fees in that proportion, rounded half up.
  */
 const STATEMENT = `
-with money as (
-  select w.line_id,
-         sum(case w.kind when 'capture' then w.amount_minor when 'capture_reversal' then -w.amount_minor else 0 end) as captured,
-         sum(case w.kind when 'management_fee' then w.amount_minor when 'fee_credit' then -w.amount_minor else 0 end) as fees
-    from wallet_entries w
-   where w.advertiser_id = :workspace and w.kind in ('capture', 'capture_reversal', 'management_fee', 'fee_credit')
-     and w.line_id in (select id from booking_lines where advertiser_id = :workspace and adapter_key = :seller and execution_mode = 'live')
-   group by w.line_id
-),
-lines as (
-  select l.id, l.booking_id, b.campaign_id, c.name as campaign_name, l.channel, l.execution_mode, l.budget_minor, b.submitted_at, l.position
+with lines as (
+  select l.id, l.booking_id, b.campaign_id, l.channel, l.execution_mode, l.budget_minor, b.submitted_at, l.position
     from booking_lines l
     join bookings b on b.id = l.booking_id
     join campaigns c on c.id = b.campaign_id
    where l.advertiser_id = :workspace and l.adapter_key = :seller and (l.confirmed_at is not null or l.status = 'confirmed')
      and c.start_date <= cast(:to as date) and c.end_date >= cast(:from as date)
 ),
--- Only lines whose month is still open are read from their days (none, once the month is final).
-open_days as (
-  select d.line_id,
-         coalesce(sum(d.spend_minor) filter (where d.day < cast(:from as date)), 0) as before_minor,
-         coalesce(sum(d.spend_minor) filter (where d.day >= cast(:from as date) and d.final_at is not null), 0) as final_minor,
-         coalesce(sum(d.impressions) filter (where d.day >= cast(:from as date) and d.final_at is not null), 0) as final_impressions,
-         coalesce(sum(d.spend_minor) filter (where d.day >= cast(:from as date) and d.final_at is null), 0) as provisional_minor,
-         coalesce(sum(d.impressions) filter (where d.day >= cast(:from as date) and d.final_at is null), 0) as provisional_impressions
-    from delivery_days d
-   where d.day <= cast(:to as date)
-     and d.line_id in (select id from lines where not exists (
-           select 1 from delivery_month_closes x where x.line_id = lines.id and x.period = :period))
-   group by d.line_id
+earlier as (
+  select line_id, sum(final_minor + provisional_minor) as spent from line_month_totals
+   where advertiser_id = :workspace and adapter_key = :seller and period < :period group by line_id
 ),
 per as (
-  select l.*, x.line_id is not null as closed,
-         coalesce(x.final_minor, o.final_minor, 0) as final_minor, coalesce(x.final_impressions, o.final_impressions, 0) as final_impressions,
-         coalesce(o.provisional_minor, 0) as provisional_minor, coalesce(o.provisional_impressions, 0) as provisional_impressions,
-         coalesce(x.billable_minor, least(coalesce(o.before_minor, 0) + coalesce(o.final_minor, 0) + coalesce(o.provisional_minor, 0), l.budget_minor)
-                                    - least(coalesce(o.before_minor, 0), l.budget_minor)) as billable_minor,
-         coalesce(x.billable_before_minor, least(coalesce(o.before_minor, 0), l.budget_minor)) as billable_before_minor,
-         coalesce(m.captured, 0) as captured, coalesce(m.fees, 0) as fees,
-         il.id as invoice_line_id, i.id as invoice_id, i.invoice_number, il.status as invoice_status, il.remedy,
-         coalesce(il.amount_minor, 0) as invoiced_minor
+  select l.id, l.budget_minor, coalesce(t.closed, false) as closed, coalesce(t.invoiced_minor, 0) as invoiced_minor,
+         t.invoice_line_id, coalesce(e.spent, 0) as before_minor,
+         case when t.closed then t.closed_final_minor else coalesce(t.final_minor, 0) end as final_minor,
+         case when t.closed then t.closed_final_impressions else coalesce(t.final_impressions, 0) end as final_impressions,
+         case when t.closed then 0 else coalesce(t.provisional_minor, 0) end as provisional_minor,
+         case when t.closed then 0 else coalesce(t.provisional_impressions, 0) end as provisional_impressions,
+         t.closed_billable_minor, t.closed_billable_before_minor,
+         case when l.execution_mode = 'live' then coalesce(m.captured_minor, 0) else 0 end as captured,
+         case when l.execution_mode = 'live' then coalesce(m.fees_minor, 0) else 0 end as fees
     from lines l
-    left join delivery_month_closes x on x.line_id = l.id and x.period = :period
-    left join open_days o on o.line_id = l.id
-    left join money m on m.line_id = l.id
-    left join invoice_lines il on il.line_id = l.id and il.period = :period
-    left join invoices i on i.id = il.invoice_id and i.adapter_key = :seller
+    left join line_month_totals t on t.line_id = l.id and t.period = :period
+    left join earlier e on e.line_id = l.id
+    left join line_money_totals m on m.advertiser_id = :workspace and m.line_id = l.id
+),
+billed as (
+  select per.*,
+         case when closed then closed_billable_minor
+              else least(before_minor + final_minor + provisional_minor, budget_minor) - least(before_minor, budget_minor) end as billable_minor,
+         case when closed then closed_billable_before_minor else least(before_minor, budget_minor) end as billable_before_minor
+    from per
 ),
 priced as (
-  select per.*, greatest(0, least(captured - billable_before_minor, billable_minor)) as captured_minor from per
+  select billed.*, greatest(0, least(captured - billable_before_minor, billable_minor)) as captured_minor from billed
 ),
-shaped as (
+figures as (
   select priced.*, case when captured > 0 and captured_minor > 0
            then floor((2::numeric * fees * captured_minor / captured + 1) / 2) else 0 end as fees_minor
     from priced
+),
+totals as (
+  select count(*) as t_lines, count(*) filter (where closed) as t_closed,
+         coalesce(sum(budget_minor), 0) as t_budget, coalesce(sum(final_minor), 0) as t_final,
+         coalesce(sum(final_impressions), 0) as t_final_impressions, coalesce(sum(provisional_minor), 0) as t_provisional,
+         coalesce(sum(provisional_impressions), 0) as t_provisional_impressions, coalesce(sum(billable_minor), 0) as t_billable,
+         coalesce(sum(captured_minor), 0) as t_captured, coalesce(sum(fees_minor), 0) as t_fees,
+         coalesce(sum(invoiced_minor), 0) as t_invoiced
+    from figures
+),
+page as (
+  select * from lines order by submitted_at, position, id limit :limit offset :offset
 )
-select shaped.*,
-       count(*) over () as t_lines, count(*) filter (where closed) over () as t_closed,
-       sum(budget_minor) over () as t_budget, sum(final_minor) over () as t_final, sum(final_impressions) over () as t_final_impressions,
-       sum(provisional_minor) over () as t_provisional, sum(provisional_impressions) over () as t_provisional_impressions,
-       sum(billable_minor) over () as t_billable, sum(captured_minor) over () as t_captured, sum(fees_minor) over () as t_fees,
-       sum(invoiced_minor) over () as t_invoiced
-  from shaped
- order by submitted_at, position, id
- limit :limit offset :offset`;
+select p.id, p.booking_id, p.campaign_id, c.name as campaign_name, p.channel, p.execution_mode, f.budget_minor, f.closed,
+       f.final_minor, f.final_impressions, f.provisional_minor, f.provisional_impressions, f.billable_minor,
+       f.captured_minor, f.fees_minor, f.invoiced_minor, f.invoice_line_id, totals.*
+  from totals
+  left join page p on true
+  left join figures f on f.id = p.id
+  left join campaigns c on c.id = p.campaign_id
+ order by p.submitted_at, p.position, p.id`;
 
 /**
  * A seller's month for a workspace (docs/billing.md, Statements): per line that ran in the month,
@@ -174,13 +169,40 @@ export async function sellerStatement(
   if (!findAdapter(seller)) throw notFound();
   const from = `${period}-01`;
   const to = lastDayOfPeriod(period);
-  const run = (limit: number, offset: number) =>
-    db.raw(STATEMENT, { workspace: p.advertiserId, seller, period, from, to, limit, offset }) as Promise<{ rows: Row[] }>;
-  let { rows } = await run(page.limit, page.offset);
-  // A page past the last line still reports the totals.
-  const totalsRow = rows[0] ?? (await run(1, 0)).rows[0];
+  const { rows: all } = (await db.raw(STATEMENT, {
+    workspace: p.advertiserId,
+    seller,
+    period,
+    from,
+    to,
+    limit: page.limit,
+    offset: page.offset,
+  })) as { rows: Row[] };
+  // Every row carries the totals; a page past the last line is one row of totals alone.
+  const totalsRow = all[0];
+  const rows = all.filter((l): l is Row & { id: string } => l.id !== null);
+  // The page's invoice lines, by key.
+  const invoiceIds = rows.flatMap((l) => (l.invoice_line_id ? [l.invoice_line_id] : []));
+  const invoices = new Map(
+    (invoiceIds.length
+      ? ((await db('invoice_lines as il')
+          .join('invoices as i', 'i.id', 'il.invoice_id')
+          .whereIn('il.id', invoiceIds)
+          .select('il.id', 'il.invoice_id', 'i.invoice_number', 'il.status', 'il.remedy')) as Array<{
+          id: string;
+          invoice_id: string;
+          invoice_number: string;
+          status: string;
+          remedy: string | null;
+        }>)
+      : []
+    ).map((i) => [i.id, i]),
+  );
   const n = (v: string | number | undefined) => toMinor(v ?? 0);
-  if (!rows.length) rows = [];
+  const invoiceOf = (id: string | null) => {
+    const i = id ? invoices.get(id) : undefined;
+    return i ? { invoiceId: i.invoice_id, invoiceNumber: i.invoice_number, invoiceLineId: i.id, status: i.status, remedy: i.remedy } : null;
+  };
   const lines = rows.map((l) => ({
     lineId: l.id,
     bookingId: l.booking_id,
@@ -198,15 +220,7 @@ export async function sellerStatement(
     feesMinor: n(l.fees_minor),
     invoicedMinor: n(l.invoiced_minor),
     monthClosed: l.closed,
-    invoice: l.invoice_line_id
-      ? {
-          invoiceId: l.invoice_id!,
-          invoiceNumber: l.invoice_number!,
-          invoiceLineId: l.invoice_line_id,
-          status: l.invoice_status!,
-          remedy: l.remedy ?? null,
-        }
-      : null,
+    invoice: invoiceOf(l.invoice_line_id),
   }));
   const t = (k: string) => n(totalsRow?.[`t_${k}`]);
   return {

@@ -5,7 +5,8 @@ import { liveBooking } from '../billing/support';
 import { confirmLines, day } from '../delivery/support';
 import { recordDelivery } from '../../shared/delivery/delivery-store';
 import { settleDelivery } from '../../shared/delivery/delivery-money';
-import { settleFinality } from '../../shared/delivery/finality';
+import { lastDayOfPeriod, settleFinality } from '../../shared/delivery/finality';
+import { addDays } from '../../shared/dates';
 import { SYSTEM } from '../../shared/auth/actor';
 import type { DeliveryDay } from '../../shared/adapters/adapter';
 
@@ -27,6 +28,11 @@ export async function deliver(env: TestEnv, line: { lineId: string; bookingId: s
  * matched. Lines carry a seller reference `buy-<n>/pkg-<n>`.
  */
 export async function finalMarch(env: TestEnv, org: string, budgets: number[], spends: number[][]) {
+  return finalMonth(env, org, budgets, spends, { period: '2099-03', seller: 'live-ctv' });
+}
+
+/** As `finalMarch`, for a flight of another month and another seller (a live one on ctv): the month made final by its window. */
+export async function finalMonth(env: TestEnv, org: string, budgets: number[], spends: number[][], at: { period: string; seller: string }) {
   await fundWallet(env, org, 1_000_000);
   const { bookingId, lineIds } = await liveBooking(
     env,
@@ -34,16 +40,26 @@ export async function finalMarch(env: TestEnv, org: string, budgets: number[], s
     budgets,
     budgets.reduce((s, b) => s + b, 0),
   );
+  const last = lastDayOfPeriod(at.period);
+  if (at.period !== '2099-03') {
+    const booking = await env.db('bookings').where({ id: bookingId }).first('campaign_id');
+    await env
+      .db('campaigns')
+      .where({ id: booking.campaign_id })
+      .update({ start_date: `${at.period}-01`, end_date: last });
+  }
+  await env.db('booking_lines').whereIn('id', lineIds).update({ adapter_key: at.seller });
   await confirmLines(env, bookingId, lineIds);
   for (const [i, lineId] of lineIds.entries()) {
     await env
       .db('booking_lines')
       .where({ id: lineId })
       .update({ provider_reference: `buy-${i + 1}/pkg-${i + 1}` });
-    const days = (spends[i] ?? []).map((s, d) => day(`2099-03-${String(d + 1).padStart(2, '0')}`, s, s * 10));
+    const days = (spends[i] ?? []).map((s, d) => day(`${at.period}-${String(d + 1).padStart(2, '0')}`, s, s * 10));
     await deliver(env, { lineId, bookingId, advertiserId: org }, days);
   }
-  await settleFinality(env.db, 'live-ctv', 72, { real: APRIL });
+  // Ten days after the month: past a 72-hour window (April 10th for March 2099).
+  await settleFinality(env.db, at.seller, 72, { real: new Date(`${addDays(last, 10)}T00:00:00Z`) });
   return { bookingId, lineIds };
 }
 

@@ -62,7 +62,12 @@ describe('events are written with the change, and only with it', () => {
     );
     const body = JSON.stringify(receiver.events().filter((e) => e.type.startsWith('agent.')));
     expect(body).not.toMatch(/eyJ|org-agent-lead/); // no tokens, no user ids
-    expect(await json(await api.fetch('/api/v1/webhooks/event-types', { token: a.human }))).toBeDefined();
+    // Both are in the catalogue a person subscribes from, about the subject they were written with.
+    const catalogue = await json<{ eventTypes: Array<{ type: string; subject: string }> }>(
+      await api.fetch('/api/v1/webhooks/event-types', { token: a.human }),
+    );
+    const subjects = new Map(catalogue.eventTypes.map((e) => [e.type, e.subject]));
+    for (const e of [...pending, ...decided]) expect(subjects.get(e.type)).toBe(e.subject_type);
   });
 
   test('a budget amendment that settles is one amendment.completed event; a refused amendment request writes none', async () => {

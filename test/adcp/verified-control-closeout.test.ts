@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sellersAt } from '../support/adcp-env';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
-import { post, readBooking } from '../support/bookings';
+import { post, readLine } from '../support/bookings';
 import { until, untilFound } from '../support/wait';
 import { walletAndLedger } from '../support/wallet';
 import { launchOnSeller } from '../support/adcp-buy';
@@ -47,20 +47,20 @@ afterAll(async () => {
 async function stoppedLine() {
   const org = `org-vcc-${randomUUID().slice(0, 8)}`;
   const launched = await launchOnSeller(env, api, org, 'adcp-acme-sandbox', productRef('ctv_sync'), flight);
-  const lineOf = async () => (await readBooking(api, launched.token, launched.booking.id)).lines[0] as unknown as BookingLine;
-  const line = await untilFound('the seller books the line', async () => ((await lineOf()).status === 'confirmed' ? lineOf() : null));
+  const lineNow = () => readLine<BookingLine>(api, launched.token, launched.booking.id);
+  const line = await untilFound('the seller books the line', async () => ((await lineNow()).status === 'confirmed' ? lineNow() : null));
   seller.simulate([today]);
   await advance(launched.token, 1);
   const res = await post(api, launched.token, `/api/v1/bookings/${launched.booking.id}/lines/${line.id}/stop`, {
-    expectedVersion: (await lineOf()).version,
+    expectedVersion: (await lineNow()).version,
   });
   expect(res.status).toBe(202);
   const stopped = await untilFound('the stop to settle', async () => {
-    const l = await lineOf();
+    const l = await lineNow();
     return l.status === 'stopped' && l.pendingOperation === null ? l : null;
   });
   expect(stopped.verification).toMatchObject({ operation: 'stop', state: 'pending' });
-  return { org, ...launched, line: stopped, lineOf };
+  return { org, ...launched, line: stopped, lineNow };
 }
 
 /** Moves the workspace's clock; within the flight and its restatement window, the poll it queues asks the seller. */
@@ -74,11 +74,11 @@ test('past the flight and the restatement window, a stop the final figures agree
   const r = await stoppedLine();
   // A day passes, within the seller's reporting delay: still pending.
   await advance(r.token, 1);
-  expect((await r.lineOf()).verification?.state).toBe('pending');
+  expect((await r.lineNow()).verification?.state).toBe('pending');
   // The flight (three days) and the restatement window (one) are over; the week's delay is not.
   await advance(r.token, 3, false);
   await until('the booking to close out', async () => !!(await env.db('bookings').where({ id: r.booking.id }).first()).closed_out_at);
-  const line = await r.lineOf();
+  const line = await r.lineNow();
   expect(line.status).toBe('stopped');
   expect(line.verification).toMatchObject({ state: 'verified', evidence: { reason: 'the final figures agree', final: true } });
   const ops = await env.db('line_operations').where({ line_id: line.id, kind: 'stop' });
@@ -92,9 +92,9 @@ test('a stop the figures contradict is failed as soon as they say so, within the
   // The seller's final report carries a day served after the stop.
   seller.delivery.get(r.line.providerReference!.split('/')[0]!)!.push({ date: addDays(stopDay, 1), impressions: 9_000, spend: 90 });
   await advance(r.token, 2);
-  await until('the stop to be decided', async () => (await r.lineOf()).verification?.state !== 'pending');
+  await until('the stop to be decided', async () => (await r.lineNow()).verification?.state !== 'pending');
   await advance(r.token, 2, false);
-  const line = await r.lineOf();
+  const line = await r.lineNow();
   expect(line.verification).toMatchObject({ state: 'failed', evidence: { reason: 'delivered after the stop', spentMinor: 9_000 } });
   expect(line.status).toBe('reconciliation-required');
   const ops = await env.db('line_operations').where({ line_id: line.id, kind: 'stop' });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sellersAt } from '../support/adcp-env';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
-import { post, readBooking } from '../support/bookings';
+import { post, readBooking, readLine } from '../support/bookings';
 import { until, untilFound } from '../support/wait';
 import { subscribe } from '../support/webhooks';
 import { walletAndLedger } from '../support/wallet';
@@ -67,14 +67,14 @@ async function running(seller: string) {
 }
 type Running = Awaited<ReturnType<typeof running>>;
 
-const lineOf = async (r: Running) => (await readBooking(api, r.token, r.booking.id)).lines[0] as unknown as BookingLine;
+const lineNow = (r: Running) => readLine<BookingLine>(api, r.token, r.booking.id);
 
 async function control(r: Running, what: 'pause' | 'resume' | 'stop', settled: string) {
-  const line = await lineOf(r);
+  const line = await lineNow(r);
   const res = await post(api, r.token, `/api/v1/bookings/${r.booking.id}/lines/${r.lineId}/${what}`, { expectedVersion: line.version });
   expect(res.status).toBe(202);
   return untilFound(`the ${what} to settle`, async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.status === settled && l.pendingOperation === null ? l : null;
   });
 }
@@ -99,7 +99,7 @@ test('an honest seller: a pause is verified once a full day after it shows no de
   // The day of the pause itself and the next: nothing served while paused.
   await runDays(r, honest, 3);
   const verified = await untilFound('the pause to be verified', async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.verification?.state === 'verified' ? l : null;
   });
   expect(verified).toMatchObject({ status: 'stopped', verification: { operation: 'pause', evidence: expect.any(Object) } });
@@ -118,7 +118,7 @@ test('a seller that says it paused and did not (its read-back disagrees): failed
   }
   await runDays(r, honest, 1);
   const failed = await untilFound('the pause to fail', async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.verification?.state === 'failed' ? l : null;
   });
   expect(failed.status).toBe('reconciliation-required');
@@ -143,8 +143,8 @@ test('a lax seller: a stop goes as a pause it does apply, is verified by deliver
     followUp: expect.stringMatching(new RegExp(`End media buy ${r.mediaBuyId} at the seller by hand`)),
   });
   await runDays(r, lax, 3);
-  await until('the stop to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
-  expect((await lineOf(r)).status).toBe('stopped');
+  await until('the stop to be verified', async () => (await lineNow(r)).verification?.state === 'verified');
+  expect((await lineNow(r)).status).toBe('stopped');
 
   // Ending the buy at the seller is a staff task: in the queue until someone records it done.
   await grantStaff(env.staff, 'staff-vc');
@@ -175,7 +175,7 @@ test('a lax seller: a stop goes as a pause it does apply, is verified by deliver
   expect((await readBooking(api, r.token, r.booking.id)).events).toHaveLength(eventsBefore);
 
   expect((await done({ operationId, evidence })).status).toBe(200);
-  const after = await lineOf(r);
+  const after = await lineNow(r);
   expect(after.verification).toMatchObject({ operationId, followUpDone: { by: 'staff-vc', at: expect.any(String) } });
   const event = (await readBooking(api, r.token, r.booking.id)).events.find((e) => e.action === 'line.follow-up-done');
   expect(event?.detail).toMatchObject({ operationId, operation: 'stop', evidence });
@@ -198,14 +198,14 @@ test('a lax seller records a budget cut and keeps serving the old budget: the ov
   });
   expect(amended.status).toBe(202);
   await until('the cut to settle', async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.budgetMinor === 12_000 && l.pendingOperation === null;
   });
   // The seller's read-back agrees (it recorded the cut): only its delivery tells.
-  expect((await lineOf(r)).attempts.at(-1)!.drift).toEqual([]);
+  expect((await lineNow(r)).attempts.at(-1)!.drift).toEqual([]);
   await runDays(r, lax, 3);
   const failed = await untilFound('the cut to fail', async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.verification?.state === 'failed' ? l : null;
   });
   expect(failed.status).toBe('reconciliation-required');
@@ -226,7 +226,7 @@ test('a lax seller records a budget cut and keeps serving the old budget: the ov
     evidence: 'The seller’s order still carries the budget of 1,000; the cut never reached its ad server.',
   });
   expect(resolved.status).toBe(200);
-  expect(await lineOf(r)).toMatchObject({ status: 'confirmed', budgetMinor: booking.lines[0]!.budgetMinor });
+  expect(await lineNow(r)).toMatchObject({ status: 'confirmed', budgetMinor: booking.lines[0]!.budgetMinor });
   expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
 }, 90_000);
 
@@ -240,7 +240,7 @@ test('a seller that ignores a cancel it was told it honours: the read-back fails
   }
   await runDays(r, honest, 2);
   const failed = await untilFound('the stop to fail', async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.verification?.state === 'failed' ? l : null;
   });
   expect(failed.status).toBe('reconciliation-required');
@@ -263,7 +263,7 @@ test('races on an honest seller: the stop day’s own delivery, arriving while t
   });
   expect(simulated.simulated).toMatchObject({ date: stopDay, spend: 10 });
   await runDays(r, honest, 1);
-  const seen = await lineOf(r);
+  const seen = await lineNow(r);
   expect(seen.verification?.state).toBe('pending');
   expect(seen.status).toBe('stopped');
   // The in-flight day is delivery like any other: kept, and its spend shown.
@@ -278,7 +278,7 @@ test('races on an honest seller: the stop day’s own delivery, arriving while t
   );
   expect(Number(stored.spend_minor)).toBeGreaterThanOrEqual(1_000);
   await runDays(r, honest, 2);
-  await until('the stop to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
+  await until('the stop to be verified', async () => (await lineNow(r)).verification?.state === 'verified');
   expect(await failures(r.org)).toHaveLength(0);
 
   // Days later the seller restates: it served the day after the stop after all.
@@ -290,7 +290,7 @@ test('races on an honest seller: the stop day’s own delivery, arriving while t
   });
   await runDays(r, honest, 1);
   const failed = await untilFound('the restatement to fail the stop', async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.verification?.state === 'failed' ? l : null;
   });
   expect(failed.status).toBe('reconciliation-required');
@@ -312,13 +312,13 @@ test('the journey on a seller that behaves as Prebid’s Sales Agent: launch, pa
   // Pause: the Sales Agent applies it, and its delivery proves it.
   await control(r, 'pause', 'stopped');
   await runDays(r, lax, 3);
-  await until('the pause to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
+  await until('the pause to be verified', async () => (await lineNow(r)).verification?.state === 'verified');
   // A pause the seller carries out leaves nothing for a person to do there.
   await grantStaff(env.staff, 'staff-vcj');
   await assignClient(env.staff, 'staff-vcj', r.org);
   const staff = await env.issuer.token({ org: 'staff-org', user: 'staff-vcj' });
   const nothing = await post(api, staff, `/api/v1/internal/fulfilment/bookings/${r.booking.id}/lines/${r.lineId}/follow-up`, {
-    operationId: (await lineOf(r)).verification!.operationId,
+    operationId: (await lineNow(r)).verification!.operationId,
     evidence: 'Nothing to do at the seller, as it happens.',
   });
   expect(nothing.status).toBe(409);
@@ -338,12 +338,12 @@ test('the journey on a seller that behaves as Prebid’s Sales Agent: launch, pa
   });
   expect(amended.status).toBe(202);
   await until('the cut to settle', async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.budgetMinor === cut && l.pendingOperation === null;
   });
   await runDays(r, lax, 3);
   const failed = await untilFound('the cut to fail', async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.verification?.state === 'failed' ? l : null;
   });
   expect(failed).toMatchObject({ status: 'reconciliation-required', verification: { operation: 'change-budget' } });
@@ -354,7 +354,7 @@ test('the journey on a seller that behaves as Prebid’s Sales Agent: launch, pa
   expect(stopped.verification).toMatchObject({ operation: 'stop', state: 'pending', followUp: expect.stringContaining(r.mediaBuyId) });
   expect(lax.updates.filter((u) => u.mediaBuyId === r.mediaBuyId).at(-1)!.patch).toMatchObject({ paused: true });
   await runDays(r, lax, 3);
-  await until('the stop to be verified', async () => (await lineOf(r)).verification?.state === 'verified');
+  await until('the stop to be verified', async () => (await lineNow(r)).verification?.state === 'verified');
 
   // Nothing reads stopped while it delivers: no day after the stop carries delivery.
   const after = await env
@@ -387,7 +387,7 @@ test('a seller that resumes a buy on its own after a pause (its test controller 
   expect(forced).toMatchObject({ previous_state: 'paused', current_state: 'active' });
   await runDays(r, honest, 3);
   const failed = await untilFound('the pause to fail', async () => {
-    const l = await lineOf(r);
+    const l = await lineNow(r);
     return l.verification?.state === 'failed' ? l : null;
   });
   expect(failed.status).toBe('reconciliation-required');
@@ -402,7 +402,7 @@ test('a seller that resumes a buy on its own after a pause (its test controller 
     evidence: 'The seller’s console shows the buy active and serving since the day after the pause.',
   });
   expect(resolved.status).toBe(200);
-  const reopened = await lineOf(r);
+  const reopened = await lineNow(r);
   expect(reopened).toMatchObject({ status: 'confirmed', verification: { operation: 'pause', state: 'failed' } });
   const event = (await readBooking(api, r.token, r.booking.id)).events.find((e) => e.action === 'line.resolved');
   expect(event?.detail).toMatchObject({ operation: 'pause', outcome: 'not-applied', contradicted: true });
@@ -413,7 +413,7 @@ test('a seller that resumes a buy on its own after a pause (its test controller 
     evidence: 'A second resolution of the same contradicted pause.',
   });
   expect(again.status).toBe(409);
-  expect((await lineOf(r)).version).toBe(reopened.version);
+  expect((await lineNow(r)).version).toBe(reopened.version);
   await control(r, 'pause', 'stopped');
   expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
 }, 90_000);

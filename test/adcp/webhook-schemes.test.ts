@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createWebhookEmitter } from '@adcp/sdk/server';
 import { signWebhook } from '@adcp/sdk/signing/client';
 import { sellersAt } from '../support/adcp-env';
-import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { createTestEnv, expectProblem, json, type TestApi, type TestEnv } from '../support/api';
 import { until } from '../support/wait';
 import { walletAndLedger } from '../support/wallet';
 import { launchOnSeller } from '../support/adcp-buy';
@@ -80,11 +80,7 @@ const state = async (lineId: string, attemptId: string) => ({
   events: await env.db('booking_events').where({ line_id: lineId }).count('* as n'),
 });
 
-async function expectRefused(res: Response, code: string) {
-  expect(res.status).toBe(401);
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect((await json<{ code: string }>(res)).code).toBe(code);
-}
+const expectRefused = (res: Response, code: string) => expectProblem(res, 401, code);
 
 const post = (key: string, body: string, headers: Record<string, string>) =>
   fetch(hookUrl(key), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });

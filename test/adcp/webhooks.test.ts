@@ -1,7 +1,7 @@
 import { sellersAt } from '../support/adcp-env';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { signWebhook } from '@adcp/sdk/signing/client';
-import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { createTestEnv, expectProblem, json, type TestApi, type TestEnv } from '../support/api';
 import { until } from '../support/wait';
 import { walletAndLedger } from '../support/wallet';
 import { launchOnSeller } from '../support/adcp-buy';
@@ -83,11 +83,7 @@ const state = async (lineId: string, attemptId: string) => ({
   events: await env.db('booking_events').where({ line_id: lineId }).count('* as n'),
 });
 
-async function expectRefused(res: Response, code: string) {
-  expect(res.status).toBe(401);
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect((await json<{ code: string }>(res)).code).toBe(code);
-}
+const expectRefused = (res: Response, code: string) => expectProblem(res, 401, code);
 
 describe("a seller's signed webhooks", () => {
   test("the seller's own webhook settles a booking it finished, with no poll: the create asked for it, signed by a published key", async () => {

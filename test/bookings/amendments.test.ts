@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { createTestEnv, expectProblem, json, type TestApi, type TestEnv } from '../support/api';
 import { approve, draftCampaign, launchPlan, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 import { post as postEntry } from '../../shared/wallet/ledger';
@@ -36,14 +36,6 @@ const amend = (token: string, campaignId: string, body: unknown, key: string = r
   });
 const amendments = async (token: string, campaignId: string) =>
   (await json<{ amendments: Amendment[] }>(await api.fetch(`/api/v1/campaigns/${campaignId}/amendments`, { token }))).amendments;
-
-async function expectProblem(res: Response, status: number, code?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  const body = await json<{ code: string; detail: string }>(res);
-  if (code) expect(body.code).toBe(code);
-  return body;
-}
 
 async function runningSandbox(budgets: number[], org = 'org-a') {
   const channels = ['ctv', 'audio', 'tv'];

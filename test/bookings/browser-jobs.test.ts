@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { createTestEnv, expectProblem, json, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, post, type BookingBody } from '../support/bookings';
 import { assignClient, grantStaff, revokeStaff } from '../../shared/staff/staff-store';
 
@@ -66,12 +66,6 @@ async function world() {
     jobs: await count('browser_jobs'),
   };
 }
-async function expectRefused(res: Response, status: number, code?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  if (code) expect(await json(res)).toMatchObject({ status, code });
-}
-
 describe('observe', () => {
   test.each([[OFFICIAL], ['https://rates.sandbox-suppliers.flightdeck.dev/dooh?flight=2027-03']])(
     'observing the official source %s is recorded and queued (202), and says where to read it; the booking is untouched',
@@ -129,13 +123,13 @@ describe('observe', () => {
     ['the official host on another port', 'https://sandbox-suppliers.flightdeck.dev:8443/'],
   ])('observing %s is refused with 422 unofficial_source and nothing is recorded or queued', async (_name, supplierUrl) => {
     const before = await world();
-    await expectRefused(await record(cu, { supplierUrl }), 422, 'unofficial_source');
+    await expectProblem(await record(cu, { supplierUrl }), 422, 'unofficial_source');
     expect(await world()).toEqual(before);
   });
 
   test('an address carrying credentials is refused with 422 credentials_in_url: a browser job never signs in', async () => {
     const before = await world();
-    await expectRefused(
+    await expectProblem(
       await record(cu, { supplierUrl: 'https://desk:secret@sandbox-suppliers.flightdeck.dev/ctv' }),
       422,
       'credentials_in_url',
@@ -159,7 +153,7 @@ describe('the request body', () => {
     ['an unknown field', { headless: true }],
   ])('%s is refused with 400 and nothing is recorded', async (_name, over) => {
     const before = await world();
-    await expectRefused(await record(cu, over), 400, 'validation_failed');
+    await expectProblem(await record(cu, over), 400, 'validation_failed');
     expect(await world()).toEqual(before);
   });
 
@@ -172,8 +166,8 @@ describe('the request body', () => {
   test("an expectedSnapshotDigest that is not the booking's is refused with 409 and nothing is recorded", async () => {
     const before = await world();
     const other = cu.booking.snapshotDigest.replace(/^./, (c) => (c === '0' ? '1' : '0'));
-    await expectRefused(await record(cu, { expectedSnapshotDigest: other }), 409);
-    await expectRefused(await record(cu, { expectedSnapshotDigest: manual.booking.snapshotDigest }), 409);
+    await expectProblem(await record(cu, { expectedSnapshotDigest: other }), 409);
+    await expectProblem(await record(cu, { expectedSnapshotDigest: manual.booking.snapshotDigest }), 409);
     expect(await world()).toEqual(before);
   });
 });
@@ -183,19 +177,19 @@ describe('prepare', () => {
     const target = await launchComputerUse();
     const prepare = (token = t['bj-staff']!) => record(target, { purpose: 'prepare' }, token);
     const before = await world();
-    await expectRefused(await prepare(), 409, 'claim_required');
+    await expectProblem(await prepare(), 409, 'claim_required');
 
     await lineOp(t['bj-staff-2']!, target.booking, 'claim');
     let snapshot = await world();
-    await expectRefused(await prepare(), 409, 'claim_required');
-    await expectRefused(await prepare(t['bj-staff-2']), 409, 'attempt_not_in_flight');
+    await expectProblem(await prepare(), 409, 'claim_required');
+    await expectProblem(await prepare(t['bj-staff-2']), 409, 'attempt_not_in_flight');
     expect(await world()).toEqual(snapshot);
     expect(snapshot.jobs).toBe(before.jobs);
 
     await lineOp(t['bj-staff-2']!, target.booking, 'start');
     snapshot = await world();
-    await expectRefused(await prepare(), 409, 'claim_required');
-    await expectRefused(await record(target, { purpose: 'prepare', supplierUrl: 'https://example.com/' }, t['bj-staff-2']), 422);
+    await expectProblem(await prepare(), 409, 'claim_required');
+    await expectProblem(await record(target, { purpose: 'prepare', supplierUrl: 'https://example.com/' }, t['bj-staff-2']), 422);
     expect(await world()).toEqual(snapshot);
 
     const res = await prepare(t['bj-staff-2']);
@@ -217,18 +211,18 @@ describe('prepare', () => {
     await lineOp(t['bj-staff']!, confirmed.booking, 'start');
     await lineOp(t['bj-staff']!, confirmed.booking, 'confirm', { providerReference: 'IO-7', evidence: EVIDENCE });
     const before = await world();
-    await expectRefused(await record(uncertain, { purpose: 'prepare' }), 409, 'attempt_not_in_flight');
-    await expectRefused(await record(confirmed, { purpose: 'prepare' }), 409, 'attempt_not_in_flight');
+    await expectProblem(await record(uncertain, { purpose: 'prepare' }), 409, 'attempt_not_in_flight');
+    await expectProblem(await record(confirmed, { purpose: 'prepare' }), 409, 'attempt_not_in_flight');
     expect(await world()).toEqual(before);
   });
 
   test('a manual line cannot be prepared in a browser (422), even when claimed and started by the caller', async () => {
     const target = await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'manual', budgetMinor: 10_000 }]);
-    await expectRefused(await record(target, { purpose: 'prepare' }), 422);
+    await expectProblem(await record(target, { purpose: 'prepare' }), 422);
     await lineOp(t['bj-staff']!, target.booking, 'claim');
     await lineOp(t['bj-staff']!, target.booking, 'start');
     const before = await world();
-    await expectRefused(await record(target, { purpose: 'prepare' }), 422, 'not_computer_use');
+    await expectProblem(await record(target, { purpose: 'prepare' }), 422, 'not_computer_use');
     expect(await world()).toEqual(before);
   });
 });
@@ -241,8 +235,8 @@ describe('who may record a browser job', () => {
     ['a revoked staff member', 'bj-revoked'],
   ])('%s gets 404 and nothing is recorded', async (_who, key) => {
     const before = await world();
-    await expectRefused(await record(cu, {}, t[key]!), 404, 'not_found');
-    await expectRefused(await record(cu, { purpose: 'prepare' }, t[key]!), 404, 'not_found');
+    await expectProblem(await record(cu, {}, t[key]!), 404, 'not_found');
+    await expectProblem(await record(cu, { purpose: 'prepare' }, t[key]!), 404, 'not_found');
     expect(await world()).toEqual(before);
   });
 
@@ -260,7 +254,7 @@ describe('who may record a browser job', () => {
       ['org-a', cu.campaignId, bodyFor(cu.booking, { channelCampaignId: 'cc-unknown' })],
     ];
     for (const [advertiserId, campaignId, body] of cases) {
-      await expectRefused(await post(api, staff, jobsPath(advertiserId, campaignId), body), 404, 'not_found');
+      await expectProblem(await post(api, staff, jobsPath(advertiserId, campaignId), body), 404, 'not_found');
     }
     // The same request from the staff member assigned to org-b is recorded: the 404s were about access, not the request.
     expect((await post(api, t['bj-other']!, jobsPath('org-b', foreign.campaignId), bodyFor(foreign.booking))).status).toBe(202);

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { until } from '../support/wait';
-import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { launchPlan, post, waitForBooking, type BookingBody } from '../support/bookings';
+import { createTestEnv, expectProblem, json, type TestApi, type TestEnv } from '../support/api';
+import { launchPlan, lineOf, post, waitForBooking, type BookingBody } from '../support/bookings';
 import { assignClient, grantStaff, revokeStaff } from '../../shared/staff/staff-store';
 import { queuePrefix, requiredQueues } from '../../shared/queues/names';
 
@@ -48,10 +48,7 @@ async function sandbox(budgetMinor: number, settled: (l: Line) => boolean) {
 const launch = async () => (await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'manual', budgetMinor: 10_000 }])).booking;
 const op = (token: string, bookingId: string, lineId: string, name: string, body: unknown) =>
   post(api, token, `${BASE}/${bookingId}/lines/${lineId}/${name}`, body);
-const lineOf = async (res: Response, lineId: string): Promise<Line> => {
-  const { booking } = await json<{ booking: BookingBody }>(res);
-  return booking.lines.find((l) => l.id === lineId)! as Line;
-};
+const answeredLine = async (res: Response, lineId: string) => lineOf<Line>((await json<{ booking: BookingBody }>(res)).booking, lineId);
 /** What a refused request must leave alone: every line, the booking row, the event log and the attempts. */
 async function state(bookingId: string) {
   const lines = await env.db('booking_lines').where({ booking_id: bookingId }).orderBy('position');
@@ -60,19 +57,15 @@ async function state(bookingId: string) {
   const attempts = await env.db('supplier_attempts').where({ booking_id: bookingId }).orderBy('id');
   return { lines, booking, events, attempts };
 }
-async function expectProblem(res: Response, status: number, code?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  const body = await json<{ code: string; status: number }>(res);
-  expect(body.status).toBe(status);
-  if (code) expect(body.code).toBe(code);
-}
 /** A manual line claimed and started by staff-1: in-progress, with its managed-booking attempt open. */
 async function startedLine() {
   const booking = await launch();
   const lineId = booking.lines[0]!.id;
-  const claimed = await lineOf(await op(t.staff, booking.id, lineId, 'claim', { expectedVersion: booking.lines[0]!.version }), lineId);
-  const started = await lineOf(await op(t.staff, booking.id, lineId, 'start', { expectedVersion: claimed.version }), lineId);
+  const claimed = await answeredLine(
+    await op(t.staff, booking.id, lineId, 'claim', { expectedVersion: booking.lines[0]!.version }),
+    lineId,
+  );
+  const started = await answeredLine(await op(t.staff, booking.id, lineId, 'start', { expectedVersion: claimed.version }), lineId);
   expect(started.status).toBe('in-progress');
   return { bookingId: booking.id, lineId, version: started.version };
 }
@@ -84,13 +77,13 @@ describe('the manual workflow', () => {
     expect(line).toMatchObject({ status: 'queued', executionMethod: 'manual', claimedBy: null, assignedToUserId: null });
     const staffId = (await env.db('staff_members').where({ user_id: 'staff-1' }).first('id')).id as string;
 
-    const claimed = await lineOf(await op(t.staff, booking.id, line.id, 'claim', { expectedVersion: line.version }), line.id);
+    const claimed = await answeredLine(await op(t.staff, booking.id, line.id, 'claim', { expectedVersion: line.version }), line.id);
     expect(claimed).toMatchObject({ status: 'queued', claimedBy: 'staff-1', assignedToUserId: staffId, version: line.version + 1 });
     expect(claimed.assignedToUserId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(claimed.assignedAt).toEqual(expect.any(String));
 
     const startRes = await op(t.staff, booking.id, line.id, 'start', { expectedVersion: claimed.version });
-    const started = await lineOf(startRes, line.id);
+    const started = await answeredLine(startRes, line.id);
     expect(started).toMatchObject({ status: 'in-progress', version: claimed.version + 1, startedAt: expect.any(String) });
     expect(started.providerAttemptId).toMatch(/^att_/);
     const attempt = await env.db('supplier_attempts').where({ id: started.providerAttemptId }).first();
@@ -151,7 +144,7 @@ describe('the manual workflow', () => {
     const attempts = await env.db('supplier_attempts').where({ line_id: lineId }).select('status', 'detail');
     expect(attempts).toEqual([{ status: 'unknown', detail: { cause: 'marked-uncertain', by: 'staff-1' } }]);
     const notApplied = (v: number) => ({ expectedVersion: v, outcome: 'not-applied', evidence: EVIDENCE });
-    const line = await lineOf(await op(t.staff, bookingId, lineId, 'resolve', notApplied(version + 1)), lineId);
+    const line = await answeredLine(await op(t.staff, bookingId, lineId, 'resolve', notApplied(version + 1)), lineId);
     expect(line).toMatchObject({ status: 'rejected', version: version + 2 });
     const before = await state(bookingId);
     await expectProblem(await op(t.staff, bookingId, lineId, 'resolve', notApplied(version + 2)), 409, 'invalid_transition');
@@ -236,7 +229,7 @@ describe('uncertain (endpoint 12)', () => {
   test("a sandbox line in flight can be marked uncertain; the supplier's late answer does not move it", async () => {
     const { booking, line } = await sandbox(10_093, (l) => l.status === 'in-progress');
     const res = await op(t.staff, booking.id, line.id, 'uncertain', { expectedVersion: line.version, evidence: EVIDENCE });
-    expect((await lineOf(res, line.id)).status).toBe('reconciliation-required');
+    expect((await answeredLine(res, line.id)).status).toBe('reconciliation-required');
     // Marking it uncertain closed the attempt; the supplier's answer, when it comes, is kept on it as evidence.
     const answered = async () => (await env.db('supplier_attempts').where({ id: line.providerAttemptId }).first()).late_outcome !== null;
     await until("the slow supplier's answer", answered);

@@ -1,5 +1,5 @@
-import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { approve, launchPlan, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
+import { createTestEnv, expectProblem, json, type TestApi, type TestEnv } from '../support/api';
+import { approve, bookingFootprint, launchPlan, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
 import type { RunningWorkers } from '../../workers/main';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 
@@ -39,14 +39,6 @@ const receipts = (lineId: string, operation?: string) =>
     .where({ line_id: lineId })
     .modify((q) => (operation ? q.where({ operation }) : q));
 
-async function expectProblem(res: Response, status: number, code?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  const body = await json<{ code: string; detail: string }>(res);
-  if (code) expect(body.code).toBe(code);
-  return body;
-}
-
 /** The campaign's plan replaced by one cheaper ctv line: a new snapshot to approve. */
 async function replan(token: string, campaignId: string, planId: string) {
   const current = await json<{ plan: { version: number } }>(await api.fetch(`/api/v1/plans/${planId}`, { token }));
@@ -55,18 +47,6 @@ async function replan(token: string, campaignId: string, planId: string) {
   expect(res.status).toBe(200);
   return (await json<{ plan: { version: number } }>(res)).plan;
 }
-
-/** Everything a refused request must leave alone. */
-const footprint = async (bookingId: string) => ({
-  lines: await env
-    .db('booking_lines')
-    .where({ booking_id: bookingId })
-    .orderBy('id')
-    .select('id', 'status', 'version', 'operation', 'operation_id', 'stop'),
-  operations: Number((await env.db('line_operations').where({ booking_id: bookingId }).count('* as n'))[0]!.n),
-  outbox: Number((await env.db('outbox').whereRaw("payload->>'bookingId' = ?", [bookingId]).count('* as n'))[0]!.n),
-  events: Number((await env.db('booking_events').where({ booking_id: bookingId }).count('* as n'))[0]!.n),
-});
 
 describe('pause, resume and stop a running campaign', () => {
   test('a pause stops every running line through its supplier; a resume runs them again; each is sent once with its attempt id', async () => {
@@ -174,15 +154,15 @@ describe('pause, resume and stop a running campaign', () => {
     expect(body.skipped).toEqual([{ lineId: first!.id, status: 'stopped', reason: 'The line is already stopped.' }]);
     await waitForBooking(api, token, booking.id, (b) => b.lines.every((l) => l.status === 'stopped'));
     // Both paused already: asking again is answered, and changes nothing.
-    const before = await footprint(booking.id);
+    const before = await bookingFootprint(env.db, booking.id);
     expect((await control(token, campaignId, 'pause')).status).toBe(202);
-    expect(await footprint(booking.id)).toEqual(before);
+    expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
   });
 
   test('a move the line cannot take is 409 naming the moves it can; a stale version is 409; neither changes anything', async () => {
     const { booking, token } = await running([10_000]);
     const line = booking.lines[0]!;
-    const before = await footprint(booking.id);
+    const before = await bookingFootprint(env.db, booking.id);
     const refused = await expectProblem(
       await lineControl(token, booking.id, line.id, 'resume', { expectedVersion: line.version }),
       409,
@@ -194,13 +174,13 @@ describe('pause, resume and stop a running campaign', () => {
       409,
       'version_conflict',
     );
-    expect(await footprint(booking.id)).toEqual(before);
+    expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
   });
 
   test('bad bodies are 400 and change nothing; other tenants get 404; delegated agents cannot act on one line', async () => {
     const { booking, campaignId, token } = await running([10_000]);
     const line = booking.lines[0]!;
-    const before = await footprint(booking.id);
+    const before = await bookingFootprint(env.db, booking.id);
     await expectProblem(
       await lineControl(token, booking.id, line.id, 'pause', { expectedVersion: line.version, extra: 1 }),
       400,
@@ -225,7 +205,7 @@ describe('pause, resume and stop a running campaign', () => {
     await expectProblem(await lineControl(agent, booking.id, line.id, 'pause', { expectedVersion: line.version }), 403);
     // The campaign-level action is governed: an agent needs an approved step.
     await expectProblem(await control(agent, campaignId, 'pause'), 403);
-    expect(await footprint(booking.id)).toEqual(before);
+    expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
   });
 
   test('a campaign with no booking is refused with 409 and nothing is written', async () => {

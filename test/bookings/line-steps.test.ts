@@ -1,5 +1,5 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
-import { bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines } from '../support/bookings';
+import { bookingFootprint, bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines } from '../support/bookings';
 import { SYSTEM } from '../../shared/auth/actor';
 import type { LineStatus } from '../../shared/bookings/line-state';
 import { isStepAborted, stepLine } from '../../shared/bookings/line-transitions';
@@ -19,15 +19,6 @@ beforeAll(async () => {
   api = await env.api();
 });
 afterAll(() => env.close());
-
-/** Everything a line step writes, to show that a refused one wrote none of it. */
-async function footprint(bookingId: string) {
-  const booking = await env.db('bookings').where({ id: bookingId }).first('status', 'version', 'line_counts');
-  const lines = await env.db('booking_lines').where({ booking_id: bookingId }).orderBy('id').select('id', 'status', 'version');
-  const events = await env.db('booking_events').where({ booking_id: bookingId }).count({ n: '*' });
-  const attempts = await env.db('supplier_attempts').where({ booking_id: bookingId }).orderBy('id').select('id', 'status');
-  return { booking, lines, events: Number(events[0]!.n), attempts };
-}
 
 const start = (bookingId: string, lineId: string, adapterKey: string) => {
   const { id, sql } = attemptInsert(
@@ -64,7 +55,7 @@ describe('a line step as one statement', () => {
     const stepped = await stepLine(env.db, step);
     expect(stepped?.line).toMatchObject({ status: 'in-progress', provider_attempt_id: attemptId, version: line!.version + 1 });
 
-    const after = await footprint(booking.id);
+    const after = await bookingFootprint(env.db, booking.id);
     expect(after.booking.status).toBe('in-progress');
     expect(after.booking.line_counts).toMatchObject({ queued: 1, 'in-progress': 1 });
     expect(after.attempts).toEqual([{ id: attemptId, status: 'open' }]);
@@ -78,7 +69,7 @@ describe('a line step as one statement', () => {
   test('writes nothing at all when the line is not where the step expects it', async () => {
     const { booking } = await launchPlan(env, api, sevenSandboxLines().slice(0, 2), 'org-steps-2');
     const [line] = booking.lines;
-    const before = await footprint(booking.id);
+    const before = await bookingFootprint(env.db, booking.id);
     // Not in progress yet: an outcome step finds nothing to change.
     expect(
       await stepLine(env.db, {
@@ -94,7 +85,7 @@ describe('a line step as one statement', () => {
     // A line that is not there, and this booking's line named under another booking.
     expect(await stepLine(env.db, start(booking.id, '00000000-0000-4000-8000-000000000000', 'sandbox-ctv').step)).toBeNull();
     expect(await stepLine(env.db, start('00000000-0000-4000-8000-000000000001', line!.id, line!.adapterKey).step)).toBeNull();
-    expect(await footprint(booking.id)).toEqual(before);
+    expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
   });
 
   test('a write that must go with the line and does not happen undoes the whole statement', async () => {
@@ -104,7 +95,7 @@ describe('a line step as one statement', () => {
     await stepLine(env.db, step);
     // Someone closed the attempt without moving the line (no path does): the answer must not apply.
     await env.db('supplier_attempts').where({ id: attemptId }).update({ status: 'unknown' });
-    const before = await footprint(booking.id);
+    const before = await bookingFootprint(env.db, booking.id);
     const outcome = stepLine(env.db, {
       bookingId: booking.id,
       lineId: line!.id,
@@ -118,7 +109,7 @@ describe('a line step as one statement', () => {
       action: 'line.confirmed',
     });
     expect(isStepAborted(await outcome.catch((err: unknown) => err))).toBe(true);
-    expect(await footprint(booking.id)).toEqual(before);
+    expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
   });
 
   test('every line of a booking stepping at once: counts, status and one unbroken chain of status events', async () => {

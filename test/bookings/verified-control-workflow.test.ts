@@ -1,5 +1,5 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { approve, draftCampaign, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
+import { approve, draftCampaign, post, readLine, waitForBooking, type BookingBody } from '../support/bookings';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 import { makeCreative } from '../support/creatives';
 import { subscribe } from '../support/webhooks';
@@ -25,12 +25,10 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-const lineOf = async (token: string, bookingId: string) => (await readBooking(api, token, bookingId)).lines[0] as unknown as BookingLine;
-
 /** Staff claim, start (when there is something to start) and confirm the line's work in hand. */
 async function work(token: string, bookingId: string, lineId: string, body: Record<string, unknown>, start = true) {
   const base = `/api/v1/internal/fulfilment/bookings/${bookingId}/lines/${lineId}`;
-  const version = async () => (await lineOf(token, bookingId)).version;
+  const version = async () => (await readLine<BookingLine>(api, token, bookingId)).version;
   expect((await post(api, staff, `${base}/claim`, { expectedVersion: await version() })).status).toBe(200);
   if (start) expect((await post(api, staff, `${base}/start`, { expectedVersion: await version() })).status).toBe(200);
   expect((await post(api, staff, `${base}/confirm`, { expectedVersion: await version(), ...body })).status).toBe(200);
@@ -55,7 +53,7 @@ test('a pause staff confirmed, contradicted by the figures they enter next: fail
   await waitForBooking(api, token, booking.id, (b) => (b.lines[0] as { workflowSteps?: unknown }).workflowSteps != null);
   await work(token, booking.id, lineId, { providerReference: 'IO-7', evidence: 'Signed insertion order.' });
 
-  const line = await lineOf(token, booking.id);
+  const line = await readLine<BookingLine>(api, token, booking.id);
   expect((await post(api, token, `/api/v1/bookings/${booking.id}/lines/${lineId}/pause`, { expectedVersion: line.version })).status).toBe(
     202,
   );
@@ -66,7 +64,7 @@ test('a pause staff confirmed, contradicted by the figures they enter next: fail
     (b) => b.lines[0]!.status === 'stop-requested' && (b.lines[0] as { workflowSteps?: unknown }).workflowSteps != null,
   );
   await work(token, booking.id, lineId, { evidence: 'The desk confirmed the pause by email.' });
-  const paused = await lineOf(token, booking.id);
+  const paused = await readLine<BookingLine>(api, token, booking.id);
   expect(paused).toMatchObject({ status: 'stopped', verification: { operation: 'pause', state: 'pending' } });
 
   // The supplier's report, as staff enter it: the flight's days (all after the pause) still delivered.
@@ -74,7 +72,7 @@ test('a pause staff confirmed, contradicted by the figures they enter next: fail
     csv: 'date,impressions,clicks,completions,spend_minor\n2099-03-02,3000,30,0,300\n2099-03-03,5000,50,0,500',
   });
   expect(entered.status).toBe(200);
-  const failed = await lineOf(token, booking.id);
+  const failed = await readLine<BookingLine>(api, token, booking.id);
   expect(failed).toMatchObject({
     status: 'reconciliation-required',
     verification: {
@@ -115,7 +113,7 @@ test('a stop staff confirmed, then figures that show nothing served after it: ve
   const lineId = booking.lines[0]!.id;
   await waitForBooking(api, token, booking.id, (b) => (b.lines[0] as { workflowSteps?: unknown }).workflowSteps != null);
   await work(token, booking.id, lineId, { providerReference: 'IO-8', evidence: 'Signed insertion order.' });
-  const line = await lineOf(token, booking.id);
+  const line = await readLine<BookingLine>(api, token, booking.id);
   expect((await post(api, token, `/api/v1/bookings/${booking.id}/lines/${lineId}/stop`, { expectedVersion: line.version })).status).toBe(
     202,
   );
@@ -126,21 +124,21 @@ test('a stop staff confirmed, then figures that show nothing served after it: ve
     (b) => b.lines[0]!.status === 'stop-requested' && (b.lines[0] as { workflowSteps?: unknown }).workflowSteps != null,
   );
   await work(token, booking.id, lineId, { evidence: 'The desk confirmed the stop by email.' });
-  const stopped = await lineOf(token, booking.id);
+  const stopped = await readLine<BookingLine>(api, token, booking.id);
   expect(stopped).toMatchObject({ status: 'stopped', verification: { operation: 'stop', state: 'pending' } });
 
   const enter = (csv: string) => post(api, staff, `/api/v1/internal/fulfilment/bookings/${booking.id}/lines/${lineId}/delivery`, { csv });
   const silent = 'date,impressions,clicks,completions,spend_minor\n2099-03-02,0,0,0,0\n2099-03-03,0,0,0,0';
   // Reported at once, nothing served: not yet proven, since no full day after the stop has passed.
   expect((await enter(silent)).status).toBe(200);
-  expect((await lineOf(token, booking.id)).verification?.state).toBe('pending');
+  expect((await readLine<BookingLine>(api, token, booking.id)).verification?.state).toBe('pending');
   // Three days on (the stop's recorded time moved back as the days would), the same report proves it.
   await env
     .db('line_operations')
     .where({ id: stopped.verification!.operationId })
     .update({ effective_at: env.db.raw("now() - interval '3 days'") });
   expect((await enter(silent)).status).toBe(200);
-  const verified = await lineOf(token, booking.id);
+  const verified = await readLine<BookingLine>(api, token, booking.id);
   expect(verified).toMatchObject({
     status: 'stopped',
     verification: { state: 'verified', evidence: { reason: 'delivery after the change agrees' } },

@@ -1,5 +1,5 @@
 import { createTestEnv, type TestEnv } from '../support/api';
-import { approve, draftCampaign, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
+import { approve, bookingFootprint, draftCampaign, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
 import { fundWallet } from '../support/wallet';
 import { post as postEntry } from '../../shared/wallet/ledger';
@@ -52,18 +52,6 @@ const sectionOf = (html: string, lineId: string) => {
   const start = html.indexOf(`<section id="line-${lineId}"`);
   return start < 0 ? '' : html.slice(start, html.indexOf('</section>', start) + '</section>'.length);
 };
-
-/** Everything a refused form must leave alone. */
-const footprint = async (bookingId: string) => ({
-  lines: await env
-    .db('booking_lines')
-    .where({ booking_id: bookingId })
-    .orderBy('id')
-    .select('id', 'status', 'version', 'operation_id', 'stop', 'budget_minor'),
-  operations: Number((await env.db('line_operations').where({ booking_id: bookingId }).count('* as n'))[0]!.n),
-  amendments: Number((await env.db('booking_amendments').where({ booking_id: bookingId }).count('* as n'))[0]!.n),
-  events: Number((await env.db('booking_events').where({ booking_id: bookingId }).count('* as n'))[0]!.n),
-});
 
 const buyerToken = (org: string) => service.token({ org, user: `${org}-buyer` });
 
@@ -142,7 +130,7 @@ test('a stop asks to be confirmed first and changes nothing until it is; confirm
   const buyer = await service.signIn({ user: 'org-if-buyer', workspace: 'org-if' });
   const path = `/console/bookings/${booking.id}`;
   await buyer.page(path);
-  const before = await footprint(booking.id);
+  const before = await bookingFootprint(env.db, booking.id);
 
   // A line's stop: the confirmation page, the note as typed, nothing stopped yet.
   const asked = await buyer.form(`${path}/lines/${line.id}/stop`, {
@@ -156,7 +144,7 @@ test('a stop asks to be confirmed first and changes nothing until it is; confirm
   expect(confirm).toContain('<blockquote>Creative &lt;withdrawn&gt; &amp; gone</blockquote>');
   const second = formOf(confirm, `${path}/lines/${line.id}/stop`);
   expect(second).toEqual({ expectedVersion: String(line.version), note: 'Creative <withdrawn> & gone', confirmed: 'yes' });
-  expect(await footprint(booking.id)).toEqual(before);
+  expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
 
   // The whole campaign's stop asks too.
   const whole = await buyer.form(`${path}/stop`, {});
@@ -164,7 +152,7 @@ test('a stop asks to be confirmed first and changes nothing until it is; confirm
   const wholeHtml = await whole.text();
   expect(wholeHtml).toContain('every line that can still run');
   expect(formOf(wholeHtml, `${path}/stop`)).toEqual({ confirmed: 'yes' });
-  expect(await footprint(booking.id)).toEqual(before);
+  expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
 
   // Confirmed: the line ends.
   const done = await buyer.form(`${path}/lines/${line.id}/stop`, second!);
@@ -185,7 +173,7 @@ test('a stale version, a move the line cannot take and a budget that is not an a
   const buyer = await service.signIn({ user: 'org-if-buyer', workspace: 'org-if' });
   const path = `/console/bookings/${booking.id}`;
   await buyer.page(path);
-  const before = await footprint(booking.id);
+  const before = await bookingFootprint(env.db, booking.id);
 
   const stale = await buyer.form(`${path}/lines/${a.id}/pause`, { expectedVersion: String(a.version - 1), note: 'Old page' });
   expect([stale.status, stale.headers.get('location')]).toEqual([303, `${path}#line-${a.id}`]);
@@ -196,7 +184,7 @@ test('a stale version, a move the line cannot take and a budget that is not an a
   });
   // The note typed is back in that form.
   expect(formOf(sectionOf(html, a.id), `${path}/lines/${a.id}/pause`)).toEqual({ expectedVersion: String(a.version), note: 'Old page' });
-  expect(await footprint(booking.id)).toEqual(before);
+  expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
 
   // A running line cannot be resumed: the domain's reason, the allowed moves named.
   await buyer.form(`${path}/lines/${a.id}/resume`, { expectedVersion: String(a.version) });
@@ -222,7 +210,7 @@ test('a stale version, a move the line cannot take and a budget that is not an a
   expect(flashOf((await buyer.page(path)).html)?.text).toBe(
     'The amendment: Change at least one line, or the end date. Nothing was changed.',
   );
-  expect(await footprint(booking.id)).toEqual(before);
+  expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
 });
 
 test('an amendment changes one line’s budget through its supplier; the line and the history show where it stands', async () => {
@@ -258,14 +246,14 @@ test('a cut judged against spend figures that are behind is not made until the p
   const path = `/console/bookings/${booking.id}`;
   // The form's fields, the confirmation unticked.
   const { confirmStale: _unticked, ...amend } = formOf((await buyer.page(path)).html, `${path}/amend`)!;
-  const before = await footprint(booking.id);
+  const before = await bookingFootprint(env.db, booking.id);
   // No delivery has been fetched for the new lines yet: the figures are behind.
   await buyer.form(`${path}/amend`, { ...amend, [`budget-${a.id}`]: '50.00' });
   const html = (await buyer.page(path)).html;
   expect(flashOf(html)).toMatchObject({ kind: 'error' });
   expect(flashOf(html)!.text).toContain('may have spent more');
   expect(flashOf(html)!.text).toContain('Cut even if the spend figures are behind');
-  expect(await footprint(booking.id)).toEqual(before);
+  expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
   await buyer.form(`${path}/amend`, { ...formOf(html, `${path}/amend`)!, [`budget-${a.id}`]: '50.00', confirmStale: 'yes' });
   expect(flashOf((await buyer.page(path)).html)).toEqual({ kind: 'ok', text: 'Amendment asked of 1 line: it is in-flight.' });
   const ops = await env.db('line_operations').where({ booking_id: booking.id, kind: 'change-budget' });
@@ -276,7 +264,7 @@ test('no one outside the campaign’s workspace or product can see or control it
   const booking = await runningSandbox('org-if', [10_600]);
   const line = booking.lines[0]!;
   const path = `/console/bookings/${booking.id}`;
-  const before = await footprint(booking.id);
+  const before = await bookingFootprint(env.db, booking.id);
   const outsider = await service.signIn({ user: 'someone', workspace: 'org-elsewhere' });
   // DOOH-only, in the same workspace: a CTV campaign is not theirs, as the API would say.
   const narrow = await service.signIn({ user: 'dooh-buyer', workspace: 'org-if', product: 'flightdeck-dooh' });
@@ -297,7 +285,7 @@ test('no one outside the campaign’s workspace or product can see or control it
   await buyer.page(path);
   const forged = await buyer.form(`${path}/pause`, { _csrf: 'not-the-token' });
   expect(forged.status).toBe(403);
-  expect(await footprint(booking.id)).toEqual(before);
+  expect(await bookingFootprint(env.db, booking.id)).toEqual(before);
 });
 
 /** A live booking of one manual (workflow) line, booked by staff through the API: its budget is captured from the wallet. */
@@ -346,7 +334,7 @@ test('an increase the wallet cannot cover is said as such, and nothing is held o
   const buyer = await service.signIn({ user: 'org-poor-buyer', workspace: 'org-poor' });
   const path = `/console/bookings/${bookingId}`;
   const amend = formOf((await buyer.page(path)).html, `${path}/amend`)!;
-  const before = await footprint(bookingId);
+  const before = await bookingFootprint(env.db, bookingId);
   const wallet = await env.db('wallets').where({ advertiser_id: 'org-poor' }).first();
   await buyer.form(`${path}/amend`, { ...amend, [`budget-${lineId}`]: '200.00' });
   const html = (await buyer.page(path)).html;
@@ -354,7 +342,7 @@ test('an increase the wallet cannot cover is said as such, and nothing is held o
   expect(flashOf(html)!.text).toMatch(/^The amendment: .*Nothing was changed\.$/);
   expect(flashOf(html)!.text.toLowerCase()).toContain('wallet');
   expect(formOf(html, `${path}/amend`)).toMatchObject({ [`budget-${lineId}`]: '200.00' });
-  expect(await footprint(bookingId)).toEqual(before);
+  expect(await bookingFootprint(env.db, bookingId)).toEqual(before);
   expect(await env.db('wallets').where({ advertiser_id: 'org-poor' }).first()).toEqual(wallet);
 });
 

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, post, waitForBooking } from '../support/bookings';
-import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
+import { pollSupplier } from '../support/delivery-poll';
 import { flightSpend } from '../../workers/adapters/sandbox-delivery';
-import { pollDelivery, type PollOptions } from '../../workers/delivery-poller';
 import { findAdapter } from '../../shared/adapters/catalogue';
 import { addDays } from '../../shared/dates';
-import { createLogger } from '../../shared/logger';
 import { recordDelivery } from '../../shared/delivery/delivery-store';
 import type { CampaignDelivery } from '../../shared/delivery/campaign-delivery';
 import { day } from './support';
@@ -20,19 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-const options: PollOptions = {
-  batchSize: 50,
-  restatementDays: 7,
-  finalizationHours: 72,
-  callsPerSecond: 20,
-  timeoutMs: 5_000,
-  sandboxSlowMs: 0,
-  pacingTolerance: 0.15,
-  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
-  logger: createLogger('silent'),
-};
-const poll = (adapterKey: string, advertiserId: string) =>
-  pollDelivery(env.db, ADAPTER_IMPLEMENTATIONS.get(adapterKey)!, { ...options, advertiserId });
+const poll = (adapterKey: string, advertiserId: string) => pollSupplier(env.db, adapterKey, { advertiserId });
 const today = new Date().toISOString().slice(0, 10);
 const operations = (lineId: string) =>
   env.db('line_operations').where({ line_id: lineId }).orderBy('created_at').select('kind', 'requested_by');

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { draftCampaign, launchPlan, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
-import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
-import { pollDelivery, type PollOptions } from '../../workers/delivery-poller';
+import { pollSupplier } from '../support/delivery-poll';
 import { addDays } from '../../shared/dates';
-import { createLogger } from '../../shared/logger';
 import { recordDelivery } from '../../shared/delivery/delivery-store';
 import { enforceDailyCaps } from '../../shared/delivery/cap-guard';
 import type { CampaignDelivery } from '../../shared/delivery/campaign-delivery';
@@ -20,19 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-const options: PollOptions = {
-  batchSize: 50,
-  restatementDays: 7,
-  finalizationHours: 72,
-  callsPerSecond: 20,
-  timeoutMs: 5_000,
-  sandboxSlowMs: 0,
-  pacingTolerance: 0.15,
-  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
-  logger: createLogger('silent'),
-};
-const poll = (adapterKey: string, advertiserId: string) =>
-  pollDelivery(env.db, ADAPTER_IMPLEMENTATIONS.get(adapterKey)!, { ...options, advertiserId });
+const poll = (adapterKey: string, advertiserId: string) => pollSupplier(env.db, adapterKey, { advertiserId });
 const today = new Date().toISOString().slice(0, 10);
 
 const setCaps = (token: string, campaignId: string, body: unknown, key = randomUUID()) =>

@@ -1,5 +1,6 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, post, readBooking, waitForBooking } from '../support/bookings';
+import { pollOptions, pollSupplier } from '../support/delivery-poll';
 import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
 import { pollDelivery, type PollOptions } from '../../workers/delivery-poller';
 import { Queue } from 'bullmq';
@@ -7,7 +8,6 @@ import { addDays } from '../../shared/dates';
 import { POLL_DELIVERY } from '../../shared/queues/jobs';
 import { queuePrefix } from '../../shared/queues/names';
 import { advanceSandboxClock } from '../../shared/workspaces/sandbox-clock';
-import { createLogger } from '../../shared/logger';
 import type { CampaignDelivery } from '../../shared/delivery/campaign-delivery';
 import { findAction } from '../../shared/agent/actions';
 import { recordDelivery } from '../../shared/delivery/delivery-store';
@@ -23,19 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-const options: PollOptions = {
-  batchSize: 2,
-  restatementDays: 7,
-  finalizationHours: 72,
-  callsPerSecond: 20,
-  timeoutMs: 5_000,
-  sandboxSlowMs: 0,
-  pacingTolerance: 0.15,
-  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
-  logger: createLogger('silent'),
-};
-const poll = (adapterKey: string, over: Partial<PollOptions> = {}) =>
-  pollDelivery(env.db, ADAPTER_IMPLEMENTATIONS.get(adapterKey)!, { ...options, ...over });
+const poll = (adapterKey: string, over: Partial<PollOptions> = {}) => pollSupplier(env.db, adapterKey, { batchSize: 2, ...over });
 
 const today = new Date().toISOString().slice(0, 10);
 const advance = (token: string, days: number) => post(api, token, '/api/v1/sandbox/clock/advance', { days });
@@ -77,7 +65,7 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     });
     expect(subscribed.status).toBe(201);
     const { token, keys, booking } = await twoWeeks(org);
-    const lineOf = (key: string) => booking.lines.find((l) => l.adapterKey === key)!.id;
+    const lineIdOf = (key: string) => booking.lines.find((l) => l.adapterKey === key)!.id;
     const events = () => storedEvents(org, 'delivery.pacing_changed');
     expect(await events()).toEqual([]);
 
@@ -86,8 +74,8 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     const moved = await events();
     expect(moved.map((e) => [e.subject_type, e.subject_id, e.subject_version, e.body.status]).sort()).toEqual(
       [
-        ['line_pacing', lineOf('sandbox-audio'), 1, 'under'],
-        ['line_pacing', lineOf('sandbox-dooh'), 1, 'over'],
+        ['line_pacing', lineIdOf('sandbox-audio'), 1, 'under'],
+        ['line_pacing', lineIdOf('sandbox-dooh'), 1, 'over'],
       ].sort(),
     );
     for (const e of moved) expect(e.body).toMatchObject({ campaignId: booking.campaignId, bookingId: booking.id, lineId: e.subject_id });
@@ -95,7 +83,7 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     expect(
       await env
         .db('booking_lines')
-        .where({ id: lineOf('sandbox-ctv') })
+        .where({ id: lineIdOf('sandbox-ctv') })
         .first('pacing_status', 'pacing_version'),
     ).toEqual({
       pacing_status: 'on-track',
@@ -107,11 +95,11 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     const outlooks = await storedEvents(org, 'delivery.outlook_changed');
     expect(outlooks.map((e) => [e.subject_type, e.subject_id, e.subject_version, e.body.classification, e.body.previous]).sort()).toEqual(
       [
-        ['line_outlook', lineOf('sandbox-audio'), 1, 'under-delivery', null],
-        ['line_outlook', lineOf('sandbox-dooh'), 1, 'early-exhaustion', null],
+        ['line_outlook', lineIdOf('sandbox-audio'), 1, 'under-delivery', null],
+        ['line_outlook', lineIdOf('sandbox-dooh'), 1, 'early-exhaustion', null],
       ].sort(),
     );
-    const shown = (await delivery(token, booking.campaignId)).lines.find((l) => l.lineId === lineOf('sandbox-dooh'))!;
+    const shown = (await delivery(token, booking.campaignId)).lines.find((l) => l.lineId === lineIdOf('sandbox-dooh'))!;
     expect(outlooks.find((e) => e.subject_id === shown.lineId)!.body).toMatchObject({
       campaignId: booking.campaignId,
       exhaustionDate: shown.outlook.exhaustionDate,
@@ -121,7 +109,7 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     expect(
       await env
         .db('booking_lines')
-        .where({ id: lineOf('sandbox-ctv') })
+        .where({ id: lineIdOf('sandbox-ctv') })
         .first('outlook_class', 'outlook_version'),
     ).toEqual({ outlook_class: 'on-track', outlook_version: 1 });
 
@@ -131,7 +119,7 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
     expect(await storedEvents(org, 'delivery.outlook_changed')).toHaveLength(2);
 
     // A restated day that moves the slow line's outlook again tells subscribers again, naming where it was.
-    const slow = lineOf('sandbox-audio');
+    const slow = lineIdOf('sandbox-audio');
     await env.db.transaction(async (trx) => {
       await recordDelivery(
         trx,
@@ -370,7 +358,7 @@ describe('delivery of a sandbox campaign on the workspace test clock', () => {
       ...ADAPTER_IMPLEMENTATIONS.get('sandbox-ctv')!,
       reporter: { delivery: () => Promise.reject(new Error('503 from the supplier')) },
     };
-    const result = await pollDelivery(env.db, down, { ...options, advertiserId: 'org-d2' });
+    const result = await pollDelivery(env.db, down, pollOptions({ batchSize: 2, advertiserId: 'org-d2' }));
     expect(result).toMatchObject({ failed: 1, fetched: 0 });
     const after = (await delivery(token, campaignId)).lines[0]!;
     // The figures are as they were (a day may have become final meanwhile: its window passed).
@@ -409,7 +397,7 @@ describe('the delivery poller', () => {
       },
     };
     const started = performance.now();
-    const result = await pollDelivery(env.db, networked, { ...options, advertiserId: org, callsPerSecond: 2 });
+    const result = await pollDelivery(env.db, networked, pollOptions({ batchSize: 2, advertiserId: org, callsPerSecond: 2 }));
     expect(result).toMatchObject({ fetched: 3, failed: 0 });
     // Two a second: each call waits its half second after the one before.
     expect(calls).toHaveLength(3);

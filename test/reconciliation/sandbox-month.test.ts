@@ -1,10 +1,8 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, post, waitForBooking } from '../support/bookings';
 import { subscribe } from '../support/webhooks';
-import { createLogger } from '../../shared/logger';
+import { pollSupplier } from '../support/delivery-poll';
 import { addDays, daysFrom } from '../../shared/dates';
-import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
-import { pollDelivery, type PollOptions } from '../../workers/delivery-poller';
 import { postInvoice } from './support';
 import type { Discrepancy } from '../../shared/delivery/discrepancies';
 import type { InvoiceLineView, InvoiceView } from '../../shared/reconciliation/reconciliation-views';
@@ -19,18 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-const options: PollOptions = {
-  batchSize: 10,
-  restatementDays: 7,
-  finalizationHours: 72,
-  callsPerSecond: 20,
-  timeoutMs: 5_000,
-  sandboxSlowMs: 0,
-  pacingTolerance: 0.15,
-  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
-  logger: createLogger('silent'),
-};
-const poll = (org: string) => pollDelivery(env.db, ADAPTER_IMPLEMENTATIONS.get('sandbox-ctv')!, { ...options, advertiserId: org });
+const poll = (org: string) => pollSupplier(env.db, 'sandbox-ctv', { batchSize: 10, advertiserId: org });
 
 // A flight of the first ten days of next month, so the sandbox clock can walk through it.
 const today = new Date().toISOString().slice(0, 10);

@@ -3,11 +3,9 @@ import { json, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, post, waitForBooking } from '../support/bookings';
 import { SPENDER_PERMISSIONS } from '../support/issuer';
 import { until } from '../support/wait';
+import { pollSupplier } from '../support/delivery-poll';
 import { addDays } from '../../shared/dates';
-import { createLogger } from '../../shared/logger';
 import { evaluateRules } from '../../shared/rules/rule-evaluation';
-import { ADAPTER_IMPLEMENTATIONS } from '../../workers/adapters/registry';
-import { pollDelivery, type PollOptions } from '../../workers/delivery-poller';
 
 export const today = () => new Date().toISOString().slice(0, 10);
 
@@ -81,18 +79,6 @@ export async function twoLineCampaign(env: TestEnv, api: TestApi, org: string, d
   return { ...l, booking, onTrack: booking.lines[0]!, under: booking.lines[1]!, key: randomUUID() };
 }
 
-export const pollOptions: PollOptions = {
-  batchSize: 50,
-  restatementDays: 7,
-  finalizationHours: 72,
-  callsPerSecond: 20,
-  timeoutMs: 5_000,
-  sandboxSlowMs: 0,
-  pacingTolerance: 0.15,
-  verification: { reportingDelayHours: 0, tolerancePercent: 1 },
-  logger: createLogger('silent'),
-};
-
 /** One cycle of the workspace's rules, as the maintenance job runs it. */
 export const ruleCycle = (env: TestEnv, org: string) =>
   evaluateRules(env.db, { tolerance: 0.15, pollEveryMs: 3_600_000, advertiserId: org });
@@ -111,7 +97,6 @@ export async function nextDay(env: TestEnv, api: TestApi, org: string, token: st
   const moved = await post(api, token, '/api/v1/sandbox/clock/advance', { days: 1 });
   if (moved.status !== 200) throw new Error(`clock advance failed: ${moved.status} ${await moved.text()}`);
   // (The clock's move queues the workers' polls too: whichever runs first records the figures, once.)
-  for (const key of ['sandbox-ctv', 'sandbox-audio'])
-    await pollDelivery(env.db, ADAPTER_IMPLEMENTATIONS.get(key)!, { ...pollOptions, advertiserId: org });
+  for (const key of ['sandbox-ctv', 'sandbox-audio']) await pollSupplier(env.db, key, { advertiserId: org });
   await settled(env, lineIds);
 }

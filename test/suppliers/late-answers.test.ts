@@ -1,5 +1,5 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { launchPlan, post, readBooking, type BookingBody } from '../support/bookings';
+import { launchPlan, lineOf, post, readBooking, type BookingBody } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
 import { exposedCampaign, readCohort, syncAudience, type CohortBody } from '../audiences/support';
 import { executeBookingLine } from '../../shared/bookings/line-execution';
@@ -51,14 +51,12 @@ const uncertain = (bookingId: string, line: { id: string; version: number }) =>
     evidence: EVIDENCE,
   });
 
-const lineOf = (b: BookingBody, id: string) => b.lines.find((l) => l.id === id) as Line;
-
 describe('a supplier answer that arrives after a person closed the attempt', () => {
   test('is kept on the attempt and in the booking events, shown to staff, and never moves the line', async () => {
     const { booking, token } = await booked(1);
     const lineId = booking.lines[0]!.id;
     const { held, run } = await inFlight(booking.id, lineId);
-    const inProgress = lineOf(await readBooking(api, token, booking.id), lineId);
+    const inProgress = lineOf<Line>(await readBooking(api, token, booking.id), lineId);
     expect(inProgress.status).toBe('in-progress');
 
     expect((await uncertain(booking.id, inProgress)).status).toBe(200);
@@ -66,7 +64,7 @@ describe('a supplier answer that arrives after a person closed the attempt', () 
     expect(await run).toBe('outcome-recorded-for-reconciliation');
 
     const after = await readBooking(api, token, booking.id);
-    const line = lineOf(after, lineId);
+    const line = lineOf<Line>(after, lineId);
     expect(line.status).toBe('reconciliation-required');
     expect(line.providerReference).toBeNull();
     expect(line.attempts).toEqual([
@@ -85,7 +83,7 @@ describe('a supplier answer that arrives after a person closed the attempt', () 
     const queue = await json<{ bookings: BookingBody[] }>(
       await api.fetch('/api/v1/internal/fulfilment/bookings?status=all&limit=100', { token: staff }),
     );
-    const staffLine = lineOf(
+    const staffLine = lineOf<Line>(
       queue.bookings.find((b) => b.id === booking.id)!,
       lineId,
     );
@@ -97,7 +95,7 @@ describe('a supplier answer that arrives after a person closed the attempt', () 
       evidence: 'The supplier answered late with reference sup-ref-123.',
     });
     expect(resolved.status).toBe(200);
-    expect(lineOf((await json<{ booking: BookingBody }>(resolved)).booking, lineId).status).toBe('confirmed');
+    expect(lineOf<Line>((await json<{ booking: BookingBody }>(resolved)).booking, lineId).status).toBe('confirmed');
   });
 
   test('a creative review answered after a re-delivery took it over records no approval', async () => {
@@ -170,7 +168,7 @@ describe('a person and the worker deciding on the same line at once', () => {
     const after = await readBooking(api, token, booking.id);
     let personWon = 0;
     for (const r of results) {
-      const line = lineOf(after, r.lineId);
+      const line = lineOf<Line>(after, r.lineId);
       if (r.status === 200) {
         personWon++;
         expect(r.result).toBe('outcome-recorded-for-reconciliation');
@@ -215,7 +213,7 @@ describe('a person and the worker deciding on the same line at once', () => {
     for (const r of results) {
       expect({ status: r.status, problem: r.problem }).toEqual({ status: 200, problem: null });
       expect(r.result).toBe('outcome-recorded-for-reconciliation');
-      const line = lineOf(after, r.lineId);
+      const line = lineOf<Line>(after, r.lineId);
       expect(line.status).toBe('rejected');
       expect(line.attempts[0]!.lateOutcome).toEqual({ kind: 'rejected', reason: 'No inventory.' });
     }

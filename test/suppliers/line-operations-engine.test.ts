@@ -1,5 +1,5 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { launchPlan, post, readBooking, sameCounts, type BookingBody } from '../support/bookings';
+import { launchPlan, lineOf, post, readBooking, sameCounts, type BookingBody } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
 import { runMaintenanceJob } from '../support/maintenance';
 import { until } from '../support/wait';
@@ -33,7 +33,6 @@ type Line = BookingBody['lines'][number] & {
   stop: { kind: string } | null;
   attempts: Array<{ id: string; operation: string; status: string; lateOutcome: unknown }>;
 };
-const lineOf = (b: BookingBody, id: string) => b.lines.find((l) => l.id === id) as Line;
 
 /** A booked sandbox line, confirmed by a supplier call driven by hand. */
 async function confirmedLine(budgetMinor = 10_000) {
@@ -49,7 +48,7 @@ async function confirmedLine(budgetMinor = 10_000) {
 
 /** Asks for a pause over REST and returns the operation's job as the queue would carry it. */
 async function pauseRequested(bookingId: string, lineId: string) {
-  const line = lineOf(await readBooking(api, buyer, bookingId), lineId);
+  const line = lineOf<Line>(await readBooking(api, buyer, bookingId), lineId);
   expect((await post(api, buyer, `/api/v1/bookings/${bookingId}/lines/${lineId}/pause`, { expectedVersion: line.version })).status).toBe(
     202,
   );
@@ -70,14 +69,14 @@ describe('operations on a booked line, through the supplier-call engine', () => 
     const { bookingId, lineId } = await confirmedLine();
     const job = await pauseRequested(bookingId, lineId);
     const { held, run } = await opInFlight(job);
-    const during = lineOf(await readBooking(api, buyer, bookingId), lineId);
+    const during = lineOf<Line>(await readBooking(api, buyer, bookingId), lineId);
     expect(during).toMatchObject({ status: 'stopping', pendingOperation: 'pause' });
     const open = during.attempts.find((a) => a.operation === 'pause')!;
     expect(open.status).toBe('open');
     expect(during.providerAttemptId).toBe(open.id);
     held.answer({ kind: 'applied', providerReference: 'sup-1' });
     expect(await run).toBe('applied');
-    expect(lineOf(await readBooking(api, buyer, bookingId), lineId)).toMatchObject({
+    expect(lineOf<Line>(await readBooking(api, buyer, bookingId), lineId)).toMatchObject({
       status: 'stopped',
       stop: { kind: 'pause' },
       pendingOperation: null,
@@ -89,7 +88,7 @@ describe('operations on a booked line, through the supplier-call engine', () => 
     const { bookingId, lineId } = await confirmedLine();
     const job = await pauseRequested(bookingId, lineId);
     const { held, run } = await opInFlight(job);
-    const stopping = lineOf(await readBooking(api, buyer, bookingId), lineId);
+    const stopping = lineOf<Line>(await readBooking(api, buyer, bookingId), lineId);
     const marked = await post(api, operator, `/api/v1/operator/bookings/${bookingId}/lines/${lineId}/uncertain`, {
       expectedVersion: stopping.version,
       evidence: 'The supplier desk cannot say whether the pause landed.',
@@ -98,7 +97,7 @@ describe('operations on a booked line, through the supplier-call engine', () => 
     held.answer({ kind: 'applied', providerReference: 'sup-1' });
     expect(await run).toBe('outcome-recorded-for-reconciliation');
     const after = await readBooking(api, buyer, bookingId);
-    const line = lineOf(after, lineId);
+    const line = lineOf<Line>(after, lineId);
     expect(line).toMatchObject({ status: 'reconciliation-required', pendingOperation: 'pause' });
     expect(line.attempts.find((a) => a.operation === 'pause')).toMatchObject({ status: 'unknown', lateOutcome: { kind: 'applied' } });
     expect(after.events.filter((e) => e.action === 'line.late-supplier-answer').map((e) => e.detail)).toEqual([
@@ -125,7 +124,7 @@ describe('operations on a booked line, through the supplier-call engine', () => 
     );
     expect(second).toBe('reconciliation-required');
     expect(again.calls).toBe(0);
-    expect(lineOf(await readBooking(api, buyer, bookingId), lineId)).toMatchObject({
+    expect(lineOf<Line>(await readBooking(api, buyer, bookingId), lineId)).toMatchObject({
       status: 'reconciliation-required',
       pendingOperation: 'pause',
     });
@@ -150,13 +149,13 @@ describe('operations on a booked line, through the supplier-call engine', () => 
     // While its job is still in the queue the sweep leaves the attempt alone: that job may yet finish it.
     expect(await queue.getJob(jobId)).toBeTruthy();
     await runMaintenanceJob(env, 'sweep-stuck-attempts');
-    expect(lineOf(await readBooking(api, buyer, bookingId), lineId).status).toBe('stopping');
+    expect(lineOf<Line>(await readBooking(api, buyer, bookingId), lineId).status).toBe('stopping');
     // The job is gone (its worker died and it failed): nothing else can finish the attempt now.
     await queue.remove(jobId);
     await runMaintenanceJob(env, 'sweep-stuck-attempts');
     await until(
       'the line is in reconciliation',
-      async () => lineOf(await readBooking(api, buyer, bookingId), lineId).status === 'reconciliation-required',
+      async () => lineOf<Line>(await readBooking(api, buyer, bookingId), lineId).status === 'reconciliation-required',
     );
     const attempt = await env.db('supplier_attempts').where({ line_id: lineId, operation: 'pause' }).first();
     expect(attempt).toMatchObject({ status: 'unknown', job_id: jobId });
@@ -176,7 +175,7 @@ describe('a stop racing a late booking answer and a staff resolve', () => {
       const held = heldSupplier<BookingOutcome>();
       const run = executeBookingLine(env.db, heldAdapter(held), { bookingId: booking.id, lineId }, engineOptions(env));
       await held.received;
-      const inProgress = lineOf(await readBooking(api, buyer, booking.id), lineId);
+      const inProgress = lineOf<Line>(await readBooking(api, buyer, booking.id), lineId);
       expect(
         (
           await post(api, operator, `/api/v1/operator/bookings/${booking.id}/lines/${lineId}/uncertain`, {
@@ -185,7 +184,7 @@ describe('a stop racing a late booking answer and a staff resolve', () => {
           })
         ).status,
       ).toBe(200);
-      const doubt = lineOf(await readBooking(api, buyer, booking.id), lineId);
+      const doubt = lineOf<Line>(await readBooking(api, buyer, booking.id), lineId);
       const [, resolve, stop] = await Promise.all([
         jitter(30).then(() => held.answer({ kind: 'confirmed', providerReference: 'late-ref' })),
         jitter(30).then(() =>
@@ -203,7 +202,7 @@ describe('a stop racing a late booking answer and a staff resolve', () => {
       expect([resolve.status === 200, stop.status === 202].filter(Boolean)).toHaveLength(1);
       expect(resolve.status === 200 ? stop.status : resolve.status).toBe(409);
       const after = await readBooking(api, buyer, booking.id);
-      const line = lineOf(after, lineId);
+      const line = lineOf<Line>(after, lineId);
       if (stop.status === 202) expect(line).toMatchObject({ status: 'stop-requested', pendingOperation: 'stop' });
       else expect(line).toMatchObject({ status: 'confirmed', providerReference: 'late-ref' });
       expect(after.events.filter((e) => e.action === 'line.late-supplier-answer')).toHaveLength(1);
@@ -226,14 +225,14 @@ describe('a workflow supplier’s operations are staff work', () => {
     ]);
     const lineId = booking.lines[0]!.id;
     const base = `/api/v1/internal/fulfilment/bookings/${booking.id}/lines/${lineId}`;
-    const version = async () => lineOf(await readBooking(api, buyer, booking.id), lineId).version;
+    const version = async () => lineOf<Line>(await readBooking(api, buyer, booking.id), lineId).version;
     const workers = await env.workers({
       WORKER_QUEUES: 'supplier.manual,housekeeping',
       SUPPLIER_TIMEOUT_MS: '100',
       ATTEMPT_STUCK_GRACE_MS: '0',
     });
     const workflowSteps = async () =>
-      Boolean((lineOf(await readBooking(api, buyer, booking.id), lineId) as { workflowSteps?: unknown }).workflowSteps);
+      Boolean((lineOf<Line>(await readBooking(api, buyer, booking.id), lineId) as { workflowSteps?: unknown }).workflowSteps);
     await until('the booking is staff work', workflowSteps);
     for (const step of ['claim', 'start'])
       expect((await post(api, staff, `${base}/${step}`, { expectedVersion: await version() })).status).toBe(200);
@@ -248,7 +247,7 @@ describe('a workflow supplier’s operations are staff work', () => {
     await until('the pause is staff work', workflowSteps);
     const queue = await json<{ bookings: BookingBody[] }>(await api.fetch('/api/v1/internal/fulfilment/bookings', { token: staff }));
     expect(
-      lineOf(
+      lineOf<Line>(
         queue.bookings.find((b) => b.id === booking.id)!,
         lineId,
       ),
@@ -270,7 +269,7 @@ describe('a workflow supplier’s operations are staff work', () => {
       evidence: 'Paused on the supplier portal at 21:10.',
     });
     expect(done.status).toBe(200);
-    expect(lineOf((await json<{ booking: BookingBody }>(done)).booking, lineId)).toMatchObject({
+    expect(lineOf<Line>((await json<{ booking: BookingBody }>(done)).booking, lineId)).toMatchObject({
       status: 'stopped',
       stop: { kind: 'pause' },
       pendingOperation: null,

@@ -1,5 +1,5 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { launchPlan, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
+import { launchPlan, lineOf, post, readBooking, waitForBooking, type BookingBody } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
 import { completedRuns, runMaintenanceJob } from '../support/maintenance';
 import { until } from '../support/wait';
@@ -67,12 +67,12 @@ describe('an attempt stranded by a failed outcome write', () => {
     // The supplier answered (its ledger has the booking), the write failed, and the job failed with it.
     await until('the supplier has the booking', async () => (await env.db('sandbox_ledger').where({ line_id: lineId })).length === 1);
     await until('the job has failed', async () => (await jobState('supplier.sandbox-ctv', `book-line-${lineId}`)) === 'failed');
-    expect(lineOfBooking(await readBooking(api, token, booking.id), lineId).status).toBe('in-progress');
+    expect(lineOf(await readBooking(api, token, booking.id), lineId).status).toBe('in-progress');
     await allow();
 
     expect(await sweepAndCount()).toBe(1);
     const after = await readBooking(api, token, booking.id);
-    const line = lineOfBooking(after, lineId);
+    const line = lineOf(after, lineId);
     expect(line.status).toBe('reconciliation-required');
     expect(after.events.find((e) => e.lineId === lineId && e.action === 'line.reconciliation-required')?.detail).toMatchObject({
       reason: STUCK_REASON,
@@ -146,9 +146,9 @@ describe('what the sweep leaves alone', () => {
     const staff = await env.issuer.token({ org: 'staff-org', user: 'staff-alone' });
     const base = `/api/v1/internal/fulfilment/bookings/${booking.id}/lines/${manual.id}`;
     const claimed = await json<{ booking: BookingBody }>(
-      await post(api, staff, `${base}/claim`, { expectedVersion: lineOfBooking(ready, manual.id).version }),
+      await post(api, staff, `${base}/claim`, { expectedVersion: lineOf(ready, manual.id).version }),
     );
-    const started = await post(api, staff, `${base}/start`, { expectedVersion: lineOfBooking(claimed.booking, manual.id).version });
+    const started = await post(api, staff, `${base}/start`, { expectedVersion: lineOf(claimed.booking, manual.id).version });
     expect(started.status).toBe(200);
 
     const anHourFromNow = new Date(Date.now() + 3_600_000);
@@ -156,13 +156,9 @@ describe('what the sweep leaves alone', () => {
     expect(await sweepStuck(env.db, producers.get, createLogger('silent'), config, anHourFromNow)).toBe(0);
 
     const after = await readBooking(api, token, booking.id);
-    expect(lineOfBooking(after, slow.id).status).toBe('in-progress');
-    expect(lineOfBooking(after, manual.id).status).toBe('in-progress');
+    expect(lineOf(after, slow.id).status).toBe('in-progress');
+    expect(lineOf(after, manual.id).status).toBe('in-progress');
     expect(await openAttempts('line').whereIn('line_id', [slow.id, manual.id])).toHaveLength(2);
     await workers.close();
   });
 });
-
-function lineOfBooking(b: BookingBody, id: string) {
-  return b.lines.find((l) => l.id === id)!;
-}

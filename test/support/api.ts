@@ -193,3 +193,13 @@ export async function createTestEnv(opts: { rateLimits?: 'default' | 'relaxed' }
 export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
   return (await res.json()) as T;
 }
+
+/** An RFC 9457 problem: the status, the problem+json type, the status repeated in the body and, if given, the code. */
+export async function expectProblem(res: Response, status: number, code?: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  const body = await json<{ code: string; detail: string; status: number }>(res);
+  expect(body.status).toBe(status);
+  if (code) expect(body.code).toBe(code);
+  return body;
+}

@@ -1,4 +1,5 @@
 import { isOpen, type LineStatus } from '../../shared/bookings/line-state';
+import type { Knex } from '../../shared/db/knex';
 import type { ApiClient, TestEnv } from './api';
 
 export interface PlanLineInput {
@@ -122,6 +123,37 @@ export async function readBooking(api: ApiClient, token: string, bookingId: stri
   const res = await api.fetch(`/api/v1/bookings/${bookingId}`, { token });
   if (res.status !== 200) throw new Error(`read booking failed: ${res.status}`);
   return ((await res.json()) as { booking: BookingBody }).booking;
+}
+
+export type BookingLineBody = BookingBody['lines'][number];
+
+/** The booking's line with this id (a test names the wider shape it reads, if any). */
+export function lineOf<L = BookingLineBody>(booking: BookingBody, lineId: string): L {
+  const line = booking.lines.find((l) => l.id === lineId);
+  if (!line) throw new Error(`line ${lineId} is not in booking ${booking.id}`);
+  return line as unknown as L;
+}
+
+/** A one-line booking's line, as its owner reads it now. */
+export async function readLine<L = BookingLineBody>(api: ApiClient, token: string, bookingId: string): Promise<L> {
+  return (await readBooking(api, token, bookingId)).lines[0] as unknown as L;
+}
+
+/** Everything a refused request about a booking must leave alone: its row, lines, operations, amendments, attempts, queued work and events. */
+export async function bookingFootprint(db: Knex, bookingId: string) {
+  const count = async (q: Knex.QueryBuilder) => Number((await q.count({ n: '*' }))[0]!.n);
+  return {
+    booking: await db('bookings').where({ id: bookingId }).first('status', 'version', 'line_counts'),
+    lines: await db('booking_lines')
+      .where({ booking_id: bookingId })
+      .orderBy('id')
+      .select('id', 'status', 'version', 'operation', 'operation_id', 'stop', 'budget_minor'),
+    operations: await count(db('line_operations').where({ booking_id: bookingId })),
+    amendments: await count(db('booking_amendments').where({ booking_id: bookingId })),
+    attempts: await db('supplier_attempts').where({ booking_id: bookingId }).orderBy('id').select('id', 'status'),
+    outbox: await count(db('outbox').whereRaw("payload->>'bookingId' = ?", [bookingId])),
+    events: await count(db('booking_events').where({ booking_id: bookingId })),
+  };
 }
 
 /** Polls until the predicate holds for the booking (workers run asynchronously). */

@@ -1,4 +1,4 @@
-import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
+import { createTestEnv, expectProblem, json, type TestApi, type TestEnv } from '../support/api';
 import { secretBoxFor } from '../../shared/crypto/secret-box';
 import { post } from '../support/bookings';
 
@@ -13,13 +13,6 @@ afterAll(() => env.close());
 const BASE = '/api/v1/webhooks/subscriptions';
 const person = (org = 'org-a') => env.issuer.token({ org, user: `${org}-owner` });
 const subscriptionRows = async () => env.db('webhook_subscriptions').orderBy('id').select('*');
-
-async function problem(res: Response, status: number, code?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  const body = await json<{ code: string }>(res);
-  if (code) expect(body.code).toBe(code);
-}
 
 describe('the event catalogue', () => {
   test('lists every event type with its subject, the reserved pacing event included', async () => {
@@ -76,7 +69,7 @@ describe('subscriptions', () => {
     const after = (await json<{ subscription: { eventTypes: string[]; status: string; version: number } }>(changed)).subscription;
     expect(after).toMatchObject({ eventTypes: ['campaign.paused', 'campaign.stopped'], status: 'disabled', version: 2 });
     const before = await subscriptionRows();
-    await problem(
+    await expectProblem(
       await post(api, token, `${BASE}/${subscription.id}`, { enabled: true, expectedVersion: 1 }, 'PATCH'),
       409,
       'version_conflict',
@@ -112,26 +105,26 @@ describe('subscriptions', () => {
       await post(api, token, BASE, { url: 'https://hooks.example.com/d', eventTypes: ['funding.credited'] }),
     );
     const other = await person('org-b');
-    await problem(await api.fetch(`${BASE}/${subscription.id}`, { token: other }), 404, 'not_found');
-    await problem(await post(api, other, `${BASE}/${subscription.id}`, { enabled: false }, 'PATCH'), 404);
-    await problem(await api.fetch(`${BASE}/${subscription.id}`, { token: other, method: 'DELETE' }), 404);
+    await expectProblem(await api.fetch(`${BASE}/${subscription.id}`, { token: other }), 404, 'not_found');
+    await expectProblem(await post(api, other, `${BASE}/${subscription.id}`, { enabled: false }, 'PATCH'), 404);
+    await expectProblem(await api.fetch(`${BASE}/${subscription.id}`, { token: other, method: 'DELETE' }), 404);
     expect((await json<{ subscriptions: unknown[] }>(await api.fetch(BASE, { token: other }))).subscriptions).toEqual([]);
     const gone = await api.fetch(`${BASE}/${subscription.id}`, { token, method: 'DELETE' });
     expect(gone.status).toBe(200);
-    await problem(await api.fetch(`${BASE}/${subscription.id}`, { token }), 404);
+    await expectProblem(await api.fetch(`${BASE}/${subscription.id}`, { token }), 404);
   });
 
   test('delegated agents and narrower products may not manage subscriptions, and nothing is written', async () => {
     const before = await subscriptionRows();
     const agent = await env.issuer.token({ org: 'org-a', user: 'org-a-owner', agent: 'assistant-1' });
-    await problem(
+    await expectProblem(
       await post(api, agent, BASE, { url: 'https://hooks.example.com/x', eventTypes: ['campaign.paused'] }),
       403,
       'human_required',
     );
-    await problem(await api.fetch(BASE, { token: agent }), 403, 'human_required');
+    await expectProblem(await api.fetch(BASE, { token: agent }), 403, 'human_required');
     const dooh = await env.issuer.token({ org: 'org-a', user: 'org-a-owner', product: 'flightdeck-dooh' });
-    await problem(
+    await expectProblem(
       await post(api, dooh, BASE, { url: 'https://hooks.example.com/x', eventTypes: ['campaign.paused'] }),
       403,
       'channel_not_entitled',
@@ -150,7 +143,7 @@ describe('subscriptions', () => {
     ['not a URL', 'hooks', 'validation_failed'],
   ])('%s is refused with 400 and nothing is written', async (_what, url, code) => {
     const before = await subscriptionRows();
-    await problem(await post(api, await person(), BASE, { url, eventTypes: ['campaign.paused'] }), 400, code);
+    await expectProblem(await post(api, await person(), BASE, { url, eventTypes: ['campaign.paused'] }), 400, code);
     expect(await subscriptionRows()).toEqual(before);
   });
 
@@ -161,18 +154,18 @@ describe('subscriptions', () => {
     ['an unknown field', { url: 'https://hooks.example.com/h', eventTypes: ['campaign.paused'], secret: 'mine' }],
   ])('%s is a 400 and nothing is written', async (_what, body) => {
     const before = await subscriptionRows();
-    await problem(await post(api, await person(), BASE, body), 400, 'validation_failed');
+    await expectProblem(await post(api, await person(), BASE, body), 400, 'validation_failed');
     expect(await subscriptionRows()).toEqual(before);
   });
 
   test('in production, loopback receivers are refused too', async () => {
     const prodLike = await env.api({ WEBHOOK_ALLOW_LOOPBACK: 'false' });
-    await problem(
+    await expectProblem(
       await post(prodLike, await person(), BASE, { url: 'http://127.0.0.1:8080/hook', eventTypes: ['campaign.paused'] }),
       400,
       'url_refused',
     );
-    await problem(
+    await expectProblem(
       await post(prodLike, await person(), BASE, { url: 'https://localhost/hook', eventTypes: ['campaign.paused'] }),
       400,
       'url_refused',

@@ -8,8 +8,8 @@ import { lineOperationMessage, type JobMessage } from '../queues/jobs';
 import type { BookingStatus } from './booking-status';
 import type { LineRow } from './booking-store';
 import { settleBooking } from './booking-money';
-import type { Control } from './line-control';
-import { assertMove, type LineStop } from './line-state';
+import { requestedStop, type Control } from './line-control';
+import { assertMove, operationStates } from './line-state';
 import { recountStatus, STEP_TAIL, stepTailValues } from './line-transitions';
 
 /**
@@ -58,13 +58,10 @@ export async function requestControls(
   if (!lines.length) return [];
   const requestedAt = new Date().toISOString();
   const input = lines.map((line) => {
-    const to = control === 'resume' ? 'queued' : 'stop-requested';
+    const to = operationStates(control, line.status).requested;
     assertMove(line.status, to);
     const operationId = randomUUID();
-    const stop: LineStop | null =
-      control === 'resume'
-        ? line.stop
-        : { kind: control === 'pause' ? 'pause' : 'end', requestedAt, by: actor.actorId, ...(note ? { note } : {}) };
+    const stop = requestedStop(line, control, actor, note, requestedAt);
     return {
       line_id: line.id,
       version: line.version,

@@ -8,7 +8,7 @@ import { closeOpenAttemptsSql } from '../suppliers/attempts';
 import { outboxInsert } from '../outbox/outbox';
 import type { LineRow } from './booking-store';
 import { lineOperationInsert, markLineOperation } from './line-operation-store';
-import type { LineStop } from './line-state';
+import { operationStates, type LineStop } from './line-state';
 import { changeLine, lockLine, type LockedLine } from './line-transitions';
 
 export const CONTROLS = ['pause', 'resume', 'stop'] as const;
@@ -65,6 +65,18 @@ export function alreadyDone(line: LineRow, control: Control): boolean {
   return line.operation === 'resume' && line.operation_id !== null;
 }
 
+/** The line's `stop` once `control` is asked: a pause or an end, with who asked and why; a resume keeps it until applied. */
+export function requestedStop(
+  line: LineRow,
+  control: Control,
+  actor: Actor,
+  note?: string,
+  requestedAt = new Date().toISOString(),
+): LineStop | null {
+  if (control === 'resume') return line.stop;
+  return { kind: control === 'pause' ? 'pause' : 'end', requestedAt, by: actor.actorId, ...(note ? { note } : {}) };
+}
+
 export interface ControlResult {
   line: LineRow;
   queued: JobMessage[];
@@ -94,15 +106,7 @@ export async function requestControl(
   }
   const operationId = randomUUID();
   const ref = { bookingId: line.booking_id, lineId: line.id };
-  const requested: LineStop | null =
-    control === 'resume'
-      ? line.stop
-      : {
-          kind: control === 'pause' ? 'pause' : 'end',
-          requestedAt: new Date().toISOString(),
-          by: actor.actorId,
-          ...(opts.note ? { note: opts.note } : {}),
-        };
+  const requested = requestedStop(line, control, actor, opts.note);
   // The operation's record is written by the statement that moves the line.
   const record = lineOperationInsert(trx, {
     id: operationId,
@@ -147,7 +151,7 @@ export async function requestControl(
     trx,
     {
       ...ref,
-      to: control === 'resume' ? 'queued' : 'stop-requested',
+      to: operationStates(control, line.status).requested,
       patch: {
         operation: control,
         operation_id: operationId,

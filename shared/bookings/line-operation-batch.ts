@@ -4,7 +4,8 @@ import { Batcher, eachAlone, perPool, type ItemFailure } from '../db/batcher';
 import type { AttemptClose } from '../suppliers/attempts';
 import { LINE_OPERATION } from '../queues/jobs';
 import type { LineRow } from './booking-store';
-import type { LineStatus } from './line-state';
+import { operationStates, type LineStatus } from './line-state';
+import { BATCHED_STATES_SQL } from './lines/operations';
 import { latestBookAttemptSql, type HeldOperation } from './line-operation-store';
 import { afterStep, STEP_TAIL } from './line-transitions';
 import { BATCHING, CLOSE_ATTEMPTS, CLOSED_WITH_LINES, runStepBatch } from './line-step-batch';
@@ -52,17 +53,13 @@ export interface OperationOutcomeStep {
   close: AttemptClose;
 }
 
-// The statuses an operation waits in and is in flight in (operationStates), by kind.
-const KINDS = `(values ('pause', 'stop-requested', 'stopping'), ('stop', 'stop-requested', 'stopping'), ('resume', 'queued', 'in-progress'))
-                 as k(kind, requested, in_flight)`;
-
 // Only the job's own requested operation, on its line at the operation's waiting status with no
 // attempt open, is started; a budget change (which may move money) is never started here.
 const START_SQL = `
 with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, booking_id uuid, operation_id uuid, adapter_key text, attempt_id text)),
   ops as (select i.*, k.requested, k.in_flight, row_to_json(o)::jsonb as operation, o.kind
             from input i join line_operations o on o.id = i.operation_id and o.line_id = i.line_id and o.status = 'requested'
-                 join ${KINDS} on k.kind = o.kind),
+                 join ${BATCHED_STATES_SQL} on k.kind = o.kind),
   lock_lines as materialized (
     select l.id from booking_lines l where l.id in (select line_id from ops) order by l.booking_id, l.id for update),
   updated as (
@@ -145,8 +142,7 @@ export async function startOperations(
     const row = rows.get(s.lineId);
     if (!row || row.provider_attempt_id !== s.attemptId) return null;
     const { operation, ...found } = row.also_value as StartedOperation['found'] & { operation: HeldOperation };
-    const from = operation.kind === 'resume' ? 'queued' : 'stop-requested';
-    const to = operation.kind === 'resume' ? 'in-progress' : 'stopping';
+    const { requested: from, inFlight: to } = operationStates(operation.kind, operation.from_status);
     const line = await afterStep(db, { bookingId: s.bookingId, from, to, actor: SYSTEM }, row);
     return { line, operation, found };
   });

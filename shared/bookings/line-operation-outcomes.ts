@@ -8,6 +8,7 @@ import { lineOperationMoney } from './booking-money';
 import { amendmentLineSettled } from './amendment-status';
 import { lockLineOperation, markLineOperation, type HeldOperation } from './line-operation-store';
 import { operationStates, type LineStatus } from './line-state';
+import { OPERATIONS } from './lines/operations';
 import { changeLine, lockLine, type LockedLine } from './line-transitions';
 import type { AttemptCloser } from '../suppliers/attempts';
 
@@ -26,21 +27,7 @@ export interface OperationSettlement {
 }
 
 /** The event action an operation's outcome is recorded under, unless the caller names its own. */
-export function outcomeAction(op: LineRow['operation'], applied: boolean): string {
-  if (!applied) return op === 'book' ? 'line.rejected' : `line.${op}-refused`;
-  switch (op) {
-    case 'book':
-      return 'line.confirmed';
-    case 'pause':
-      return 'line.paused';
-    case 'resume':
-      return 'line.resumed';
-    case 'stop':
-      return 'line.stopped';
-    case 'change-budget':
-      return 'line.budget-changed';
-  }
-}
+export const outcomeAction = (op: LineRow['operation'], applied: boolean): string => OPERATIONS[op].events[applied ? 'applied' : 'refused'];
 
 /**
  * The one way an operation's outcome moves its line, whoever decided it (the supplier's answer,

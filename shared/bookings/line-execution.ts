@@ -9,11 +9,8 @@ import { supplierQueueName } from '../queues/names';
 import {
   openAttemptQuery,
   newAttemptId,
-  interrupted,
   isUnknown,
   attemptInsert,
-  runSupplierCall,
-  closeAttempt,
   type AttemptCloser,
   type AttemptRow,
   type SupplierCallFlow,
@@ -21,12 +18,12 @@ import {
 } from '../suppliers/attempts';
 import type { SubjectHandler } from '../suppliers/stuck-attempts';
 import { pendingTaskInsert } from '../suppliers/supplier-tasks';
-import { appendEvent } from './booking-events';
 import { changeLine, isStepAborted, lockLine, stepLine, type LockedLine } from './line-transitions';
 import { lineStepBatchers, type Flight } from './line-step-batch';
 import { lineInterrupted } from './line-operation-outcomes';
 import type { LineRow } from './booking-store';
 import { dateOnly } from '../dates';
+import { answerClose, lateAnswer, lockForAnswer, redelivered, runLineFlow, unknownAnswer } from './lines/answer-stages';
 
 export type ExecutionResult =
   | 'skipped'
@@ -41,8 +38,6 @@ export type ExecutionResult =
   | 'refused'
   /** The supplier is still working on the booking: the line waits in progress on its task. */
   | 'pending';
-
-const REDELIVERED = 'The operation was interrupted after it was sent; its outcome is unknown.';
 
 interface LineStart {
   attemptId: string | null;
@@ -82,13 +77,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       const { line } = locked;
       const campaign = locked.also as { start_date: string; end_date: string; open_attempt_id: string | null };
       const openId = campaign.open_attempt_id as string | null;
-      if (openId) {
-        // This job ran before and stopped without recording an outcome: the supplier may have
-        // acted. Never call again; a person reconciles it.
-        await closeAttempt(trx, openId, interrupted(REDELIVERED, 'redelivered'));
-        const moved = await lineInterrupted(trx, bookingId, lineId, openId, REDELIVERED, locked);
-        return { kind: 'done', result: moved ? 'reconciliation-required' : 'skipped' };
-      }
+      if (openId) return redelivered(trx, job, locked, openId);
       // Anything but a queued line still to be booked has already been taken up (or finished, or
       // is queued for another operation): a duplicate delivery.
       if (line.status !== 'queued' || line.operation !== 'book') return { kind: 'done', result: 'skipped' };
@@ -182,24 +171,13 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
     },
 
     async lock(trx, start) {
-      // Every path that closes a line's attempt holds the line's lock first, so the attempt's
-      // status read with that lock stays true until this transaction ends.
-      held = await lockLine(trx, bookingId, lineId, {
-        sql: `select status = 'open' from supplier_attempts where id = ?`,
-        bindings: [start.attemptId ?? ''],
-      });
+      const read = await lockForAnswer(trx, job, start.attemptId, false);
+      held = read.held;
       // No line (never expected): the engine closes the attempt itself, as for any other flow.
-      return held ? { attemptOpen: held.also === true } : undefined;
+      return held ? { attemptOpen: read.attemptOpen } : undefined;
     },
 
-    closeWith(outcome) {
-      if (isUnknown(outcome)) return { status: 'unknown', detail: { cause: outcome.cause } };
-      return {
-        status: outcome.kind,
-        providerReference: 'providerReference' in outcome ? outcome.providerReference : null,
-        detail: outcome,
-      };
-    },
+    closeWith: answerClose,
 
     async apply(trx, start, outcome, closer) {
       // The line as `lock` read it is still current: nothing has changed it since.
@@ -209,17 +187,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       return applyBookingOutcome(trx, job, start, outcome, locked, closer);
     },
 
-    async late(trx, start, outcome) {
-      // Evidence for whoever reconciles the line, in its events; the line itself does not move.
-      await appendEvent(trx, {
-        bookingId,
-        lineId,
-        action: 'line.late-supplier-answer',
-        actor: SYSTEM,
-        detail: { attemptId: start.attemptId, outcome },
-      });
-      return 'outcome-recorded-for-reconciliation';
-    },
+    late: (trx, start, outcome) => lateAnswer(trx, job, start.attemptId, outcome),
   };
 
   return flow;
@@ -239,12 +207,7 @@ export async function applyBookingOutcome(
 ): Promise<ExecutionResult> {
   const { bookingId, lineId } = job;
   const { attemptId } = start;
-  if (isUnknown(outcome)) {
-    if (attemptId && (await lineInterrupted(trx, bookingId, lineId, attemptId, outcome.cause, locked, closer)))
-      return 'reconciliation-required';
-    // A workflow adapter contacts nobody: its failure sent nothing, and the failed job is retried as unsent work.
-    throw new Error(outcome.cause);
-  }
+  if (isUnknown(outcome)) return unknownAnswer(trx, job, attemptId, outcome, locked, closer);
   switch (outcome.kind) {
     case 'pending':
       // The supplier took the request and works on it: the line stays in progress, and the task
@@ -342,12 +305,7 @@ export function executeBookingLine(
   job: { bookingId: string; lineId: string },
   opts: ExecutionOptions,
 ): Promise<ExecutionResult> {
-  return runSupplierCall(db, bookingFlow(adapter, job, opts.context), {
-    timeoutMs: opts.timeoutMs,
-    lateAnswerMs: opts.lateAnswerMs,
-    logger: opts.logger,
-    context: { lineId: job.lineId },
-  });
+  return runLineFlow(db, bookingFlow(adapter, job, opts.context), opts, { lineId: job.lineId });
 }
 
 /** How the stuck-attempt sweep takes over a booking attempt. */

@@ -6,26 +6,21 @@ import { dateOnly } from '../dates';
 import { lineOperationJobId, type LineOperationJob } from '../queues/jobs';
 import {
   attemptInsert,
-  closeAttempt,
-  interrupted,
   isUnknown,
   newAttemptId,
   openAttemptQuery,
-  runSupplierCall,
   type AttemptCloser,
   type SupplierCallFlow,
   type Unknown,
 } from '../suppliers/attempts';
-import { appendEvent } from './booking-events';
 import type { LineRow } from './booking-store';
 import type { ExecutionOptions, ExecutionResult } from './line-execution';
-import { lineInterrupted, operationFigures, outcomeAction, settleLineOperation, settlement } from './line-operation-outcomes';
+import { operationFigures, outcomeAction, settleLineOperation, settlement } from './line-operation-outcomes';
 import { latestBookAttemptSql, markLineOperation, PENDING_OPERATION_SQL, type HeldOperation } from './line-operation-store';
 import { operationStates } from './line-state';
 import { changeLine, isStepAborted, lockLine, type LockedLine } from './line-transitions';
 import { lineOperationBatchers } from './line-operation-batch';
-
-const REDELIVERED = 'The operation was interrupted after it was sent; its outcome is unknown.';
+import { answerClose, lateAnswer, lockForAnswer, redelivered, runLineFlow, unknownAnswer } from './lines/answer-stages';
 
 interface OperationStart {
   attemptId: string | null;
@@ -106,14 +101,7 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
       if (line.operation_id !== operationId || !found.operation) return { kind: 'done', result: 'skipped' };
       const op = found.operation;
       const states = operationStates(op.kind, op.from_status);
-      if (found.open_attempt_id) {
-        // This job ran before and stopped without recording an outcome: the supplier may have
-        // acted. Never call again; a person reconciles it.
-        const openId = found.open_attempt_id;
-        await closeAttempt(trx, openId, interrupted(REDELIVERED, 'redelivered'));
-        const moved = await lineInterrupted(trx, bookingId, lineId, openId, REDELIVERED, locked, undefined, op);
-        return { kind: 'done', result: moved ? 'reconciliation-required' : 'skipped' };
-      }
+      if (found.open_attempt_id) return redelivered(trx, job, locked, found.open_attempt_id, op);
       if (op.status !== 'requested' || line.status !== states.requested) return { kind: 'done', result: 'skipped' };
       if (!adapter.callsSupplier) {
         return { kind: 'call', start: { attemptId: null, kind: op.kind, op, request: requestOf(line, found, op, '') } };
@@ -215,24 +203,16 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
     },
 
     async lock(trx, start) {
-      held = await lockLine(trx, bookingId, lineId, {
-        sql: `select json_build_object('open', (select status = 'open' from supplier_attempts where id = ?), 'operation', ${PENDING_OPERATION_SQL})`,
-        bindings: [start.attemptId ?? ''],
-      });
-      const read = held?.also as { open: boolean | null; operation: HeldOperation | null } | undefined;
-      heldOp = read?.operation ?? null;
-      return held ? { attemptOpen: read?.open === true } : undefined;
+      const read = await lockForAnswer(trx, job, start.attemptId, true);
+      held = read.held;
+      heldOp = read.op;
+      return held ? { attemptOpen: read.attemptOpen } : undefined;
     },
 
-    closeWith(outcome) {
-      if (isUnknown(outcome)) return { status: 'unknown', detail: { cause: outcome.cause } };
-      if (outcome.kind === 'workflow') return { status: 'workflow', detail: { steps: outcome.steps.length } };
-      return {
-        status: outcome.kind,
-        providerReference: outcome.kind === 'applied' ? (outcome.providerReference ?? null) : null,
-        detail: outcome,
-      };
-    },
+    closeWith: (outcome) =>
+      !isUnknown(outcome) && outcome.kind === 'workflow'
+        ? { status: 'workflow', detail: { steps: outcome.steps.length } }
+        : answerClose(outcome),
 
     async apply(trx, start, outcome, closer) {
       const locked = held;
@@ -244,16 +224,7 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
       return applyOutcome(trx, start, outcome, locked, op, closer);
     },
 
-    async late(trx, start, outcome) {
-      await appendEvent(trx, {
-        bookingId,
-        lineId,
-        action: 'line.late-supplier-answer',
-        actor: SYSTEM,
-        detail: { attemptId: start.attemptId, operation: start.kind, outcome },
-      });
-      return 'outcome-recorded-for-reconciliation';
-    },
+    late: (trx, start, outcome) => lateAnswer(trx, job, start.attemptId, outcome, start.kind),
   };
 
   async function applyOutcome(
@@ -264,12 +235,7 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
     op: HeldOperation,
     closer?: AttemptCloser,
   ): Promise<ExecutionResult> {
-    if (isUnknown(outcome)) {
-      if (start.attemptId && (await lineInterrupted(trx, bookingId, lineId, start.attemptId, outcome.cause, locked, closer, op)))
-        return 'reconciliation-required';
-      // A workflow adapter contacts nobody: its failure sent nothing, and the failed job is retried as unsent work.
-      throw new Error(outcome.cause);
-    }
+    if (isUnknown(outcome)) return unknownAnswer(trx, job, start.attemptId, outcome, locked, closer, op);
     if (outcome.kind === 'workflow') {
       await changeLine(
         trx,
@@ -314,10 +280,5 @@ export function executeLineOperation(
   job: LineOperationJob,
   opts: ExecutionOptions,
 ): Promise<ExecutionResult> {
-  return runSupplierCall(db, operationFlow(adapter, job, opts.context), {
-    timeoutMs: opts.timeoutMs,
-    lateAnswerMs: opts.lateAnswerMs,
-    logger: opts.logger,
-    context: { lineId: job.lineId, operationId: job.operationId },
-  });
+  return runLineFlow(db, operationFlow(adapter, job, opts.context), opts, { lineId: job.lineId, operationId: job.operationId });
 }

@@ -15,13 +15,14 @@ export interface OperationDeclaration {
   askedFrom: readonly LineStatus[];
   /** Of those, the ones it reaches its supplier from, and so where a refusal may return the line. */
   sentFrom: readonly LineStatus[];
-  /** The booking events its outcome is recorded under. */
-  events: { applied: string; refused: string };
+  /** The booking events its outcome is recorded under: applied, refused. */
+  events: readonly [applied: string, refused: string];
   /** Its start and a sandbox line's answer may go in one statement with other lines' (line-operation-batch.ts). */
   batches: boolean;
 }
 
 const stopLike = { requested: 'stop-requested', inFlight: 'stopping', applied: 'stopped', refused: 'from' } as const;
+const unchanged = { requested: 'from', inFlight: 'from', applied: 'from', refused: 'from' } as const;
 
 export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration } = {
   // A booking's steps have statements of their own (line-step-batch.ts).
@@ -29,14 +30,14 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     states: { requested: 'queued', inFlight: 'in-progress', applied: 'confirmed', refused: 'rejected' },
     askedFrom: [],
     sentFrom: ['queued'],
-    events: { applied: 'line.confirmed', refused: 'line.rejected' },
+    events: ['line.confirmed', 'line.rejected'],
     batches: false,
   },
   pause: {
     states: stopLike,
     askedFrom: ['confirmed'],
     sentFrom: ['confirmed'],
-    events: { applied: 'line.paused', refused: 'line.pause-refused' },
+    events: ['line.paused', 'line.pause-refused'],
     batches: true,
   },
   // A line nobody has sent is ended at once, and a workflow line staff are booking is taken over;
@@ -45,22 +46,22 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     states: stopLike,
     askedFrom: ['queued', 'in-progress', 'confirmed', 'reconciliation-required', 'stopped'],
     sentFrom: ['confirmed', 'reconciliation-required', 'stopped'],
-    events: { applied: 'line.stopped', refused: 'line.stop-refused' },
+    events: ['line.stopped', 'line.stop-refused'],
     batches: true,
   },
   resume: {
     states: { requested: 'queued', inFlight: 'in-progress', applied: 'confirmed', refused: 'stopped' },
     askedFrom: ['stopped'],
     sentFrom: ['stopped'],
-    events: { applied: 'line.resumed', refused: 'line.resume-refused' },
+    events: ['line.resumed', 'line.resume-refused'],
     batches: true,
   },
-  // A running line keeps running, a paused one stays paused: only its budget (and end) moves. It may move money, so it never batches.
+  // A running line keeps running, a paused one stays paused: only its budget (and end) moves. It may move money: never batched.
   'change-budget': {
-    states: { requested: 'from', inFlight: 'from', applied: 'from', refused: 'from' },
+    states: unchanged,
     askedFrom: ['confirmed', 'stopped'],
     sentFrom: ['confirmed', 'stopped'],
-    events: { applied: 'line.budget-changed', refused: 'line.change-budget-refused' },
+    events: ['line.budget-changed', 'line.change-budget-refused'],
     batches: false,
   },
 };

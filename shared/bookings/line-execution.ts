@@ -10,7 +10,6 @@ import {
   openAttemptQuery,
   newAttemptId,
   isUnknown,
-  attemptInsert,
   type AttemptCloser,
   type AttemptRow,
   type SupplierCallFlow,
@@ -23,7 +22,7 @@ import { lineStepBatchers, type Flight } from './line-step-batch';
 import { lineInterrupted } from './line-operation-outcomes';
 import type { LineRow } from './booking-store';
 import { dateOnly } from '../dates';
-import { answerClose, lateAnswer, lockForAnswer, redelivered, runLineFlow, unknownAnswer } from './lines/answer-stages';
+import { answerClose, lateAnswer, lockForAnswer, redelivered, runLineFlow, startUnderLock, unknownAnswer } from './lines/answer-stages';
 
 export type ExecutionResult =
   | 'skipped'
@@ -85,33 +84,12 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       const base = requestOf(line, campaign);
       if (!adapter.callsSupplier) return { kind: 'call', start: { attemptId: null, request: { ...base, attemptId: '' } } };
 
-      // The attempt is opened by the same statement that moves the line to in-progress.
-      const { id: attemptId, sql: attempt } = attemptInsert(
-        {
-          subjectKind: 'line',
-          subjectId: lineId,
-          lineId,
-          bookingId,
-          adapterKey: line.adapter_key,
-          operation: 'book',
-          jobId: bookLineJobId(lineId),
-        },
-        'updated',
-      );
-      await changeLine(
-        trx,
-        {
-          bookingId,
-          lineId,
-          to: 'in-progress',
-          alongside: attempt,
-          patch: { provider_attempt_id: attemptId, started_at: trx.fn.now() },
-          actor: SYSTEM,
-          action: 'line.attempt-started',
-          detail: { attemptId, adapterKey: line.adapter_key },
-        },
-        locked,
-      );
+      const attemptId = await startUnderLock(trx, job, locked, { operation: 'book', jobId: bookLineJobId(lineId) }, (attemptId) => ({
+        to: 'in-progress',
+        patch: { provider_attempt_id: attemptId, started_at: trx.fn.now() },
+        action: 'line.attempt-started',
+        detail: { attemptId, adapterKey: line.adapter_key },
+      }));
       return { kind: 'call', start: { attemptId, request: { ...base, attemptId } } };
     },
 

@@ -4,15 +4,7 @@ import type { AdapterContext, LineOperationOutcome, LineOperationRequest, Suppli
 import { toMinor } from '../db/knex';
 import { dateOnly } from '../dates';
 import { lineOperationJobId, type LineOperationJob } from '../queues/jobs';
-import {
-  attemptInsert,
-  isUnknown,
-  newAttemptId,
-  openAttemptQuery,
-  type AttemptCloser,
-  type SupplierCallFlow,
-  type Unknown,
-} from '../suppliers/attempts';
+import { isUnknown, newAttemptId, openAttemptQuery, type AttemptCloser, type SupplierCallFlow, type Unknown } from '../suppliers/attempts';
 import type { LineRow } from './booking-store';
 import type { ExecutionOptions, ExecutionResult } from './line-execution';
 import { operationFigures, outcomeAction, settleLineOperation, settlement } from './line-operation-outcomes';
@@ -20,7 +12,7 @@ import { latestBookAttemptSql, markLineOperation, PENDING_OPERATION_SQL, type He
 import { operationStates } from './line-state';
 import { changeLine, isStepAborted, lockLine, type LockedLine } from './line-transitions';
 import { lineOperationBatchers } from './line-operation-batch';
-import { answerClose, lateAnswer, lockForAnswer, redelivered, runLineFlow, unknownAnswer } from './lines/answer-stages';
+import { answerClose, lateAnswer, lockForAnswer, redelivered, runLineFlow, startUnderLock, unknownAnswer } from './lines/answer-stages';
 
 interface OperationStart {
   attemptId: string | null;
@@ -106,32 +98,18 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
       if (!adapter.callsSupplier) {
         return { kind: 'call', start: { attemptId: null, kind: op.kind, op, request: requestOf(line, found, op, '') } };
       }
-      const { id: attemptId, sql: attempt } = attemptInsert(
-        {
-          subjectKind: 'line',
-          subjectId: lineId,
-          lineId,
-          bookingId,
-          adapterKey: line.adapter_key,
-          operation: op.kind,
-          jobId: lineOperationJobId(operationId),
-        },
-        'updated',
-      );
-      await changeLine(
+      const attemptId = await startUnderLock(
         trx,
-        {
-          bookingId,
-          lineId,
+        job,
+        locked,
+        { operation: op.kind, jobId: lineOperationJobId(operationId) },
+        (attemptId) => ({
           ...(states.inFlight !== line.status ? { to: states.inFlight } : {}),
-          alongside: attempt,
           writes: [markLineOperation(trx, operationId, 'in-flight', { attemptId }).toSQL()],
           patch: { provider_attempt_id: attemptId },
-          actor: SYSTEM,
           action: `line.${op.kind}-started`,
           detail: { attemptId, operation: op.kind, operationId, ...operationFigures(op) },
-        },
-        locked,
+        }),
       );
       return { kind: 'call', start: { attemptId, kind: op.kind, op, request: requestOf(line, found, op, attemptId) } };
     },

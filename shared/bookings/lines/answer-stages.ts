@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { SYSTEM } from '../../auth/actor';
 import {
+  attemptInsert,
   closeAttempt,
   interrupted,
   isUnknown,
@@ -14,7 +15,8 @@ import { appendEvent } from '../booking-events';
 import type { ExecutionOptions, ExecutionResult } from '../line-execution';
 import { lineInterrupted } from '../line-operation-outcomes';
 import { PENDING_OPERATION_SQL, type HeldOperation } from '../line-operation-store';
-import { lockLine, type LockedLine } from '../line-transitions';
+import { changeLine, lockLine, type LineChange, type LockedLine } from '../line-transitions';
+import type { LineOperation } from '../line-state';
 
 /**
  * The stages every supplier operation on a line shares, its booking's and the later ones' alike
@@ -28,6 +30,26 @@ export interface LineJob {
 }
 
 const REDELIVERED = 'The operation was interrupted after it was sent; its outcome is unknown.';
+
+/**
+ * The locked start: the line's attempt is opened by the statement that moves the line to where
+ * its call is in flight (`change`, given the attempt's id), so neither is ever written alone.
+ */
+export async function startUnderLock(
+  trx: Knex,
+  job: LineJob,
+  locked: LockedLine,
+  attempt: { operation: LineOperation; jobId: string },
+  change: (attemptId: string) => Omit<LineChange, 'bookingId' | 'lineId' | 'actor' | 'alongside'>,
+): Promise<string> {
+  const { bookingId, lineId } = job;
+  const { id, sql } = attemptInsert(
+    { subjectKind: 'line', subjectId: lineId, lineId, bookingId, adapterKey: locked.line.adapter_key, ...attempt },
+    'updated',
+  );
+  await changeLine(trx, { bookingId, lineId, actor: SYSTEM, alongside: sql, ...change(id) }, locked);
+  return id;
+}
 
 /**
  * A job that finds its line's attempt still open ran before and stopped without recording an

@@ -112,9 +112,5 @@ export function lineEdges(statuses: readonly LineStatus[]): Record<LineStatus, L
 }
 
 /** The statuses each batched operation waits in and is in flight in, as SQL values (`k(kind, requested, in_flight)`). */
-export const BATCHED_STATES_SQL = `(values ${OPERATION_KINDS.filter((k) => OPERATIONS[k].batches)
-  .map((k) => {
-    const { requested, inFlight } = OPERATIONS[k].states;
-    return `('${k}', '${requested}', '${inFlight}')`;
-  })
-  .join(', ')}) as k(kind, requested, in_flight)`;
+const batched = OPERATION_KINDS.filter((k) => OPERATIONS[k].batches).map((k) => ({ k, ...OPERATIONS[k].states }));
+export const BATCHED_STATES_SQL = `(values ${batched.map((b) => `('${b.k}', '${b.requested}', '${b.inFlight}')`).join(', ')}) as k(kind, requested, in_flight)`;

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { SYSTEM } from '../auth/actor';
 import type { AdapterContext, BookingOutcome, BookingRequest, SupplierAdapter } from '../adapters/adapter';
-import type { Logger } from '../logger';
 import { toMinor } from '../db/knex';
 import { lineEnableable } from '../creatives/creative-approvals';
 import { bookLineJobId } from '../queues/jobs';
@@ -23,20 +22,9 @@ import { lineInterrupted } from './line-operation-outcomes';
 import type { LineRow } from './booking-store';
 import { dateOnly } from '../dates';
 import { answerClose, lateAnswer, lockForAnswer, redelivered, runLineFlow, startUnderLock, unknownAnswer } from './lines/answer-stages';
+import type { ExecutionOptions, ExecutionResult } from './lines/execution';
 
-export type ExecutionResult =
-  | 'skipped'
-  | 'awaiting-staff'
-  | 'reconciliation-required'
-  | 'confirmed'
-  | 'rejected'
-  | 'stopped'
-  | 'outcome-recorded-for-reconciliation'
-  /** An operation on a booked line (pause, resume, stop, budget change) done, or refused, by its supplier. */
-  | 'applied'
-  | 'refused'
-  /** The supplier is still working on the booking: the line waits in progress on its task. */
-  | 'pending';
+export type { ExecutionOptions, ExecutionResult } from './lines/execution';
 
 interface LineStart {
   attemptId: string | null;
@@ -261,14 +249,6 @@ function outcomeChange(q: Knex, attemptId: string | null, outcome: DefiniteOutco
   return outcome.kind === 'confirmed'
     ? { patch: { provider_reference: outcome.providerReference, confirmed_at: q.fn.now() }, action: 'line.confirmed', detail }
     : { patch: { evidence: outcome.reason }, action: 'line.rejected', detail };
-}
-
-export interface ExecutionOptions {
-  timeoutMs: number;
-  /** How long a timed-out call's answer is still waited for, and kept as late evidence. */
-  lateAnswerMs?: number;
-  context: AdapterContext;
-  logger: Logger;
 }
 
 /**

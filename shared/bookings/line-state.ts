@@ -1,20 +1,10 @@
 import { conflict } from '../errors';
-import type { LineOperationKind } from '../adapters/adapter';
 import { lineEdges } from './lines/operations';
+import { LINE_STATUSES, type LineStatus } from './lines/statuses';
 
 export { operationStates } from './lines/operations';
 
-export const LINE_STATUSES = [
-  'queued',
-  'in-progress',
-  'confirmed',
-  'rejected',
-  'reconciliation-required',
-  'stop-requested',
-  'stopping',
-  'stopped',
-] as const;
-export type LineStatus = (typeof LINE_STATUSES)[number];
+export { LINE_STATUSES, type LineStatus, type LineOperation } from './lines/statuses';
 
 /**
  * The edges a line may take (docs/bookings.md explains each), generated from the operations'
@@ -35,9 +25,6 @@ export function assertMove(from: LineStatus, to: LineStatus): void {
 /** Lines still needing someone (a worker, staff or an operator) to act. */
 export const OPEN_LINE_STATUSES: readonly LineStatus[] = ['queued', 'in-progress', 'reconciliation-required', 'stop-requested', 'stopping'];
 export const isOpen = (s: LineStatus) => OPEN_LINE_STATUSES.includes(s);
-
-/** Every supplier operation a line goes through: its booking, then whatever is asked of it in flight. */
-export type LineOperation = 'book' | LineOperationKind;
 
 /** Why a stopped line is stopped, and so whether it may run again. */
 export type StopKind = 'pause' | 'end' | 'staged';

@@ -12,7 +12,7 @@ import {
   type Unknown,
 } from '../../suppliers/attempts';
 import { appendEvent } from '../booking-events';
-import type { ExecutionOptions, ExecutionResult } from '../line-execution';
+import type { ExecutionOptions, ExecutionResult } from './execution';
 import { lineInterrupted } from '../line-operation-outcomes';
 import { PENDING_OPERATION_SQL, type HeldOperation } from '../line-operation-store';
 import { changeLine, lockLine, type LineChange, type LockedLine } from '../line-transitions';

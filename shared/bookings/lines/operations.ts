@@ -1,4 +1,4 @@
-import type { LineOperation, LineStatus } from '../line-state';
+import type { LineOperation, LineStatus } from './statuses';
 
 /** A status an operation takes its line to, or `from`: the status the line had when the operation was asked. */
 type StateOf = LineStatus | 'from';

@@ -199,7 +199,14 @@ test("a browser job's evidence is shown on the booking page: the screenshot as a
   const picture = item.getByRole('img', { name: new RegExp(`^Screenshot of ${site.origin.replace(/\./g, '\\.')}/rate-card`) });
   await expect(picture).toBeVisible();
   // Loaded, not merely placed: the console's policy lets it show pictures from its own origin.
-  expect(await picture.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
+  // (Visible comes before decoded: wait for the picture to finish loading, which it never would if refused.)
+  await expect
+    .poll(() =>
+      picture.evaluate((img) =>
+        (img as unknown as { complete: boolean }).complete ? (img as unknown as { naturalWidth: number }).naturalWidth : 0,
+      ),
+    )
+    .toBeGreaterThan(0);
   await expect(item.locator('[data-final-url]')).toHaveText(`${site.origin}/rate-card`);
   await expect(item.locator('[data-http-status]')).toHaveText('200');
   await accessible(page);

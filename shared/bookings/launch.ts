@@ -63,7 +63,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     if (!campaign) throw notFound();
     // Read with the plan: the campaign's bookings that a launch of its approved snapshot would
     // meet (that snapshot's own, and any other still open).
-    const stored = await findPlanForCampaign(trx, p, campaign, { alongside: HELD_BOOKINGS });
+    const stored = await findPlanForCampaign(trx, p, campaign, { readWith: HELD_BOOKINGS });
     if (!stored || stored.plan.status !== 'approved' || !stored.plan.approvedDigest || !stored.approvedSnapshot) {
       throw conflict('The campaign has no approved plan. Approve the plan before launching.', 'plan_not_approved');
     }
@@ -74,7 +74,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     }
 
     // A repeat launch of the same approved snapshot is the same booking; a different one cannot open a second.
-    const held = stored.alongside as Array<{ id: string; status: string; snapshot_digest: string }>;
+    const held = stored.read as Array<{ id: string; status: string; snapshot_digest: string }>;
     const existing = held.find((b) => b.snapshot_digest === digest);
     if (existing) return { booking: (await findBookingById(trx, existing.id))!, created: false, queued: [] };
     if (held[0]) throw campaignBooked(held[0]);
@@ -161,7 +161,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     // campaign's new status, in one statement: prepared, as its text is the same for every
     // launch of as many lines. The lines' foreign keys are checked at its end, booking written.
     const lineInsert = trx('booking_lines').insert(lines).returning('*').toSQL();
-    const alongside = [
+    const companionWrites = [
       trx('booking_events').insert(eventRows).toSQL(),
       outboxInsert(trx, queued).toSQL(),
       campaignStatusUpdate(trx, campaign.id, 'booked').toSQL(),
@@ -169,10 +169,10 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
     const rows = await rawPrepared<LineRow & { launched_at: Date; booking_version: number; booking_closed_out_at: Date | null }>(
       trx,
       `with booked as (${bookingInsert.sql}), inserted as (${lineInsert.sql}),
-         ${alongside.map((w, i) => `alongside_${i} as (${w.sql})`).join(', ')}
+         ${companionWrites.map((w, i) => `companion_${i} as (${w.sql})`).join(', ')}
        select inserted.*, now() as launched_at, booked.version as booking_version, booked.closed_out_at as booking_closed_out_at
          from inserted cross join booked`,
-      [...bookingInsert.bindings, ...lineInsert.bindings, ...alongside.flatMap((w) => w.bindings)],
+      [...bookingInsert.bindings, ...lineInsert.bindings, ...companionWrites.flatMap((w) => w.bindings)],
     );
     // Sandbox execution is funded by nobody; live execution reserves the whole commitment.
     if (mode === 'live') await reserveCommitment(trx, p.advertiserId, bookingId, campaign.maximumCommitmentMinor, actor.actorId);

@@ -162,7 +162,7 @@ export async function requestControl(
       action: `line.${control}-requested`,
       detail,
       // A workflow line staff were still booking: their managed booking is superseded by the stop.
-      alongside:
+      companionWrite:
         line.status === 'in-progress'
           ? closeOpenAttemptsSql(trx, 'line', line.id, { status: 'superseded', detail: { by: 'stop', operationId } })
           : undefined,

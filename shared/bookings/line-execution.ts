@@ -62,7 +62,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       });
       if (!locked) return { kind: 'done', result: 'skipped' };
       const { line } = locked;
-      const campaign = locked.also as { start_date: string; end_date: string; open_attempt_id: string | null };
+      const campaign = locked.read as { start_date: string; end_date: string; open_attempt_id: string | null };
       const openId = campaign.open_attempt_id as string | null;
       if (openId) return redelivered(trx, job, locked, openId);
       // Anything but a queued line still to be booked has already been taken up (or finished, or
@@ -121,10 +121,10 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
             from: 'in-progress',
             to: outcome.kind,
             where: { sql: 'provider_attempt_id = ?', bindings: [attemptId] },
-            alongside: close('updated'),
+            companionWrite: close('updated'),
             // Every path that closes a line's attempt moves the line off in-progress under its lock; if
             // one ever did not, the attempt would be found closed here and the statement undone.
-            alongsideMustWrite: true,
+            companionMustWrite: true,
             ...outcomeChange(trx, attemptId, outcome),
             actor: SYSTEM,
           }),
@@ -185,7 +185,7 @@ export async function applyBookingOutcome(
           lineId,
           actor: SYSTEM,
           action: 'line.supplier-pending',
-          alongside: closer?.embed(),
+          companionWrite: closer?.embed(),
           writes: [pendingTaskInsert(trx, { attemptId: attemptId!, bookingId, lineId, adapterKey: locked.line.adapter_key, outcome })],
           detail: { attemptId, taskId: outcome.taskId, supplierStatus: outcome.supplierStatus },
         },
@@ -201,7 +201,7 @@ export async function applyBookingOutcome(
           patch: { workflow_steps: JSON.stringify(outcome.steps) },
           actor: SYSTEM,
           action: 'line.awaiting-staff',
-          alongside: closer?.embed(),
+          companionWrite: closer?.embed(),
           detail: { steps: outcome.steps.length },
         },
         locked,
@@ -211,7 +211,7 @@ export async function applyBookingOutcome(
     case 'rejected':
       await changeLine(
         trx,
-        { bookingId, lineId, to: outcome.kind, ...outcomeChange(trx, attemptId, outcome), actor: SYSTEM, alongside: closer?.embed() },
+        { bookingId, lineId, to: outcome.kind, ...outcomeChange(trx, attemptId, outcome), actor: SYSTEM, companionWrite: closer?.embed() },
         locked,
       );
       return outcome.kind;
@@ -227,7 +227,7 @@ export async function applyBookingOutcome(
           patch: { provider_reference: outcome.providerReference, enableable, stop: JSON.stringify({ kind: 'staged' }) },
           actor: SYSTEM,
           action: 'line.staged',
-          alongside: closer?.embed(),
+          companionWrite: closer?.embed(),
           detail: { providerReference: outcome.providerReference, attemptId, enableable },
         },
         locked,

@@ -32,7 +32,7 @@ export interface OperationStartStep {
 export interface StartedOperation {
   line: LineRow;
   operation: HeldOperation;
-  found: { start_date: string; end_date: string; booking_attempt_id: string | null };
+  context: { start_date: string; end_date: string; booking_attempt_id: string | null };
 }
 
 export interface OperationOutcomeStep {
@@ -85,7 +85,7 @@ with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, boo
   ${STEP_TAIL}
 select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted,
        json_build_object('operation', ops.operation, 'start_date', c.start_date, 'end_date', c.end_date,
-         'booking_attempt_id', ${latestBookAttemptSql('updated')}) as also_value
+         'booking_attempt_id', ${latestBookAttemptSql('updated')}) as read_with
   from updated join bumped on bumped.id = updated.booking_id join ops on ops.line_id = updated.id
        join bookings b on b.id = updated.booking_id join campaigns c on c.id = b.campaign_id`;
 
@@ -141,10 +141,10 @@ export async function startOperations(
   return eachAlone(steps, async (s) => {
     const row = rows.get(s.lineId);
     if (!row || row.provider_attempt_id !== s.attemptId) return null;
-    const { operation, ...found } = row.also_value as StartedOperation['found'] & { operation: HeldOperation };
+    const { operation, ...context } = row.read_with as StartedOperation['context'] & { operation: HeldOperation };
     const { requested: from, inFlight: to } = operationStates(operation.kind, operation.from_status);
     const line = await afterStep(db, { bookingId: s.bookingId, from, to, actor: SYSTEM }, row);
-    return { line, operation, found };
+    return { line, operation, context };
   });
 }
 

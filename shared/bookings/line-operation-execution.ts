@@ -22,7 +22,7 @@ interface OperationStart {
   op: HeldOperation;
 }
 
-interface Found {
+interface LineContext {
   start_date: string;
   end_date: string;
   open_attempt_id: string | null;
@@ -31,7 +31,7 @@ interface Found {
 }
 
 /** The line as its supplier knows it, asked to do `op`. */
-function requestOf(line: LineRow, found: Found, op: HeldOperation, attemptId: string): OperationStart['request'] {
+function requestOf(line: LineRow, context: LineContext, op: HeldOperation, attemptId: string): OperationStart['request'] {
   return {
     attemptId,
     bookingId: line.booking_id,
@@ -40,10 +40,10 @@ function requestOf(line: LineRow, found: Found, op: HeldOperation, attemptId: st
     executionMode: line.execution_mode,
     channelCampaignId: line.channel_campaign_id,
     providerReference: line.provider_reference,
-    bookingAttemptId: found.booking_attempt_id,
+    bookingAttemptId: context.booking_attempt_id,
     budgetMinor: toMinor(line.budget_minor),
-    startDate: dateOnly(found.start_date),
-    endDate: dateOnly(found.end_date),
+    startDate: dateOnly(context.start_date),
+    endDate: dateOnly(context.end_date),
     ...(op.kind === 'change-budget'
       ? { newBudgetMinor: toMinor(op.budget_to_minor), ...(op.end_date_to ? { newEndDate: dateOnly(op.end_date_to) } : {}) }
       : {}),
@@ -88,15 +88,15 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
       });
       if (!locked) return { kind: 'done', result: 'skipped' };
       const { line } = locked;
-      const found = locked.also as Found;
+      const context = locked.read as LineContext;
       // Superseded, settled, or a duplicate delivery: only the line's pending operation runs.
-      if (line.operation_id !== operationId || !found.operation) return { kind: 'done', result: 'skipped' };
-      const op = found.operation;
+      if (line.operation_id !== operationId || !context.operation) return { kind: 'done', result: 'skipped' };
+      const op = context.operation;
       const states = operationStates(op.kind, op.from_status);
-      if (found.open_attempt_id) return redelivered(trx, job, locked, found.open_attempt_id, op);
+      if (context.open_attempt_id) return redelivered(trx, job, locked, context.open_attempt_id, op);
       if (op.status !== 'requested' || line.status !== states.requested) return { kind: 'done', result: 'skipped' };
       if (!adapter.callsSupplier) {
-        return { kind: 'call', start: { attemptId: null, kind: op.kind, op, request: requestOf(line, found, op, '') } };
+        return { kind: 'call', start: { attemptId: null, kind: op.kind, op, request: requestOf(line, context, op, '') } };
       }
       const attemptId = await startUnderLock(
         trx,
@@ -111,7 +111,7 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
           detail: { attemptId, operation: op.kind, operationId, ...operationFigures(op) },
         }),
       );
-      return { kind: 'call', start: { attemptId, kind: op.kind, op, request: requestOf(line, found, op, attemptId) } };
+      return { kind: 'call', start: { attemptId, kind: op.kind, op, request: requestOf(line, context, op, attemptId) } };
     },
 
     async tryBegin(db) {
@@ -129,14 +129,14 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
         attemptId,
       });
       if (!started) return null;
-      const { line, operation: op, found } = started;
+      const { line, operation: op, context } = started;
       return {
         kind: 'call',
         start: {
           attemptId,
           kind: op.kind,
           op,
-          request: requestOf(line, { ...found, open_attempt_id: null, operation: op }, op, attemptId),
+          request: requestOf(line, { ...context, open_attempt_id: null, operation: op }, op, attemptId),
         },
       };
     },
@@ -223,7 +223,7 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
           patch: { workflow_steps: JSON.stringify(outcome.steps) },
           actor: SYSTEM,
           action: 'line.awaiting-staff',
-          alongside: closer?.embed(),
+          companionWrite: closer?.embed(),
           detail: { operation: start.kind, operationId, steps: outcome.steps.length },
         },
         locked,
@@ -241,7 +241,7 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
         evidence: applied ? null : outcome.reason,
         providerReference: applied ? (outcome.providerReference ?? null) : null,
         detail: { attemptId: start.attemptId, ...(applied ? {} : { reason: outcome.reason }) },
-        alongside: closer?.embed(),
+        companionWrite: closer?.embed(),
       },
       op,
     );

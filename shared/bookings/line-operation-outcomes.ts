@@ -22,7 +22,7 @@ export interface OperationSettlement {
   providerReference?: string | null;
   detail?: Record<string, unknown>;
   expectedVersion?: number;
-  alongside?: SqlPart;
+  companionWrite?: SqlPart;
   guard?: (line: LineRow) => void;
 }
 
@@ -56,7 +56,7 @@ export async function settleLineOperation(
           ? { provider_reference: s.providerReference, confirmed_at: trx.fn.now(), ...(s.evidence ? { evidence: s.evidence } : {}) }
           : { evidence: s.evidence ?? null },
         detail: s.detail,
-        alongside: s.alongside,
+        companionWrite: s.companionWrite,
         guard: s.guard,
       },
       locked,
@@ -76,7 +76,7 @@ export async function settleLineOperation(
       ...(to !== line.status ? { to } : {}),
       patch,
       detail: { operation: op.kind, operationId: op.id, ...operationFigures(op), ...(s.detail ?? {}) },
-      alongside: s.alongside,
+      companionWrite: s.companionWrite,
       writes: [
         markLineOperation(trx, op.id, s.applied ? 'applied' : 'refused', { reason: s.applied ? null : (s.evidence ?? null) }).toSQL(),
       ],
@@ -154,7 +154,7 @@ export async function lineInterrupted(
       actor: SYSTEM,
       action: 'line.reconciliation-required',
       detail: { reason, attemptId, operation: line.operation },
-      alongside: closer?.embed(),
+      companionWrite: closer?.embed(),
       writes: op ? [markLineOperation(trx, op.id, 'reconciliation-required', { reason }).toSQL()] : [],
     },
     locked,

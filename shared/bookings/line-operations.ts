@@ -114,7 +114,7 @@ export function markUncertain(db: Knex, ref: LineRef, body: z.infer<typeof Uncer
         actor: op.actor,
         action: 'line.marked-uncertain',
         detail: { evidence: body.evidence, operation: locked.line.operation },
-        alongside: closeOpenAttemptsSql(trx, 'line', ref.lineId, {
+        companionWrite: closeOpenAttemptsSql(trx, 'line', ref.lineId, {
           status: 'unknown',
           detail: { cause: 'marked-uncertain', by: op.actor.actorId },
         }),
@@ -236,7 +236,7 @@ export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof Confirm
         }
         referenceNeeded(l, body.providerReference);
       },
-      alongside: closingAttempt(trx, ref.lineId, 'confirmed', body.providerReference ?? null),
+      companionWrite: closingAttempt(trx, ref.lineId, 'confirmed', body.providerReference ?? null),
     });
   });
 }
@@ -262,7 +262,7 @@ export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSc
           throw conflict(`There is nothing to reject on a ${l.status} line.`, 'invalid_transition', 'terminal');
         }
       },
-      alongside: closingAttempt(trx, ref.lineId, 'rejected', null),
+      companionWrite: closingAttempt(trx, ref.lineId, 'rejected', null),
     });
   });
 }
@@ -308,7 +308,7 @@ export function resolveLine(db: Knex, ref: LineRef, body: z.infer<typeof Resolve
         }
         if (applied) referenceNeeded(l, body.providerReference);
       },
-      alongside: closingAttempt(trx, ref.lineId, applied ? 'confirmed' : 'rejected', body.providerReference ?? null),
+      companionWrite: closingAttempt(trx, ref.lineId, applied ? 'confirmed' : 'rejected', body.providerReference ?? null),
     });
   });
 }

@@ -66,7 +66,7 @@ with input as (select * from jsonb_to_recordset(?::jsonb) as i(line_id uuid, boo
       from updated u),
   ${STEP_TAIL}
 select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted,
-       json_build_object('start_date', c.start_date, 'end_date', c.end_date) as also_value
+       json_build_object('start_date', c.start_date, 'end_date', c.end_date) as read_with
   from updated join bumped on bumped.id = updated.booking_id
        join bookings b on b.id = updated.booking_id join campaigns c on c.id = b.campaign_id`;
 
@@ -136,7 +136,7 @@ export async function startLines(
   return eachAlone(steps, async (s) => {
     const row = rows.get(s.lineId);
     if (!row || row.provider_attempt_id !== s.attemptId) return null;
-    const flight = row.also_value as Flight;
+    const flight = row.read_with as Flight;
     const line = await afterStep(db, { bookingId: s.bookingId, from: 'queued', to: 'in-progress', actor: SYSTEM }, row);
     return { line, flight };
   });

@@ -21,7 +21,7 @@ export interface LineChange {
   action: string;
   detail?: unknown;
   /** Another write made in the same statement as the line's (e.g. opening the attempt it starts). */
-  alongside?: SqlPart;
+  companionWrite?: SqlPart;
   /** More writes made with the line's, in the same statement (e.g. the line operation's record). */
   writes?: SqlPart[];
   /** Extra checks on the locked line before it changes (e.g. "only workflow lines"). */
@@ -35,27 +35,26 @@ export interface LineChange {
  * finding two of them each holding a lock on the booking's row and queued behind the other for
  * a stronger one (booking events take KEY SHARE locks on it through their foreign key). Paths
  * that change several lines lock them all first, in (booking, id) order, then the bookings in id
- * order. `also` is one more value the caller
- * wants read with it (an SQL expression over `b`, the booking, and `l`, the line), returned as
- * `also`.
+ * order. `readWith` is one more value the caller wants read with it (an SQL expression over `b`,
+ * the booking, and `l`, the line), returned as `read`.
  */
 export async function lockLine(
   trx: Knex,
   bookingId: string,
   lineId: string,
-  also?: { sql: string; bindings: readonly Knex.Value[] },
-): Promise<{ line: LineRow; also: unknown } | null> {
-  const { rows } = await trx.raw<{ rows: Array<LineRow & { also_value?: unknown }> }>(
-    `select l.*${also ? `, (${also.sql}) as also_value` : ''}
+  readWith?: { sql: string; bindings: readonly Knex.Value[] },
+): Promise<{ line: LineRow; read: unknown } | null> {
+  const { rows } = await trx.raw<{ rows: Array<LineRow & { read_with?: unknown }> }>(
+    `select l.*${readWith ? `, (${readWith.sql}) as read_with` : ''}
        from booking_lines l join bookings b on b.id = l.booking_id
       where l.booking_id = ? and l.id = ?
         for update of l for no key update of b`,
-    [...(also?.bindings ?? []), bookingId, lineId],
+    [...(readWith?.bindings ?? []), bookingId, lineId],
   );
   const row = rows[0];
   if (!row) return null;
-  const { also_value: extra, ...line } = row;
-  return { line, also: extra };
+  const { read_with: extra, ...line } = row;
+  return { line, read: extra };
 }
 
 export type LockedLine = NonNullable<Awaited<ReturnType<typeof lockLine>>>;
@@ -126,25 +125,25 @@ export interface LineStep {
   detail?: unknown;
   /**
    * Another write in the same statement, made only with the line's (it reads the changed line
-   * from `updated`). With `alongsideMustWrite` (the write then says `returning`), a line change
-   * whose alongside wrote nothing aborts the whole statement (error code FD001): e.g. closing an
+   * from `updated`). With `companionMustWrite` (the write then says `returning`), a line change
+   * whose companionWrite wrote nothing aborts the whole statement (error code FD001): e.g. closing an
    * attempt that is no longer open.
    */
-  alongside?: SqlPart;
-  alongsideMustWrite?: boolean;
+  companionWrite?: SqlPart;
+  companionMustWrite?: boolean;
   /**
-   * More writes in the same statement (each a CTE, like `alongside`). A statement run alone
+   * More writes in the same statement (each a CTE, like `companionWrite`). A statement run alone
    * commits whatever it wrote even when the line was not as expected: there, each write must read
    * `updated` (e.g. `where exists (select 1 from updated)`) so that it happens only with the line's.
    */
   writes?: SqlPart[];
-  /** One more value to read with the changed line (SQL over `updated`), returned as `also`. */
-  also?: SqlPart;
+  /** One more value to read with the changed line (SQL over `updated`), returned as `read`. */
+  readWith?: SqlPart;
 }
 
-export type StepRow = LineRow & { booking_status: BookingStatus; booking_was: BookingStatus; counted: boolean; also_value?: unknown };
+export type StepRow = LineRow & { booking_status: BookingStatus; booking_was: BookingStatus; counted: boolean; read_with?: unknown };
 
-/** The error a statement raises when its `alongsideMustWrite` write did not happen. */
+/** The error a statement raises when its `companionMustWrite` write did not happen. */
 export const isStepAborted = (err: unknown) => (err as { code?: unknown })?.code === 'FD001';
 
 /**
@@ -165,25 +164,25 @@ async function runStep(q: Knex, s: LineStep): Promise<StepRow | null> {
     .returning('*')
     .toSQL();
   const detail = { from: s.from, to: s.to, ...(s.detail && typeof s.detail === 'object' ? s.detail : {}) };
-  const alongsideCount = s.alongside && s.alongsideMustWrite;
+  const mustWriteOnce = s.companionWrite && s.companionMustWrite;
   const sql = `with updated as (${lineUpdate.sql}),
-     ${s.alongside ? `alongside as (${s.alongside.sql}),` : ''}
+     ${s.companionWrite ? `companion as (${s.companionWrite.sql}),` : ''}
      ${(s.writes ?? []).map((w, i) => `write_${i} as (${w.sql}),`).join('\n')}
      stepped as (select u.*, ?::text as step_from, ?::text as event_action, ?::jsonb as event_detail from updated u),
      ${STEP_TAIL}
      select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted
-            ${s.also ? `, (${s.also.sql}) as also_value` : ''}
-            ${alongsideCount ? `, assert_line_step((select count(*) from alongside) = 1, 'the write made with the line did not happen') as checked` : ''}
+            ${s.readWith ? `, (${s.readWith.sql}) as read_with` : ''}
+            ${mustWriteOnce ? `, assert_line_step((select count(*) from companion) = 1, 'the write made with the line did not happen') as checked` : ''}
        from updated join bumped on bumped.id = updated.booking_id`;
   const rows = await rawPrepared<StepRow>(q, sql, [
     ...lineUpdate.bindings,
-    ...(s.alongside?.bindings ?? []),
+    ...(s.companionWrite?.bindings ?? []),
     ...(s.writes ?? []).flatMap((w) => w.bindings),
     s.from,
     s.action,
     JSON.stringify(detail),
     ...stepTailValues(s.actor),
-    ...(s.also?.bindings ?? []),
+    ...(s.readWith?.bindings ?? []),
   ]);
   return rows[0] ?? null;
 }
@@ -206,7 +205,7 @@ export async function recountStatus(trx: Knex, bookingId: string, actor: Actor):
 
 /** What follows a line's change in the same transaction: money for live lines, and a recount if the counts were wrong. */
 export async function afterStep(q: Knex, s: Pick<LineStep, 'bookingId' | 'from' | 'to' | 'actor'>, row: StepRow): Promise<LineRow> {
-  const { booking_status: status0, booking_was: was0, counted, also_value: _also, ...line } = row;
+  const { booking_status: status0, booking_was: was0, counted, read_with: _read, ...line } = row;
   let status = status0;
   let was = was0;
   if (!counted) ({ status, was } = await recountStatus(q, s.bookingId, s.actor));
@@ -223,7 +222,7 @@ export async function afterStep(q: Knex, s: Pick<LineStep, 'bookingId' | 'from' 
  * start, or a sandbox line's step; a live line's outcome is null there and must run in a
  * transaction, with the money it moves.
  */
-export async function stepLine(q: Knex, s: LineStep): Promise<{ line: LineRow; also: unknown } | null> {
+export async function stepLine(q: Knex, s: LineStep): Promise<{ line: LineRow; read: unknown } | null> {
   assertMove(s.from, s.to);
   const alone = !(q as Knex.Transaction).isTransaction;
   const step: LineStep =
@@ -232,8 +231,7 @@ export async function stepLine(q: Knex, s: LineStep): Promise<{ line: LineRow; a
       : s;
   const row = await runStep(q, step);
   if (!row) return null;
-  const also = row.also_value;
-  return { line: await afterStep(q, step, row), also };
+  return { line: await afterStep(q, step, row), read: row.read_with };
 }
 
 /**

@@ -111,14 +111,14 @@ export interface StoredPlan {
 /**
  * A plan row. `reading`: the plan is read to be shown or launched, so an approved plan comes with
  * its lines' creatives as they are now (`current_creatives`), which say whether its approval is
- * current, in the same round trip. A plan read to be changed does not need them. `alongside`:
- * a caller's own scalar subquery over the plan row (`p`), answered as `alongside`.
+ * current, in the same round trip. A plan read to be changed does not need them. `readWith`:
+ * a caller's own scalar subquery over the plan row (`p`), answered as `read`.
  */
 async function loadPlanRow(
   db: Knex,
   where: Record<string, string>,
-  opts: { forUpdate?: boolean; reading?: boolean; alongside?: SqlPart } = {},
-): Promise<(PlanRow & { alongside?: unknown }) | undefined> {
+  opts: { forUpdate?: boolean; reading?: boolean; readWith?: SqlPart } = {},
+): Promise<(PlanRow & { read_with?: unknown }) | undefined> {
   const q = db<PlanRow>('plans as p').where(Object.fromEntries(Object.entries(where).map(([k, v]) => [`p.${k}`, v])));
   q.select('p.*');
   q.select(db.raw('(select w.second_approval_above_minor from workspaces w where w.id = p.advertiser_id) as second_approval_above_minor'));
@@ -126,7 +126,7 @@ async function loadPlanRow(
     const creatives = currentCreativesOfLines(db, 'p.lines', 'p.advertiser_id');
     q.select(db.raw(`case when p.status = 'approved' then ${creatives.sql} end as current_creatives`, creatives.bindings));
   }
-  if (opts.alongside) q.select(db.raw(`(${opts.alongside.sql}) as alongside`, opts.alongside.bindings));
+  if (opts.readWith) q.select(db.raw(`(${opts.readWith.sql}) as read_with`, opts.readWith.bindings));
   if (opts.forUpdate) q.forUpdate();
   // Prepared: read by every launch and every read of a campaign's plan.
   return firstPrepared<PlanRow>(db, q);
@@ -141,20 +141,20 @@ export async function findPlan(db: Knex, p: Principal, planId: string): Promise<
   return { plan: await toPlan(db, p, row, campaign), campaign, approvedSnapshot: row.approved_snapshot as PlanSnapshot | null };
 }
 
-/** A campaign's plan, with what the caller's `alongside` subquery answered in the same read (see `loadPlanRow`). */
+/** A campaign's plan, with what the caller's `readWith` subquery answered in the same read (see `loadPlanRow`). */
 export async function findPlanForCampaign(
   db: Knex,
   p: Principal,
   campaign: Campaign,
-  opts: { alongside?: SqlPart } = {},
-): Promise<(StoredPlan & { alongside?: unknown }) | null> {
+  opts: { readWith?: SqlPart } = {},
+): Promise<(StoredPlan & { read?: unknown }) | null> {
   const row = await loadPlanRow(db, { campaign_id: campaign.id, advertiser_id: p.advertiserId }, { reading: true, ...opts });
   return row
     ? {
         plan: await toPlan(db, p, row, campaign),
         campaign,
         approvedSnapshot: row.approved_snapshot as PlanSnapshot | null,
-        alongside: row.alongside,
+        read: row.read_with,
       }
     : null;
 }

@@ -40,14 +40,14 @@ export async function startUnderLock(
   job: LineJob,
   locked: LockedLine,
   attempt: { operation: LineOperation; jobId: string },
-  change: (attemptId: string) => Omit<LineChange, 'bookingId' | 'lineId' | 'actor' | 'alongside'>,
+  change: (attemptId: string) => Omit<LineChange, 'bookingId' | 'lineId' | 'actor' | 'companionWrite'>,
 ): Promise<string> {
   const { bookingId, lineId } = job;
   const { id, sql } = attemptInsert(
     { subjectKind: 'line', subjectId: lineId, lineId, bookingId, adapterKey: locked.line.adapter_key, ...attempt },
     'updated',
   );
-  await changeLine(trx, { bookingId, lineId, actor: SYSTEM, alongside: sql, ...change(id) }, locked);
+  await changeLine(trx, { bookingId, lineId, actor: SYSTEM, companionWrite: sql, ...change(id) }, locked);
   return id;
 }
 
@@ -73,7 +73,7 @@ export async function lockForAnswer(trx: Knex, job: LineJob, attemptId: string |
     sql: withOperation ? `select json_build_object('open', (${open}), 'operation', ${PENDING_OPERATION_SQL})` : open,
     bindings: [attemptId ?? ''],
   });
-  const read = (withOperation ? held?.also : { open: held?.also, operation: null }) as
+  const read = (withOperation ? held?.read : { open: held?.read, operation: null }) as
     { open: boolean | null; operation: HeldOperation | null } | undefined;
   return { held, attemptOpen: read?.open === true, op: read?.operation ?? null };
 }

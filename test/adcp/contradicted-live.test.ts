@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sellersAt } from '../support/adcp-env';
-import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
-import { approve, draftCampaign, post, readBooking, type BookingBody } from '../support/bookings';
-import { approvedCreative } from '../support/creatives';
+import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
+import { post, readBooking } from '../support/bookings';
 import { until, untilFound } from '../support/wait';
-import { fundWallet, walletAndLedger } from '../support/wallet';
-import { grantSellerAccess } from '../support/adcp-buy';
+import { walletAndLedger } from '../support/wallet';
+import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
@@ -46,21 +45,15 @@ afterAll(async () => {
 
 test('a live cut the seller ignores: released when applied, contradicted by delivery, and resolved not applied the hold comes back with the old budget', async () => {
   const org = 'org-contradicted-live';
-  const token = await env.issuer.token({ org, user: `${org}-buyer` });
-  expect((await api.fetch('/api/v1/auth/context', { token })).status).toBe(200);
-  await grantSellerAccess(env.db, org, 'adcp-ctl');
-  await fundWallet(env, org, 1_000_000);
-  const creativeIds = [await approvedCreative(api, env.db, token, 'adcp-ctl')];
-  const { campaignId, planVersion } = await draftCampaign(
-    api,
+  const {
     token,
-    [{ channel: 'ctv', adapterKey: 'adcp-ctl', budgetMinor: 100_000, supplierProduct: productRef('ctv_sync'), creativeIds }] as never,
-    { executionMode: 'live', startDate: addDays(today, -3), endDate: addDays(today, 20), maximumCommitmentMinor: 100_000 },
-  );
-  await approve(api, token, campaignId, planVersion);
-  const launched = await post(api, token, `/api/v1/campaigns/${campaignId}/launch`);
-  expect(launched.status).toBe(202);
-  const bookingId = (await json<{ booking: BookingBody }>(launched)).booking.id;
+    campaignId,
+    booking: launched,
+  } = await launchOnSeller(env, api, org, 'adcp-ctl', productRef('ctv_sync'), {
+    startDate: addDays(today, -3),
+    endDate: addDays(today, 20),
+  });
+  const bookingId = launched.id;
   const line = await untilFound('the seller books the line', async () => {
     const l = (await readBooking(api, token, bookingId)).lines[0]!;
     return l.status === 'confirmed' ? l : null;

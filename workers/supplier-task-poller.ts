@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import type { ReviewOutcome, SupplierAdapter } from '../shared/adapters/adapter';
+import type { AdapterContext, ReviewOutcome, SupplierAdapter } from '../shared/adapters/adapter';
 import { UnknownOutcome } from '../shared/adapters/adapter';
 import type { Logger } from '../shared/logger';
-import { settlePendingBooking } from '../shared/bookings/pending-bookings';
+import { settlePendingTask, type PendingTaskAnswer } from '../shared/bookings/pending-tasks';
 import { claimDueTasks, type SupplierTaskRow } from '../shared/suppliers/supplier-tasks';
 import { isUnknown, type Unknown } from '../shared/suppliers/attempts';
 import type { AfterApproval } from '../shared/creatives/review-execution';
@@ -18,15 +18,16 @@ export interface TaskPollerOptions {
   afterApproval: AfterApproval;
   /** How long a supplier may hold a creative review undecided before a person takes it over. */
   reviewMaxWaitMs: number;
-  /** How long a supplier may keep a booking it accepted unfinished (or unanswerable) before a person takes it over. */
+  /** How long a supplier may keep a booking or change it accepted unfinished (or unanswerable) before a person takes it over. */
   taskMaxWaitMs: number;
 }
 
 const hours = (ms: number) => Math.round(ms / 3_600_000);
 
 /**
- * Asks each supplier about what it is still deciding, every interval: the bookings it is working
- * on (a final answer moves the line, settlePendingBooking; `unknown` sends it to reconciliation)
+ * Asks each supplier about what it is still deciding, every interval: the bookings and in-flight
+ * changes it is working on (a final answer moves the line, settlePendingTask; `unknown` sends it
+ * to reconciliation)
  * and the creative reviews it holds (its verdict settles the review). A supplier that cannot be
  * asked is asked again an interval later. Claims are rows in PostgreSQL, so any number of worker
  * processes poll without asking twice, and a restart loses nothing.
@@ -102,9 +103,15 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
   async function pollAdapter(adapter: SupplierAdapter): Promise<number> {
     const adapterKey = adapter.descriptor.key;
     const ids = (task: SupplierTaskRow) => ({ attemptId: task.attempt_id, bookingId: task.booking_id, lineId: task.line_id });
+    const ctx: AdapterContext = { db, sandboxSlowMs: 0 };
+    // A booking's task is asked about as a booking; a later operation's with the request its supplier was sent.
+    const ask = (task: SupplierTaskRow): Promise<PendingTaskAnswer> =>
+      task.operation
+        ? adapter.tasks!.pollOperation({ taskId: task.task_id, ...ids(task), ...task.operation }, ctx)
+        : adapter.tasks!.poll({ taskId: task.task_id, ...ids(task) }, ctx);
     return askEach(await claimDueTasks(db, adapterKey, opts.intervalMs), 'supplier task', {
-      context: (task) => ({ adapterKey, taskId: task.task_id, lineId: task.line_id }),
-      ask: (task) => adapter.tasks!.poll({ taskId: task.task_id, ...ids(task) }, { db, sandboxSlowMs: 0 }),
+      context: (task) => ({ adapterKey, taskId: task.task_id, lineId: task.line_id, operation: task.operation?.kind ?? 'book' }),
+      ask,
       settle: (task, outcome) => {
         const waited = Date.now() - task.created_at.getTime();
         // Still working on it past the wait: the money stays reserved only until a person decides.
@@ -115,7 +122,7 @@ export function startTaskPoller(db: Knex, booking: SupplierAdapter[], reviewing:
                 cause: `The supplier has not finished task ${task.task_id} in ${hours(waited)} hours (it says ${outcome.supplierStatus}).`,
               }
             : outcome;
-        return settlePendingBooking(db, ids(task), overdue, 'poll');
+        return settlePendingTask(db, ids(task), overdue, 'poll');
       },
       waiting: 'pending',
       waited: (task) => ({ ms: Date.now() - task.created_at.getTime(), maxMs: opts.taskMaxWaitMs }),

@@ -4,7 +4,7 @@ import { ADAPTERS, findAdapter, type AdapterDescriptor } from '../../shared/adap
 import { requireSellerAccount } from '../../shared/adapters/credentials';
 import { ProductsUnavailable, SellerProductSchema, sellerProducts } from '../../shared/adapters/adcp/products';
 import { AdcpWebhookReceiver, WebhookRefused } from '../../shared/adapters/adcp/webhooks';
-import { settlePendingBooking } from '../../shared/bookings/pending-bookings';
+import { settlePendingTask } from '../../shared/bookings/pending-tasks';
 import { findTask } from '../../shared/suppliers/supplier-tasks';
 import { secretBoxOf } from '../../shared/crypto/secret-box';
 import { webhookAuthOf } from '../../shared/config/adcp-sellers';
@@ -157,7 +157,7 @@ export function adapterRoutes(deps: ApiDeps): RouteDef[] {
       path: '/api/v1/adapters/:key/webhooks',
       operationId: 'sellerWebhook',
       summary:
-        "An AdCP seller's push of a booking's outcome (the task it answered submitted). Authenticated as the seller is configured to, alone: its RFC 9421 signature verified against the keys it publishes, or AdCP 3.0's legacy HMAC-SHA256 or bearer token with the secret issued to it; unsigned, forged, stale, replayed and wrongly-schemed ones change nothing.",
+        "An AdCP seller's push of a booking's or an in-flight change's outcome (the task it answered submitted). Authenticated as the seller is configured to, alone: its RFC 9421 signature verified against the keys it publishes, or AdCP 3.0's legacy HMAC-SHA256 or bearer token with the secret issued to it; unsigned, forged, stale, replayed and wrongly-schemed ones change nothing.",
       tags: ['suppliers'],
       access: 'public',
       params: z.strictObject({ key: PathId }),
@@ -165,7 +165,7 @@ export function adapterRoutes(deps: ApiDeps): RouteDef[] {
       rawBody: true,
       bodyLimitBytes: 256 * 1024,
       responses: {
-        200: { description: 'Verified; the booking it answers is settled (at most once).', schema: WebhookReceipt },
+        200: { description: 'Verified; the booking or change it answers is settled (at most once).', schema: WebhookReceipt },
         400: { description: 'Signed, but not a task outcome.' },
         401: {
           description:
@@ -194,7 +194,7 @@ export function adapterRoutes(deps: ApiDeps): RouteDef[] {
         const task = verified.kind === 'task-outcome' ? await findTask(db, connection.adapterKey, verified.taskId) : undefined;
         if (verified.kind !== 'task-outcome' || !task) return { status: 200, body: { result: 'nothing-waiting' } };
         const ids = { attemptId: task.attempt_id, bookingId: task.booking_id, lineId: task.line_id };
-        const settled = await settlePendingBooking(db, ids, verified.outcome, 'webhook');
+        const settled = await settlePendingTask(db, ids, verified.outcome, 'webhook');
         log.info({ adapterKey: params.key, taskId: task.task_id, result: settled }, 'seller webhook applied');
         const result = settled === 'already-settled' ? 'already-settled' : settled === 'pending' ? 'still-pending' : 'settled';
         return { status: 200, body: { result } };

@@ -55,10 +55,21 @@ export interface PendingTask {
   lineId: string;
 }
 
-/** Suppliers whose bookings may finish later: how to ask about a pending task. */
+/** A supplier task a pending operation on a booked line waits on, with the request the supplier was sent. */
+export interface PendingOperationTask extends PendingTask {
+  kind: LineOperationKind;
+  request: LineOperationRequest | BudgetChangeRequest;
+}
+
+/** The final word on an operation's pending task (applied or refused), or that it is still pending. */
+export type OperationTaskOutcome = Exclude<LineOperationOutcome, { kind: 'workflow' }>;
+
+/** Suppliers whose bookings and later operations may finish later: how to ask about a pending task. */
 export interface TaskPoller {
   /** The task's outcome now; `pending` while the supplier still works on it. Throws when it cannot be asked. */
   poll(task: PendingTask, ctx: AdapterContext): Promise<TaskOutcome>;
+  /** The same, for a pause, resume, stop or budget change the supplier answered `pending`. */
+  pollOperation(task: PendingOperationTask, ctx: AdapterContext): Promise<OperationTaskOutcome>;
 }
 
 /** The supplier may or may not have acted (timeout, lost response, 5xx after send). Never retried blindly. */
@@ -120,7 +131,13 @@ export type LineOperationOutcome =
   /** The supplier definitely did not do it, and says why. */
   | { kind: 'refused'; reason: string }
   /** A workflow supplier: staff carry it out by these steps. */
-  | { kind: 'workflow'; steps: WorkflowStep[] };
+  | { kind: 'workflow'; steps: WorkflowStep[] }
+  /**
+   * The supplier took the change and is still working on it (an AdCP task `submitted` or
+   * `working`): the line stays in the operation's in-flight status until the task's final outcome
+   * arrives, as a pending booking's does.
+   */
+  | { kind: 'pending'; taskId: string; supplierStatus: string };
 
 /** One day of a line's delivery as the supplier reports it. */
 export interface DeliveryDay {
@@ -160,7 +177,7 @@ export interface SupplierAdapter {
   reviewer?: CreativeReviewer;
   /** Suppliers that report delivery themselves; workflow suppliers' delivery is entered by staff. */
   reporter?: DeliveryReporter;
-  /** Suppliers whose bookings may answer `pending`. */
+  /** Suppliers whose bookings or later operations may answer `pending`. */
   tasks?: TaskPoller;
 }
 

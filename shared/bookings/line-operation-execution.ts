@@ -5,6 +5,7 @@ import { toMinor } from '../db/knex';
 import { dateOnly } from '../dates';
 import { lineOperationJobId, type LineOperationJob } from '../queues/jobs';
 import { isUnknown, newAttemptId, openAttemptQuery, type AttemptCloser, type SupplierCallFlow, type Unknown } from '../suppliers/attempts';
+import { pendingTaskInsert } from '../suppliers/supplier-tasks';
 import type { LineRow } from './booking-store';
 import type { ExecutionOptions, ExecutionResult } from './line-execution';
 import { operationFigures, outcomeAction, settleLineOperation, settlement } from './line-operation-outcomes';
@@ -148,7 +149,7 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
       // line (no money moves) and an operation nothing else follows: one statement (with other
       // jobs' answers, when several are waiting), which closes the attempt with the line's change
       // or is undone. Anything else takes the locked step.
-      if (isUnknown(outcome) || outcome.kind === 'workflow' || start.kind === 'change-budget') return null;
+      if (isUnknown(outcome) || outcome.kind === 'workflow' || outcome.kind === 'pending' || start.kind === 'change-budget') return null;
       if (start.request.executionMode !== 'sandbox') return null;
       const applied = outcome.kind === 'applied';
       const { from, to, patch } = settlement(start.op, {
@@ -199,56 +200,89 @@ function operationFlow(adapter: SupplierAdapter, job: LineOperationJob, ctx: Ada
       const states = operationStates(op.kind, op.from_status);
       const expected = start.attemptId ? states.inFlight : states.requested;
       if (locked.line.status !== expected) return flow.late(trx, start, outcome);
-      return applyOutcome(trx, start, outcome, locked, op, closer);
+      return applyOperationOutcome(trx, job, start, outcome, locked, op, closer);
     },
 
     late: (trx, start, outcome) => lateAnswer(trx, job, start.attemptId, outcome, start.kind),
   };
 
-  async function applyOutcome(
-    trx: Knex,
-    start: OperationStart,
-    outcome: LineOperationOutcome | Unknown,
-    locked: LockedLine,
-    op: HeldOperation,
-    closer?: AttemptCloser,
-  ): Promise<ExecutionResult> {
-    if (isUnknown(outcome)) return unknownAnswer(trx, job, start.attemptId, outcome, locked, closer, op);
-    if (outcome.kind === 'workflow') {
-      await changeLine(
-        trx,
-        {
-          bookingId,
-          lineId,
-          patch: { workflow_steps: JSON.stringify(outcome.steps) },
-          actor: SYSTEM,
-          action: 'line.awaiting-staff',
-          companionWrite: closer?.embed(),
-          detail: { operation: start.kind, operationId, steps: outcome.steps.length },
-        },
-        locked,
-      );
-      return 'awaiting-staff';
-    }
-    const applied = outcome.kind === 'applied';
-    await settleLineOperation(
-      trx,
-      locked,
-      {
-        applied,
-        actor: SYSTEM,
-        action: outcomeAction(start.kind, applied),
-        evidence: applied ? null : outcome.reason,
-        providerReference: applied ? (outcome.providerReference ?? null) : null,
-        detail: { attemptId: start.attemptId, ...(applied ? {} : { reason: outcome.reason }) },
-        companionWrite: closer?.embed(),
-      },
-      op,
-    );
-    return applied ? 'applied' : 'refused';
-  }
-
   return flow;
+}
+
+/**
+ * Moves a line on its operation's outcome, under the line's lock: the one place a supplier's
+ * answer to a pause, resume, stop or budget change moves its line, whether it came back from the
+ * call or later (a pending supplier task's final outcome).
+ */
+export async function applyOperationOutcome(
+  trx: Knex,
+  job: { bookingId: string; lineId: string; operationId: string },
+  start: Pick<OperationStart, 'attemptId' | 'kind' | 'request'>,
+  outcome: LineOperationOutcome | Unknown,
+  locked: LockedLine,
+  op: HeldOperation,
+  closer?: AttemptCloser,
+): Promise<ExecutionResult> {
+  const { bookingId, lineId, operationId } = job;
+  if (isUnknown(outcome)) return unknownAnswer(trx, job, start.attemptId, outcome, locked, closer, op);
+  if (outcome.kind === 'pending') {
+    // The supplier took the change and works on it: the line stays where the call left it, the
+    // operation in flight, and the task is asked about (or answers by webhook) until its final
+    // outcome settles the operation.
+    const task = { attemptId: start.attemptId!, bookingId, lineId, adapterKey: locked.line.adapter_key, outcome };
+    await changeLine(
+      trx,
+      {
+        bookingId,
+        lineId,
+        actor: SYSTEM,
+        action: 'line.supplier-pending',
+        companionWrite: closer?.embed(),
+        writes: [pendingTaskInsert(trx, { ...task, operation: { id: operationId, kind: start.kind, request: start.request } })],
+        detail: {
+          operation: start.kind,
+          operationId,
+          attemptId: start.attemptId,
+          taskId: outcome.taskId,
+          supplierStatus: outcome.supplierStatus,
+        },
+      },
+      locked,
+    );
+    return 'pending';
+  }
+  if (outcome.kind === 'workflow') {
+    await changeLine(
+      trx,
+      {
+        bookingId,
+        lineId,
+        patch: { workflow_steps: JSON.stringify(outcome.steps) },
+        actor: SYSTEM,
+        action: 'line.awaiting-staff',
+        companionWrite: closer?.embed(),
+        detail: { operation: start.kind, operationId, steps: outcome.steps.length },
+      },
+      locked,
+    );
+    return 'awaiting-staff';
+  }
+  const applied = outcome.kind === 'applied';
+  await settleLineOperation(
+    trx,
+    locked,
+    {
+      applied,
+      actor: SYSTEM,
+      action: outcomeAction(start.kind, applied),
+      evidence: applied ? null : outcome.reason,
+      providerReference: applied ? (outcome.providerReference ?? null) : null,
+      detail: { attemptId: start.attemptId, ...(applied ? {} : { reason: outcome.reason }) },
+      companionWrite: closer?.embed(),
+    },
+    op,
+  );
+  return applied ? 'applied' : 'refused';
 }
 
 /** Runs one operation asked of a booked line through the supplier-call engine. */

@@ -1,10 +1,12 @@
 import type { Knex } from 'knex';
+import type { BudgetChangeRequest, LineOperationKind, LineOperationRequest } from '../adapters/adapter';
 import type { SqlPart } from '../db/knex';
 import { claimDue, type DueTable } from '../db/claim-due';
 
 /**
- * Supplier tasks: a booking the supplier accepted and is still working on (AdCP `submitted` or
- * `working`). Its attempt is closed as `pending`, its line stays in progress, and the task waits
+ * Supplier tasks: a booking, or a later operation on a booked line, the supplier accepted and is
+ * still working on (AdCP `submitted` or `working`). Its attempt is closed as `pending`, its line
+ * stays where the call left it (in progress, stopping, ...), and the task waits
  * here until its final outcome arrives, asked for on a schedule (`claimDueTasks`) or pushed by
  * the supplier. A task is claimed by moving its `next_poll_at` on, so two pollers never ask at once
  * and a poller that dies leaves the task due again after one interval.
@@ -22,12 +24,30 @@ export interface SupplierTaskRow {
   outcome: unknown;
   created_at: Date;
   finished_at: Date | null;
+  /** The operation the task settles; null for a booking's task. */
+  operation_id: string | null;
+  /** That operation's kind and the request its supplier was sent. */
+  operation: TaskOperation | null;
+}
+
+/** What a task of a later operation (not a booking) records of it. */
+export interface TaskOperation {
+  kind: LineOperationKind;
+  request: LineOperationRequest | BudgetChangeRequest;
 }
 
 /** The task's INSERT, for the statement that records the pending outcome on the line. */
 export function pendingTaskInsert(
   trx: Knex,
-  t: { attemptId: string; bookingId: string; lineId: string; adapterKey: string; outcome: { taskId: string; supplierStatus: string } },
+  t: {
+    attemptId: string;
+    bookingId: string;
+    lineId: string;
+    adapterKey: string;
+    outcome: { taskId: string; supplierStatus: string };
+    /** A later operation's task: the operation and what its supplier was sent. */
+    operation?: TaskOperation & { id: string };
+  },
 ): SqlPart {
   return trx('supplier_tasks')
     .insert({
@@ -39,6 +59,9 @@ export function pendingTaskInsert(
       status: 'pending',
       supplier_status: t.outcome.supplierStatus,
       next_poll_at: trx.fn.now(),
+      ...(t.operation
+        ? { operation_id: t.operation.id, operation: JSON.stringify({ kind: t.operation.kind, request: t.operation.request }) }
+        : {}),
     })
     .returning('attempt_id')
     .toSQL();
@@ -58,6 +81,8 @@ const TASK_COLUMNS = [
   'outcome',
   'created_at',
   'finished_at',
+  'operation_id',
+  'operation',
 ];
 
 /** Claims up to `limit` of an adapter's due tasks for one poll each; the next poll is an interval away. */
@@ -83,7 +108,7 @@ export async function notePendingStatus(trx: Knex, attemptId: string, supplierSt
 export async function finishTask(
   trx: Knex,
   attemptId: string,
-  close: { status: string; providerReference: string | null; detail: unknown },
+  close: { status: string; providerReference?: string | null; detail?: unknown },
 ): Promise<void> {
   await trx('supplier_tasks')
     .where({ attempt_id: attemptId, status: 'pending' })
@@ -92,7 +117,7 @@ export async function finishTask(
     .where({ id: attemptId, status: 'pending' })
     .update({
       status: close.status,
-      provider_reference: close.providerReference,
+      provider_reference: close.providerReference ?? null,
       detail: JSON.stringify(close.detail),
       finished_at: trx.fn.now(),
     });

@@ -4,7 +4,7 @@ import { walletAndLedger } from '../support/wallet';
 import { until } from '../support/wait';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
-import { settlePendingBooking } from '../../shared/bookings/pending-bookings';
+import { settlePendingTask } from '../../shared/bookings/pending-tasks';
 import type { RunningWorkers } from '../../workers/main';
 
 let seller: TestSeller;
@@ -59,8 +59,8 @@ describe('a booking the seller is still working on', () => {
     const { bookingId, lineId, attemptId } = await pendingLine('org-q2');
     const ids = { attemptId, bookingId, lineId };
     const results = await Promise.all([
-      settlePendingBooking(env.db, ids, { kind: 'confirmed', providerReference: 'ord_x/li_x' }, 'poll'),
-      settlePendingBooking(env.db, ids, { kind: 'rejected', reason: 'no inventory' }, 'webhook'),
+      settlePendingTask(env.db, ids, { kind: 'confirmed', providerReference: 'ord_x/li_x' }, 'poll'),
+      settlePendingTask(env.db, ids, { kind: 'rejected', reason: 'no inventory' }, 'webhook'),
     ]);
     expect(results.filter((r) => r === 'already-settled')).toHaveLength(1);
     const winner = results.find((r) => r !== 'already-settled');
@@ -68,7 +68,7 @@ describe('a booking the seller is still working on', () => {
     expect(line.status).toBe(winner);
     expect((await env.db('supplier_attempts').where({ id: attemptId }).first()).status).toBe(winner);
     // And a later answer (the seller's own completion, polled) changes nothing either.
-    expect(await settlePendingBooking(env.db, ids, { kind: 'confirmed', providerReference: 'ord_y/li_y' }, 'poll')).toBe('already-settled');
+    expect(await settlePendingTask(env.db, ids, { kind: 'confirmed', providerReference: 'ord_y/li_y' }, 'poll')).toBe('already-settled');
     expect((await env.db('booking_lines').where({ id: lineId }).first()).status).toBe(winner);
     expect((await walletAndLedger(env, 'org-q2')).consistent).toBe(true);
   }, 60_000);
@@ -76,12 +76,12 @@ describe('a booking the seller is still working on', () => {
   test("a task the seller reports as unknown sends the line to reconciliation; 'still working' only notes it", async () => {
     const { bookingId, lineId, attemptId } = await pendingLine('org-q3');
     const ids = { attemptId, bookingId, lineId };
-    expect(await settlePendingBooking(env.db, ids, { kind: 'pending', taskId: 't', supplierStatus: 'working' }, 'poll')).toBe('pending');
+    expect(await settlePendingTask(env.db, ids, { kind: 'pending', taskId: 't', supplierStatus: 'working' }, 'poll')).toBe('pending');
     expect(await env.db('supplier_tasks').where({ attempt_id: attemptId }).first()).toMatchObject({
       status: 'pending',
       supplier_status: 'working',
     });
-    expect(await settlePendingBooking(env.db, ids, { kind: 'unknown', cause: 'The seller reports the task as unknown.' }, 'poll')).toBe(
+    expect(await settlePendingTask(env.db, ids, { kind: 'unknown', cause: 'The seller reports the task as unknown.' }, 'poll')).toBe(
       'reconciliation-required',
     );
     expect((await env.db('booking_lines').where({ id: lineId }).first()).status).toBe('reconciliation-required');

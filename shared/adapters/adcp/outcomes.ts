@@ -1,5 +1,5 @@
 import type { TaskResult } from '@adcp/sdk';
-import type { TaskOutcome, WorkflowStep } from '../adapter';
+import type { OperationTaskOutcome, TaskOutcome, WorkflowStep } from '../adapter';
 import type { AdcpCapabilities } from './connection';
 
 /**
@@ -97,13 +97,7 @@ export function verdictOf(result: TaskResult<unknown>): AnswerVerdict {
 }
 
 /** The verdict on a tasks/get answer about a pending booking. */
-export function taskVerdict(info: {
-  status: string;
-  result?: unknown;
-  error?: string;
-  message?: string;
-  taskId: string;
-}): TaskOutcome | null {
+export function taskVerdict(info: TaskReport): TaskOutcome | null {
   switch (info.status) {
     case 'submitted':
     case 'working':
@@ -118,6 +112,44 @@ export function taskVerdict(info: {
       return { kind: 'workflow', steps: inputRequiredSteps(info.message, info.taskId) };
     default:
       // `unknown`, or anything else: the seller itself does not know; a person reconciles.
+      return null;
+  }
+}
+
+/** A task's status and what it carries, as tasks/get or the seller's webhook tells it. */
+export interface TaskReport {
+  status: string;
+  result?: unknown;
+  error?: string;
+  message?: string;
+  taskId: string;
+}
+
+/** The seller's errors in an update_media_buy result, as a refusal's reason; null when it has none. */
+export function updateErrors(data: unknown): string | null {
+  const errors = (data as { errors?: Array<{ code?: string; message?: string }> } | null | undefined)?.errors;
+  return errors?.length ? errors.map((e) => `${e.code}: ${e.message}`).join('; ') : null;
+}
+
+/**
+ * The verdict on a tasks/get answer (or webhook) about a pending update_media_buy: its result's
+ * errors refuse it, a result without them applies it (the caller reads the buy back), a task that
+ * failed refuses it. Null when the seller itself does not know, or asks for input: a person reconciles.
+ */
+export function updateTaskVerdict(info: TaskReport): OperationTaskOutcome | null {
+  switch (info.status) {
+    case 'submitted':
+    case 'working':
+      return { kind: 'pending', taskId: info.taskId, supplierStatus: info.status };
+    case 'completed': {
+      const errors = updateErrors(info.result);
+      return errors ? { kind: 'refused', reason: errors } : { kind: 'applied' };
+    }
+    case 'failed':
+    case 'rejected':
+    case 'canceled':
+      return { kind: 'refused', reason: `The seller's task ${info.status}: ${info.error ?? info.message ?? 'no reason given'}` };
+    default:
       return null;
   }
 }

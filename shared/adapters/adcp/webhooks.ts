@@ -4,9 +4,9 @@ import type { SecretBox } from '../../crypto/secret-box';
 import { webhookAuthOf } from '../../config/adcp-sellers';
 import { WEBHOOK_WINDOW_SECONDS, checkBearer, checkHmac, storedWebhookSecret } from './webhook-auth';
 import { adcpSigning } from './sdk';
-import type { TaskOutcome } from '../adapter';
+import type { OperationTaskOutcome, TaskOutcome } from '../adapter';
 import type { AdcpSellerConnection } from './connection';
-import { taskVerdict } from './outcomes';
+import { taskVerdict, updateTaskVerdict } from './outcomes';
 
 /** Where a seller pushes the outcome of a booking it finishes later: one path per seller. */
 export const webhookPath = (adapterKey: string) => `/api/v1/adapters/${adapterKey}/webhooks`;
@@ -62,9 +62,10 @@ interface TaskPayload {
   message?: unknown;
 }
 
-/** A verified webhook: the booking task it answers and the outcome it carries, or nothing of ours. */
+/** A verified webhook: the task (a booking's or an in-flight change's) it answers and the outcome it carries, or nothing of ours. */
 export type VerifiedWebhook =
-  { kind: 'task-outcome'; taskId: string; outcome: TaskOutcome | { kind: 'unknown'; cause: string } } | { kind: 'not-ours' };
+  | { kind: 'task-outcome'; taskId: string; outcome: TaskOutcome | OperationTaskOutcome | { kind: 'unknown'; cause: string } }
+  | { kind: 'not-ours' };
 
 export interface ReceiverOptions {
   allowPrivateJwks: boolean;
@@ -82,7 +83,8 @@ export interface ReceiverOptions {
  * or AdCP 3.0's legacy HMAC-SHA256 or bearer token with the secret issued to it. Under every
  * scheme an unsigned, wrongly signed, stale or replayed webhook is refused, and one signed
  * another way than the seller's is refused as a mode mismatch. A verified task outcome is read
- * as a poll's answer would be (taskVerdict), for the caller to settle its pending booking with.
+ * as a poll's answer would be (taskVerdict, updateTaskVerdict), for the caller to settle its
+ * pending booking or change with.
  */
 export class AdcpWebhookReceiver {
   private readonly verifiers = new Map<string, (request: RequestLike) => Promise<unknown>>();
@@ -159,10 +161,12 @@ export class AdcpWebhookReceiver {
     if (typeof payload !== 'object' || payload === null || typeof payload.task_id !== 'string' || typeof payload.status !== 'string') {
       throw new WebhookRefused(400, 'webhook_body_invalid', 'The webhook names no task and status.');
     }
-    // Only bookings wait on a task; a seller's other notices (and a booking it answered at once) settle nothing.
-    if (payload.task_type !== 'create_media_buy') return { kind: 'not-ours' };
+    // Only bookings and in-flight changes wait on a task; a seller's other notices settle nothing.
+    const verdict =
+      payload.task_type === 'create_media_buy' ? taskVerdict : payload.task_type === 'update_media_buy' ? updateTaskVerdict : null;
+    if (!verdict) return { kind: 'not-ours' };
     const message = typeof payload.message === 'string' ? payload.message : undefined;
-    const outcome = taskVerdict({
+    const outcome = verdict({
       status: payload.status,
       result: payload.result,
       taskId: payload.task_id,

@@ -4,7 +4,7 @@ import type { AdapterContext, BookingOutcome, BookingRequest, PendingTask, TaskO
 import { UnknownOutcome } from '../../../shared/adapters/adapter';
 import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/credentials';
 import { SellerUnreachable, type AdcpCapabilities, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
-import { resendAllowed, taskVerdict, verdictOf } from '../../../shared/adapters/adcp/outcomes';
+import { resendAllowed, taskVerdict, verdictOf, type TaskReport } from '../../../shared/adapters/adcp/outcomes';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
 import type { PushNotificationConfig } from '../../../shared/adapters/adcp/webhook-auth';
 import { AccountNotReady, accountNames, keepAccountName } from '../../../shared/adapters/adcp/accounts';
@@ -14,7 +14,7 @@ import { BOOKING_CURRENCY, PriceNotListed, pricingOptionCurrency } from '../../.
 const RESEND_DELAYS_MS = [250, 1_000, 2_000];
 
 export interface BookingDeps {
-  /** How the seller may push the outcome of a booking it finishes later (its push_notification_config); none means polling only. */
+  /** How the seller may push the outcome of a booking or change it finishes later (its push_notification_config); none means polling only. */
   pushNotification?: (ctx: AdapterContext) => Promise<PushNotificationConfig | null>;
 }
 
@@ -167,18 +167,22 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
   };
 }
 
+/** What the seller says of one of its tasks now (AdCP tasks/get). Throws when it cannot be asked. */
+export async function taskReport(connection: AdcpSellerConnection, taskId: string): Promise<TaskReport> {
+  const { TaskExecutor } = await adcpSdk();
+  const executor = new TaskExecutor({ agentId: connection.adapterKey });
+  try {
+    return { ...(await connection.withClient((client) => executor.getTaskStatus(client.getAgent(), taskId))), taskId };
+  } catch (err) {
+    throw new Error(`${connection.adapterKey} could not be asked about task ${taskId}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 /** Asks the seller about a booking it is still working on (AdCP tasks/get). */
 export function adcpTaskPoll(connection: AdcpSellerConnection) {
   return async (task: PendingTask): Promise<TaskOutcome> => {
-    const { TaskExecutor } = await adcpSdk();
-    const executor = new TaskExecutor({ agentId: connection.adapterKey });
-    let info;
-    try {
-      info = await connection.withClient((client) => executor.getTaskStatus(client.getAgent(), task.taskId));
-    } catch (err) {
-      throw new Error(`${connection.adapterKey} could not be asked about task ${task.taskId}: ${(err as Error).message}`, { cause: err });
-    }
-    const outcome = taskVerdict({ ...info, taskId: task.taskId });
+    const info = await taskReport(connection, task.taskId);
+    const outcome = taskVerdict(info);
     if (!outcome) throw new UnknownOutcome(`The seller reports task ${task.taskId} as ${info.status}.`);
     return outcome;
   };

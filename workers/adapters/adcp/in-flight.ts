@@ -4,13 +4,17 @@ import type {
   BudgetChangeRequest,
   LineOperationOutcome,
   LineOperationRequest,
+  OperationTaskOutcome,
+  PendingOperationTask,
   SupplierAdapter,
 } from '../../../shared/adapters/adapter';
 import { UnknownOutcome } from '../../../shared/adapters/adapter';
 import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/credentials';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
 import { SellerUnreachable, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
-import { parseAdcpReference } from '../../../shared/adapters/adcp/outcomes';
+import { parseAdcpReference, updateErrors, updateTaskVerdict } from '../../../shared/adapters/adcp/outcomes';
+import type { PushNotificationConfig } from '../../../shared/adapters/adcp/webhook-auth';
+import { taskReport, type BookingDeps } from './book';
 
 type Operation = 'pause' | 'resume' | 'stop' | 'change-budget';
 
@@ -34,8 +38,15 @@ export function updateRequest(
   account: SellerAccount,
   mediaBuyId: string,
   packageId: string | null,
+  push: PushNotificationConfig | null = null,
 ) {
-  const base = { idempotency_key: request.attemptId, account: accountRef(account, request.executionMode), media_buy_id: mediaBuyId };
+  const base = {
+    idempotency_key: request.attemptId,
+    account: accountRef(account, request.executionMode),
+    media_buy_id: mediaBuyId,
+    // Where the seller may push the outcome of a change it finishes later.
+    ...(push ? { push_notification_config: push } : {}),
+  };
   switch (op) {
     case 'pause':
     case 'pause-for-stop':
@@ -108,15 +119,54 @@ async function readBack(
   };
 }
 
+/** What is sent for an operation: a stop is sent as a pause to a seller that does not carry out cancels (Prebid's Sales Agent). */
+const sentAs = (connection: AdcpSellerConnection, asked: Operation) =>
+  asked === 'stop' && !connection.seller.honoursCancel ? ('pause-for-stop' as const) : asked;
+
+/**
+ * A change the seller says it carried out (at once, or when its task completed): the buy is read
+ * back and any difference from what was asked is kept with the outcome as drift, for a person to
+ * look at, with what a person must still do at the seller.
+ */
+async function appliedAfterReadBack(
+  connection: AdcpSellerConnection,
+  asked: Operation,
+  request: LineOperationRequest | BudgetChangeRequest,
+  account: SellerAccount,
+  signal?: AbortSignal,
+): Promise<Extract<LineOperationOutcome, { kind: 'applied' }>> {
+  const op = sentAs(connection, asked);
+  const { mediaBuyId, packageId } = parseAdcpReference(request.providerReference!);
+  let drift: string[];
+  let seen: ReadBack | null = null;
+  try {
+    seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId, signal);
+    drift = driftOf(op, request, seen);
+  } catch (err) {
+    drift = [`the buy could not be read back: ${(err as Error).message}`];
+  }
+  const followUp =
+    op === 'pause-for-stop'
+      ? `${connection.adapterKey} does not carry out cancels: the buy is paused there. End media buy ${mediaBuyId} at the seller by hand.`
+      : asked === 'change-budget' && !connection.seller.appliesFlightChanges
+        ? `${connection.adapterKey} records budget and end-date changes without applying them to its ad server: make the change there by hand.`
+        : null;
+  return {
+    kind: 'applied',
+    providerReference: request.providerReference,
+    detail: { readBack: seen, drift, ...(followUp ? { followUp } : {}) },
+  };
+}
+
 /**
  * Pause, resume, stop and budget changes as update_media_buy on the line's own buy, keyed by the
- * operation's attempt id; then the buy is read back and any difference from what was asked is
- * kept with the outcome as drift (and logged), for a person to look at.
+ * operation's attempt id; then the buy is read back (appliedAfterReadBack). A seller still working
+ * on the change answers with its task, followed until it finishes (adcpOperationTaskPoll).
  */
-export function adcpOperation(connection: AdcpSellerConnection, asked: Operation) {
+export function adcpOperation(connection: AdcpSellerConnection, asked: Operation, deps: BookingDeps = {}) {
   // A seller that does not carry out cancels (Prebid's Sales Agent) is asked to pause instead: a
   // pause it does apply, proven by its delivery like any stop, and a person ends the buy there.
-  const op = asked === 'stop' && !connection.seller.honoursCancel ? 'pause-for-stop' : asked;
+  const op = sentAs(connection, asked);
   return async (request: LineOperationRequest | BudgetChangeRequest, ctx: AdapterContext): Promise<LineOperationOutcome> => {
     if (!request.providerReference) return { kind: 'refused', reason: 'The line has no media buy at the seller; nothing was sent.' };
     const account = await lineAccount(ctx, connection.adapterKey, request.bookingId);
@@ -125,9 +175,10 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
     const { mediaBuyId, packageId } = parseAdcpReference(request.providerReference);
     if (op === 'change-budget' && !packageId)
       return { kind: 'refused', reason: 'The line names no package at the seller; nothing was sent.' };
+    const push = (await deps.pushNotification?.(ctx)) ?? null;
     let result: TaskResult<unknown>;
     try {
-      result = (await connection.call((c) => c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId) as never), {
+      result = (await connection.call((c) => c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId, push) as never), {
         signal: ctx.cut,
       })) as TaskResult<unknown>;
     } catch (err) {
@@ -139,43 +190,48 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
       return { kind: 'refused', reason: `${result.adcpError.code}: ${result.adcpError.message}` };
     }
     if (result.status !== 'completed') {
-      // AdCP's update_media_buy answers success or error only; a seller still working on it (or
-      // asking for input) is off the protocol's path, with no task we could follow. Whether the
-      // change will happen is not known: a person reconciles it, with the seller's task id.
-      const task = result.submitted?.taskId ?? result.metadata?.serverTaskId ?? result.metadata?.taskId;
+      // Still working on it, under a task of its own: followed like a booking's task. Without a
+      // task id (or asking for input) there is nothing to follow, and whether the change will
+      // happen is not known: a person reconciles it, with whatever the seller said.
+      const task = result.submitted?.taskId ?? (result.data as { task_id?: string } | undefined)?.task_id ?? result.metadata?.serverTaskId;
+      if ((result.status === 'submitted' || result.status === 'working') && task)
+        return { kind: 'pending', taskId: task, supplierStatus: result.status };
       throw new UnknownOutcome(
-        `The seller answered the ${asked} ${result.status}${task ? ` (its task ${task})` : ''}; update_media_buy has no such answer, so whether it will be done is not known.`,
+        `The seller answered the ${asked} ${result.status}${task ? ` (its task ${task})` : ' with no task to follow'}, so whether it will be done is not known.`,
       );
     }
-    const errors = (result.data as { errors?: Array<{ code?: string; message?: string }> }).errors;
-    if (errors?.length) return { kind: 'refused', reason: errors.map((e) => `${e.code}: ${e.message}`).join('; ') };
-    let drift: string[];
-    let seen: ReadBack | null = null;
-    try {
-      seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId, ctx.cut);
-      drift = driftOf(op, request, seen);
-    } catch (err) {
-      drift = [`the buy could not be read back: ${(err as Error).message}`];
-    }
-    const followUp =
-      op === 'pause-for-stop'
-        ? `${connection.adapterKey} does not carry out cancels: the buy is paused there. End media buy ${mediaBuyId} at the seller by hand.`
-        : asked === 'change-budget' && !connection.seller.appliesFlightChanges
-          ? `${connection.adapterKey} records budget and end-date changes without applying them to its ad server: make the change there by hand.`
-          : null;
-    return {
-      kind: 'applied',
-      providerReference: request.providerReference,
-      detail: { readBack: seen, drift, ...(followUp ? { followUp } : {}) },
-    };
+    const errors = updateErrors(result.data);
+    if (errors) return { kind: 'refused', reason: errors };
+    return appliedAfterReadBack(connection, asked, request, account, ctx.cut);
   };
 }
 
-export function adcpOperations(connection: AdcpSellerConnection): Pick<SupplierAdapter, 'pause' | 'resume' | 'stop' | 'changeBudget'> {
+/**
+ * Asks the seller about a change it is still working on (AdCP tasks/get): its update_media_buy
+ * result, once it has one, is the change's outcome, an applied one read back as an answer at once
+ * would be. A task the seller cannot account for is unknown: a person reconciles it.
+ */
+export function adcpOperationTaskPoll(connection: AdcpSellerConnection) {
+  return async (task: PendingOperationTask, ctx: AdapterContext): Promise<OperationTaskOutcome> => {
+    const info = await taskReport(connection, task.taskId);
+    const outcome = updateTaskVerdict(info);
+    if (!outcome) throw new UnknownOutcome(`The seller reports the ${task.kind}'s task ${task.taskId} as ${info.status}.`);
+    if (outcome.kind !== 'applied') return outcome;
+    const account = await lineAccount(ctx, connection.adapterKey, task.bookingId);
+    // The account was there when the change was sent; without it now, the buy cannot be read back.
+    if (!account) return { kind: 'applied', providerReference: task.request.providerReference, detail: { readBack: null, drift: [] } };
+    return appliedAfterReadBack(connection, task.kind, task.request, account);
+  };
+}
+
+export function adcpOperations(
+  connection: AdcpSellerConnection,
+  deps: BookingDeps = {},
+): Pick<SupplierAdapter, 'pause' | 'resume' | 'stop' | 'changeBudget'> {
   return {
-    pause: adcpOperation(connection, 'pause'),
-    resume: adcpOperation(connection, 'resume'),
-    stop: adcpOperation(connection, 'stop'),
-    changeBudget: adcpOperation(connection, 'change-budget') as SupplierAdapter['changeBudget'],
+    pause: adcpOperation(connection, 'pause', deps),
+    resume: adcpOperation(connection, 'resume', deps),
+    stop: adcpOperation(connection, 'stop', deps),
+    changeBudget: adcpOperation(connection, 'change-budget', deps) as SupplierAdapter['changeBudget'],
   };
 }

@@ -2,14 +2,14 @@ import type { SupplierAdapter } from '../../../shared/adapters/adapter';
 import type { AdapterDescriptor } from '../../../shared/adapters/catalogue';
 import type { AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
 import { adcpBook, adcpTaskPoll, type BookingDeps } from './book';
-import { adcpOperations } from './in-flight';
+import { adcpOperationTaskPoll, adcpOperations } from './in-flight';
 import { adcpReporter } from './delivery';
 import { adcpReviewer, type ReviewDeps } from './review';
 
 /**
  * An AdCP seller as a supplier adapter: one media buy per line (each line's attempt id its
- * idempotency_key), bookings the seller finishes later polled through tasks/get, in-flight
- * changes as update_media_buy read back for drift, delivery from get_media_buy_delivery.
+ * idempotency_key), in-flight changes as update_media_buy read back for drift, bookings and
+ * changes the seller finishes later polled through tasks/get, delivery from get_media_buy_delivery.
  */
 export function adcpAdapter(
   descriptor: AdapterDescriptor,
@@ -20,8 +20,8 @@ export function adcpAdapter(
     descriptor,
     callsSupplier: true,
     book: adcpBook(connection, deps),
-    tasks: { poll: adcpTaskPoll(connection) },
-    ...adcpOperations(connection),
+    tasks: { poll: adcpTaskPoll(connection), pollOperation: adcpOperationTaskPoll(connection) },
+    ...adcpOperations(connection, deps),
     reporter: adcpReporter(connection),
     reviewer: adcpReviewer(connection, deps),
   };

@@ -83,6 +83,13 @@ interface Buy {
   served: { paused: boolean; canceled: boolean; budget: number; endTime: string };
 }
 
+interface UpdatePatch {
+  paused?: boolean;
+  canceled?: boolean;
+  packages?: Array<{ package_id: string; budget?: number }>;
+  end_time?: string;
+}
+
 interface Background {
   _registerBackground(taskId: string, completion: Promise<void>): void;
 }
@@ -167,8 +174,14 @@ export interface TestSeller extends CreativeDesk {
   accountStatus: 'active' | 'pending_approval';
   /** The accounts declared with sync_accounts, by account id. */
   syncedAccounts: Map<string, { brand: { domain: string }; operator: string }>;
-  /** The tasks the seller holds, by product, in order. */
-  tasks: Array<{ taskId: string; productId: string }>;
+  /**
+   * How update_media_buy answers: at once (null), or `submitted` with a task held open until the
+   * test calls `finish`, when it carries the change out and completes ('complete') or fails with
+   * the seller's reason, changing nothing ('fail').
+   */
+  updateTasks: null | 'complete' | 'fail';
+  /** The tasks the seller holds, by product (an update's: its buy's product, and the buy), in order. */
+  tasks: Array<{ taskId: string; productId: string; mediaBuyId?: string }>;
   /** Completes (or fails, per product) a task held open; all open ones without an id. */
   finish(taskId?: string): void;
   /** Stops listening (connections refused) and starts again on the same port. */
@@ -262,6 +275,7 @@ export async function startTestSeller(
     formatListingFailures: 0,
     holdCreativesForReview: false,
     reviewStatus: new Map(),
+    updateTasks: null,
     tasks: [],
     finish(taskId) {
       for (const [id, gate] of gates) if (!taskId || id === taskId) gate.resolve();
@@ -294,6 +308,35 @@ export async function startTestSeller(
       confirmed_at: new Date().toISOString(),
       packages: packages.map((p) => ({ package_id: p.package_id, product_id: p.product_id, budget: p.budget })),
     } as CreateMediaBuySuccess;
+  };
+
+  /** An update_media_buy carried out on the buy (unless the seller drifts): its answer. */
+  const carryOut = (buy: Buy, p: UpdatePatch) => {
+    let status = buy.status;
+    // A seller with no cancel path ignores `canceled` and answers success.
+    if (p.canceled && !seller.ignoresCancel) status = 'canceled';
+    else if (p.paused === true) status = 'paused';
+    else if (p.paused === false) status = 'active';
+    if (!seller.drift) {
+      buy.status = status;
+      if (status === 'canceled') buy.served.canceled = true;
+      if (typeof p.paused === 'boolean') {
+        for (const pkg of buy.packages) pkg.paused = p.paused;
+        buy.served.paused = p.paused;
+      }
+      for (const change of p.packages ?? []) {
+        const pkg = buy.packages.find((x) => x.package_id === change.package_id);
+        if (!pkg) throw new AdcpError('PACKAGE_NOT_FOUND', { message: `Package ${change.package_id} not found`, recovery: 'terminal' });
+        if (typeof change.budget === 'number') pkg.budget = change.budget;
+      }
+      if (p.end_time) buy.endTime = p.end_time;
+      // Recorded above; carried to the ad server only by a seller that applies flight changes.
+      if (!seller.ignoresFlightChanges) {
+        buy.served.budget = buy.packages.reduce((sum, x) => sum + x.budget, 0);
+        buy.served.endTime = buy.endTime;
+      }
+    }
+    return { media_buy_id: buy.mediaBuyId, status };
   };
 
   const listing = (): GetProductsResponse => ({
@@ -400,37 +443,20 @@ export async function startTestSeller(
         seller.updates.push({ mediaBuyId: buyId, patch });
         const buy = seller.buys.get(buyId);
         if (!buy) throw new AdcpError('MEDIA_BUY_NOT_FOUND', { message: `Media buy ${buyId} not found`, recovery: 'terminal' });
-        const p = patch as {
-          paused?: boolean;
-          canceled?: boolean;
-          packages?: Array<{ package_id: string; budget?: number }>;
-          end_time?: string;
-        };
-        let status = buy.status;
-        // A seller with no cancel path ignores `canceled` and answers success.
-        if (p.canceled && !seller.ignoresCancel) status = 'canceled';
-        else if (p.paused === true) status = 'paused';
-        else if (p.paused === false) status = 'active';
-        if (!seller.drift) {
-          buy.status = status;
-          if (status === 'canceled') buy.served.canceled = true;
-          if (typeof p.paused === 'boolean') {
-            for (const pkg of buy.packages) pkg.paused = p.paused;
-            buy.served.paused = p.paused;
-          }
-          for (const change of p.packages ?? []) {
-            const pkg = buy.packages.find((x) => x.package_id === change.package_id);
-            if (!pkg) throw new AdcpError('PACKAGE_NOT_FOUND', { message: `Package ${change.package_id} not found`, recovery: 'terminal' });
-            if (typeof change.budget === 'number') pkg.budget = change.budget;
-          }
-          if (p.end_time) buy.endTime = p.end_time;
-          // Recorded above; carried to the ad server only by a seller that applies flight changes.
-          if (!seller.ignoresFlightChanges) {
-            buy.served.budget = buy.packages.reduce((sum, x) => sum + x.budget, 0);
-            buy.served.endTime = buy.endTime;
-          }
-        }
-        return { media_buy_id: buyId, status };
+        const p = patch as UpdatePatch;
+        const answer = seller.updateTasks;
+        if (!answer) return carryOut(buy, p);
+        // Still working on it: a task of its own, finished when the test says.
+        const { taskId } = await registry.create({ tool: 'update_media_buy', accountId: account.id, hasWebhook: false } as never);
+        seller.tasks.push({ taskId, productId: buy.packages[0]?.product_id ?? '', mediaBuyId: buyId });
+        const gate = deferred();
+        gates.set(taskId, gate);
+        void gate.promise.then(async () => {
+          gates.delete(taskId);
+          if (answer === 'fail') await registry.fail(taskId, { code: 'POLICY_VIOLATION', message: FAILURE_REASON, recovery: 'terminal' });
+          else await registry.complete(taskId, carryOut(buy, p));
+        });
+        return { status: 'submitted', task_id: taskId };
       },
 
       getMediaBuys: async (req: GetMediaBuysRequest) => ({

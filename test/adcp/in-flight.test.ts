@@ -128,18 +128,23 @@ describe('in flight on an AdCP seller', () => {
     expect(attempt.detail).toMatchObject({ kind: 'applied', detail: { readBack: { budget: 1500 }, drift: [] } });
   }, 90_000);
 
-  test("a change answered submitted (update_media_buy defines no such answer) is neither applied nor refused: unknown, naming the seller's task", async () => {
+  test('a change answered submitted with a task is pending on that task; without one (or asking for input) it is unknown', async () => {
     const { booking } = await bookedLine('org-f9');
     // The seller's answer alone is replaced: it says it is still working on the change.
+    let answer: Record<string, unknown> = { success: false, status: 'submitted', submitted: { taskId: 'task_upd_7' }, metadata: {} };
     class StillWorking extends AdcpSellerConnection {
       override async call<T>(): Promise<TaskResult<T>> {
-        return { success: false, status: 'submitted', submitted: { taskId: 'task_upd_7' }, metadata: {} } as never;
+        return answer as never;
       }
     }
     const ops = adcpOperations(new StillWorking(connection.seller, { capabilitiesTtlMs: 60_000 }));
-    const asked = ops.pause({ ...atSupplier(booking), attemptId: `att_${randomUUID()}` }, { db: env.db, sandboxSlowMs: 0 });
-    await expect(asked).rejects.toThrow(UnknownOutcome);
-    await expect(asked).rejects.toThrow(/answered the pause submitted \(its task task_upd_7\)/);
+    const ask = () => ops.pause({ ...atSupplier(booking), attemptId: `att_${randomUUID()}` }, { db: env.db, sandboxSlowMs: 0 });
+    await expect(ask()).resolves.toEqual({ kind: 'pending', taskId: 'task_upd_7', supplierStatus: 'submitted' });
+    answer = { success: false, status: 'working', metadata: {} };
+    await expect(ask()).rejects.toThrow(UnknownOutcome);
+    await expect(ask()).rejects.toThrow(/answered the pause working with no task to follow/);
+    answer = { success: false, status: 'input-required', metadata: { serverTaskId: 'task_upd_8' } };
+    await expect(ask()).rejects.toThrow(/answered the pause input-required \(its task task_upd_8\)/);
   }, 60_000);
 
   test('a change the seller answers but does not apply is flagged as drift by the read-back', async () => {

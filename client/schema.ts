@@ -495,7 +495,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** An AdCP seller's push of a booking's outcome (the task it answered submitted). Authenticated as the seller is configured to, alone: its RFC 9421 signature verified against the keys it publishes, or AdCP 3.0's legacy HMAC-SHA256 or bearer token with the secret issued to it; unsigned, forged, stale, replayed and wrongly-schemed ones change nothing. */
+    /** An AdCP seller's push of a booking's or an in-flight change's outcome (the task it answered submitted). Authenticated as the seller is configured to, alone: its RFC 9421 signature verified against the keys it publishes, or AdCP 3.0's legacy HMAC-SHA256 or bearer token with the secret issued to it; unsigned, forged, stale, replayed and wrongly-schemed ones change nothing. */
     post: operations['sellerWebhook'];
     delete?: never;
     options?: never;
@@ -10291,7 +10291,7 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Verified; the booking it answers is settled (at most once). */
+      /** @description Verified; the booking or change it answers is settled (at most once). */
       200: {
         headers: {
           /** @description Requests allowed in the window. */

@@ -8,6 +8,7 @@ import { walletAndLedger } from '../support/wallet';
 import { launchOnSeller } from '../support/adcp-buy';
 import { FAILURE_REASON, productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
+import { addDays, dateOnly } from '../../shared/dates';
 import type { RunningWorkers } from '../../workers/main';
 
 /**
@@ -25,14 +26,15 @@ let hookUrl: string;
 beforeAll(async () => {
   seller = await startTestSeller();
   env = await createTestEnv();
-  const sellers = sellersAt({ ctl: seller.agentUrl }, { ctl: seller.jwksUrl });
+  // The same seller as a live one and a sandbox one, whose lines' answers may go in one statement.
+  const sellers = sellersAt({ ctl: seller.agentUrl, 'acme-sandbox': seller.agentUrl }, { ctl: seller.jwksUrl });
   api = await env.api({ ADCP_SELLERS: sellers });
   hookUrl = `${api.deps.urls.base}/api/v1/adapters/adcp-ctl/webhooks`;
   workers = await env.workers({
     ADCP_SELLERS: sellers,
     PUBLIC_BASE_URL: api.deps.urls.base,
     ADCP_TASK_POLL_INTERVAL_MS: '3600000',
-    WORKER_QUEUES: 'supplier.adcp-ctl',
+    WORKER_QUEUES: 'supplier.adcp-ctl,supplier.adcp-acme-sandbox',
   });
 }, 60_000);
 afterEach(() => {
@@ -46,10 +48,15 @@ afterAll(async () => {
 
 const lineRow = (lineId: string) => env.db('booking_lines').where({ id: lineId }).first();
 
-/** A live line the seller booked at once, running. */
-async function runningLine(org: string) {
+/** A line the seller booked at once, running: live, unless on the sandbox seller. */
+async function runningLine(org: string, adapterKey = 'adcp-ctl') {
+  const today = dateOnly(new Date());
+  const mode = adapterKey === 'adcp-ctl' ? {} : { executionMode: 'sandbox' as const, startDate: today, endDate: addDays(today, 19) };
   // Room above the budget, so a raise fits within the maximum commitment.
-  const { token, booking } = await launchOnSeller(env, api, org, 'adcp-ctl', productRef('ctv_sync'), { maximumCommitmentMinor: 200_000 });
+  const { token, booking } = await launchOnSeller(env, api, org, adapterKey, productRef('ctv_sync'), {
+    maximumCommitmentMinor: 200_000,
+    ...mode,
+  });
   const lineId = booking.lines[0]!.id;
   await until('the line is confirmed', async () => (await lineRow(lineId)).status === 'confirmed');
   const line = await lineRow(lineId);
@@ -150,6 +157,21 @@ describe('an in-flight change the seller is still working on', () => {
     expect(await env.db('supplier_attempts').where({ id: task.attempt_id }).first()).toMatchObject({ status: 'refused' });
     expect(seller.buys.get(r.mediaBuyId)!.packages[0]!.paused).toBe(false);
     expect((await walletAndLedger(env, r.org)).consistent).toBe(true);
+  }, 90_000);
+
+  test("a sandbox line's pause answered submitted is not taken for a refusal by the batched answer: it waits, then is applied", async () => {
+    const r = await runningLine('org-ip6', 'adcp-acme-sandbox');
+    seller.updateTasks = 'complete';
+    const task = await control(r, 'pause');
+    expect(await lineRow(r.lineId)).toMatchObject({ status: 'stopping', execution_mode: 'sandbox' });
+    expect(await env.db('line_operations').where({ id: task.operation_id }).first()).toMatchObject({ status: 'in-flight' });
+    seller.finish(task.task_id);
+    await until('the poll pauses the line', async () => {
+      await pollNow(task.attempt_id);
+      return (await lineRow(r.lineId)).status === 'stopped';
+    });
+    expect(await env.db('line_operations').where({ id: task.operation_id }).first()).toMatchObject({ status: 'applied' });
+    expect(seller.buys.get(r.mediaBuyId)!.packages[0]!.paused).toBe(true);
   }, 90_000);
 
   test('a budget cut answered submitted releases money only when its task completes, as if answered at once', async () => {

@@ -54,6 +54,7 @@ const ACTION_WORDS: Record<string, string> = {
   'line.stopped': 'Stopped',
   'line.attempt-started': 'Supplier attempt started',
   'line.awaiting-staff': 'Handed to staff',
+  'line.supplier-pending': 'Supplier still working on it',
   'line.pause-requested': 'Pause asked',
   'line.pause-started': 'Pause started',
   'line.paused': 'Paused',

@@ -6,6 +6,8 @@ import { ProductsUnavailable, SellerProductSchema, sellerProducts } from '../../
 import { AdcpWebhookReceiver, WebhookRefused } from '../../shared/adapters/adcp/webhooks';
 import { settlePendingTask } from '../../shared/bookings/pending-tasks';
 import { findTask } from '../../shared/suppliers/supplier-tasks';
+import { isUnknown } from '../../shared/suppliers/attempts';
+import { readBackTaskAnswer } from '../../shared/adapters/adcp/read-back';
 import { secretBoxOf } from '../../shared/crypto/secret-box';
 import { webhookAuthOf } from '../../shared/config/adcp-sellers';
 import { Problem, notFound, unavailable, unprocessable } from '../../shared/errors';
@@ -194,7 +196,12 @@ export function adapterRoutes(deps: ApiDeps): RouteDef[] {
         const task = verified.kind === 'task-outcome' ? await findTask(db, connection.adapterKey, verified.taskId) : undefined;
         if (verified.kind !== 'task-outcome' || !task) return { status: 200, body: { result: 'nothing-waiting' } };
         const ids = { attemptId: task.attempt_id, bookingId: task.booking_id, lineId: task.line_id };
-        const settled = await settlePendingTask(db, ids, verified.outcome, 'webhook');
+        // A change the seller says it finished is read back, as a polled one is.
+        const outcome =
+          task.operation && !isUnknown(verified.outcome) && verified.outcome.kind === 'applied'
+            ? await readBackTaskAnswer(connection, db, { bookingId: task.booking_id, ...task.operation }, verified.outcome)
+            : verified.outcome;
+        const settled = await settlePendingTask(db, ids, outcome, 'webhook');
         log.info({ adapterKey: params.key, taskId: task.task_id, result: settled }, 'seller webhook applied');
         const result = settled === 'already-settled' ? 'already-settled' : settled === 'pending' ? 'still-pending' : 'settled';
         return { status: 200, body: { result } };

@@ -251,7 +251,14 @@ describe('an in-flight change the seller is still working on', () => {
       expect(res.status).toBe(200);
       return ((await res.json()) as { result: string }).result;
     };
+    // The seller carries the change out, then pushes its task's completion.
+    seller.finish(task.task_id);
+    await until('the seller pauses the buy', async () => seller.buys.get(r.mediaBuyId)!.packages[0]!.paused);
     expect(await deliver()).toBe('settled');
+    // Read back as a polled answer is: the seller shows the buy paused.
+    const attempt = await env.db('supplier_attempts').where({ id: task.attempt_id }).first();
+    expect(attempt).toMatchObject({ status: 'applied' });
+    expect(attempt.detail).toMatchObject({ kind: 'applied', detail: { readBack: { status: 'paused', paused: true }, drift: [] } });
     expect(await lineRow(r.lineId)).toMatchObject({ status: 'stopped', operation_id: null });
     expect(await env.db('line_operations').where({ id: task.operation_id }).first()).toMatchObject({
       status: 'applied',

@@ -8,7 +8,8 @@ import { productRef, startTestSeller, type TestSeller } from '../support/adcp-te
 import { AdcpSellerConnection } from '../../shared/adapters/adcp/connection';
 import { UnknownOutcome, type LineAtSupplier } from '../../shared/adapters/adapter';
 import type { TaskResult } from '@adcp/sdk';
-import { adcpOperations, driftOf } from '../../workers/adapters/adcp/in-flight';
+import { adcpOperations } from '../../workers/adapters/adcp/in-flight';
+import { driftOf } from '../../shared/adapters/adcp/read-back';
 import { adcpReporter } from '../../workers/adapters/adcp/delivery';
 import { parseAdcpReference } from '../../shared/adapters/adcp/outcomes';
 import type { RunningWorkers } from '../../workers/main';

@@ -9,21 +9,13 @@ import type {
   SupplierAdapter,
 } from '../../../shared/adapters/adapter';
 import { UnknownOutcome } from '../../../shared/adapters/adapter';
-import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/credentials';
+import type { SellerAccount } from '../../../shared/adapters/credentials';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
 import { SellerUnreachable, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
 import { parseAdcpReference, updateErrors, updateTaskVerdict } from '../../../shared/adapters/adcp/outcomes';
+import { appliedAfterReadBack, lineAccount, readBackTaskAnswer, sentAs, type Operation } from '../../../shared/adapters/adcp/read-back';
 import type { PushNotificationConfig } from '../../../shared/adapters/adcp/webhook-auth';
 import { taskReport, type BookingDeps } from './book';
-
-type Operation = 'pause' | 'resume' | 'stop' | 'change-budget';
-
-/** What the seller shows of a package after a change: compared with what was asked. */
-interface ReadBack {
-  status: string | null;
-  paused: boolean | null;
-  budget: number | null;
-}
 
 const endTimeOf = (date: string) => {
   const end = new Date(`${date}T00:00:00Z`);
@@ -66,98 +58,6 @@ export function updateRequest(
   }
 }
 
-/** Where the seller's read-back differs from what the change asked for; empty when it agrees. */
-export function driftOf(op: Operation | 'pause-for-stop', request: LineOperationRequest | BudgetChangeRequest, seen: ReadBack): string[] {
-  const drift: string[] = [];
-  if ((op === 'pause' || op === 'pause-for-stop') && seen.paused !== true && seen.status !== 'paused')
-    drift.push(`asked to pause; the seller shows ${seen.status ?? 'no status'}`);
-  if (op === 'resume' && (seen.paused === true || seen.status === 'paused'))
-    drift.push('asked to resume; the seller still shows it paused');
-  if (op === 'stop' && seen.status !== 'canceled' && seen.status !== 'completed')
-    drift.push(`asked to stop; the seller shows ${seen.status ?? 'no status'}`);
-  if (op === 'change-budget') {
-    const wanted = (request as BudgetChangeRequest).newBudgetMinor / 100;
-    if (seen.budget !== wanted) drift.push(`asked for a budget of ${wanted}; the seller shows ${seen.budget ?? 'none'}`);
-  }
-  return drift;
-}
-
-async function lineAccount(ctx: AdapterContext, adapterKey: string, bookingId: string): Promise<SellerAccount | null> {
-  const row = (await ctx.db('bookings').where({ id: bookingId }).first('advertiser_id')) as { advertiser_id: string } | undefined;
-  return row ? sellerAccountOf(ctx.db, adapterKey, row.advertiser_id) : null;
-}
-
-interface PackageStatus {
-  package_id?: string;
-  budget?: number;
-  paused?: boolean;
-  status?: string;
-}
-
-/** Reads the buy back (get_media_buys): the line's package as the seller now shows it. */
-async function readBack(
-  connection: AdcpSellerConnection,
-  account: SellerAccount,
-  mode: 'sandbox' | 'live',
-  mediaBuyId: string,
-  packageId: string | null,
-  signal?: AbortSignal,
-): Promise<ReadBack> {
-  const result = await connection.call(
-    (c) => c.getMediaBuys({ account: accountRef(account, mode), media_buy_ids: [mediaBuyId] } as never),
-    { signal },
-  );
-  if (result.status !== 'completed') throw new Error(`get_media_buys answered ${result.status}`);
-  const buy = (
-    result.data as { media_buys?: Array<{ media_buy_id: string; status?: string; packages?: PackageStatus[] }> }
-  ).media_buys?.find((b) => b.media_buy_id === mediaBuyId);
-  const pkg = buy?.packages?.find((p) => p.package_id === packageId) ?? buy?.packages?.[0];
-  return {
-    status: buy?.status ?? null,
-    paused: typeof pkg?.paused === 'boolean' ? pkg.paused : null,
-    budget: typeof pkg?.budget === 'number' ? pkg.budget : null,
-  };
-}
-
-/** What is sent for an operation: a stop is sent as a pause to a seller that does not carry out cancels (Prebid's Sales Agent). */
-const sentAs = (connection: AdcpSellerConnection, asked: Operation) =>
-  asked === 'stop' && !connection.seller.honoursCancel ? ('pause-for-stop' as const) : asked;
-
-/**
- * A change the seller says it carried out (at once, or when its task completed): the buy is read
- * back and any difference from what was asked is kept with the outcome as drift, for a person to
- * look at, with what a person must still do at the seller.
- */
-async function appliedAfterReadBack(
-  connection: AdcpSellerConnection,
-  asked: Operation,
-  request: LineOperationRequest | BudgetChangeRequest,
-  account: SellerAccount,
-  signal?: AbortSignal,
-): Promise<Extract<LineOperationOutcome, { kind: 'applied' }>> {
-  const op = sentAs(connection, asked);
-  const { mediaBuyId, packageId } = parseAdcpReference(request.providerReference!);
-  let drift: string[];
-  let seen: ReadBack | null = null;
-  try {
-    seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId, signal);
-    drift = driftOf(op, request, seen);
-  } catch (err) {
-    drift = [`the buy could not be read back: ${(err as Error).message}`];
-  }
-  const followUp =
-    op === 'pause-for-stop'
-      ? `${connection.adapterKey} does not carry out cancels: the buy is paused there. End media buy ${mediaBuyId} at the seller by hand.`
-      : asked === 'change-budget' && !connection.seller.appliesFlightChanges
-        ? `${connection.adapterKey} records budget and end-date changes without applying them to its ad server: make the change there by hand.`
-        : null;
-  return {
-    kind: 'applied',
-    providerReference: request.providerReference,
-    detail: { readBack: seen, drift, ...(followUp ? { followUp } : {}) },
-  };
-}
-
 /**
  * Pause, resume, stop and budget changes as update_media_buy on the line's own buy, keyed by the
  * operation's attempt id; then the buy is read back (appliedAfterReadBack). A seller still working
@@ -169,7 +69,7 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
   const op = sentAs(connection, asked);
   return async (request: LineOperationRequest | BudgetChangeRequest, ctx: AdapterContext): Promise<LineOperationOutcome> => {
     if (!request.providerReference) return { kind: 'refused', reason: 'The line has no media buy at the seller; nothing was sent.' };
-    const account = await lineAccount(ctx, connection.adapterKey, request.bookingId);
+    const account = await lineAccount(ctx.db, connection.adapterKey, request.bookingId);
     if (!account)
       return { kind: 'refused', reason: `The workspace has no approved account on ${connection.adapterKey}; nothing was sent.` };
     const { mediaBuyId, packageId } = parseAdcpReference(request.providerReference);
@@ -216,11 +116,7 @@ export function adcpOperationTaskPoll(connection: AdcpSellerConnection) {
     const info = await taskReport(connection, task.taskId);
     const outcome = updateTaskVerdict(info);
     if (!outcome) throw new UnknownOutcome(`The seller reports the ${task.kind}'s task ${task.taskId} as ${info.status}.`);
-    if (outcome.kind !== 'applied') return outcome;
-    const account = await lineAccount(ctx, connection.adapterKey, task.bookingId);
-    // The account was there when the change was sent; without it now, the buy cannot be read back.
-    if (!account) return { kind: 'applied', providerReference: task.request.providerReference, detail: { readBack: null, drift: [] } };
-    return appliedAfterReadBack(connection, task.kind, task.request, account);
+    return readBackTaskAnswer(connection, ctx.db, task, outcome);
   };
 }
 

@@ -10,9 +10,11 @@ import { UnknownOutcome } from '../../../shared/adapters/adapter';
 import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/credentials';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
 import { SellerUnreachable, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
-import { parseAdcpReference } from '../../../shared/adapters/adcp/outcomes';
+import { failedVerdict, parseAdcpReference, type AnswerVerdict } from '../../../shared/adapters/adcp/outcomes';
+import { RESEND_DELAYS_MS, sendChange, waitToResend } from './resend';
 
 type Operation = 'pause' | 'resume' | 'stop' | 'change-budget';
+type Refused = Extract<LineOperationOutcome, { kind: 'refused' }>;
 
 /** What the seller shows of a package after a change: compared with what was asked. */
 interface ReadBack {
@@ -125,19 +127,21 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
     const { mediaBuyId, packageId } = parseAdcpReference(request.providerReference);
     if (op === 'change-budget' && !packageId)
       return { kind: 'refused', reason: 'The line names no package at the seller; nothing was sent.' };
-    let result: TaskResult<unknown>;
+    let result: TaskResult<unknown> | Refused;
     try {
-      result = (await connection.call((c) => c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId) as never), {
-        signal: ctx.cut,
-      })) as TaskResult<unknown>;
+      result = await sendChange(
+        connection,
+        ctx,
+        (c) => c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId) as never),
+        (answer): AnswerVerdict<TaskResult<unknown> | Refused> =>
+          answer.status === 'failed' ? failedVerdict(answer, (reason) => ({ kind: 'refused', reason })) : { kind: 'outcome', outcome: answer },
+      );
     } catch (err) {
       if (err instanceof SellerUnreachable) return { kind: 'refused', reason: err.message };
-      throw new UnknownOutcome(`The seller's answer to the ${asked} was lost: ${(err as Error).message}`);
+      if (err instanceof UnknownOutcome) throw new UnknownOutcome(`The ${asked}: ${err.message}`);
+      throw err;
     }
-    if (result.status === 'failed') {
-      if (!result.adcpError) throw new UnknownOutcome(`The seller's answer to the ${asked} was lost: ${result.error}`);
-      return { kind: 'refused', reason: `${result.adcpError.code}: ${result.adcpError.message}` };
-    }
+    if ('kind' in result) return result;
     if (result.status !== 'completed') {
       // AdCP's update_media_buy answers success or error only; a seller still working on it (or
       // asking for input) is off the protocol's path, with no task we could follow. Whether the
@@ -149,14 +153,20 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
     }
     const errors = (result.data as { errors?: Array<{ code?: string; message?: string }> }).errors;
     if (errors?.length) return { kind: 'refused', reason: errors.map((e) => `${e.code}: ${e.message}`).join('; ') };
-    let drift: string[];
+    // A read changes nothing, so it is asked again once; one that still fails is no evidence either
+    // way (it is kept as such), and the change is proven by delivery alone.
     let seen: ReadBack | null = null;
-    try {
-      seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId, ctx.cut);
-      drift = driftOf(op, request, seen);
-    } catch (err) {
-      drift = [`the buy could not be read back: ${(err as Error).message}`];
+    let readBackError: string | null = null;
+    for (const delay of [0, RESEND_DELAYS_MS[1]!]) {
+      if (delay && !(await waitToResend(delay, ctx.signal))) break;
+      try {
+        seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId, ctx.cut);
+        break;
+      } catch (err) {
+        readBackError = `the buy could not be read back: ${(err as Error).message}`;
+      }
     }
+    const drift = seen ? driftOf(op, request, seen) : [];
     const followUp =
       op === 'pause-for-stop'
         ? `${connection.adapterKey} does not carry out cancels: the buy is paused there. End media buy ${mediaBuyId} at the seller by hand.`
@@ -166,7 +176,7 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
     return {
       kind: 'applied',
       providerReference: request.providerReference,
-      detail: { readBack: seen, drift, ...(followUp ? { followUp } : {}) },
+      detail: { readBack: seen, drift, ...(seen ? {} : { readBackError }), ...(followUp ? { followUp } : {}) },
     };
   };
 }

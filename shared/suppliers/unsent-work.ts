@@ -30,7 +30,10 @@ export const queuedRows = (
   job: { jobName: string; queues: readonly string[]; idOf: UnsentWork['idOf']; message: UnsentWork['message'] },
 ): UnsentWork => ({
   ...job,
-  unsent: (db) => db(table).where('status', 'queued').select('id', ...columns),
+  unsent: (db) =>
+    db(table)
+      .where('status', 'queued')
+      .select('id', ...columns),
   idColumn: 'id',
   sinceColumn: 'created_at',
 });

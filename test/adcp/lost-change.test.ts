@@ -62,7 +62,8 @@ async function changeWithLostAnswer(org: string, adapterKey: string, control: 'p
   });
 }
 
-const sentArguments = (seen: Seen) => seen.map((s) => JSON.stringify((JSON.parse(s.request) as { params: { arguments: unknown } }).params.arguments));
+const sentArguments = (seen: Seen) =>
+  seen.map((s) => JSON.stringify((JSON.parse(s.request) as { params: { arguments: unknown } }).params.arguments));
 
 test('a pause whose answer is lost is sent again with the same key and body: the seller replays its answer, the buy is paused once, and so is the line', async () => {
   const line = await changeWithLostAnswer('org-lc1', 'adcp-ctl', 'pause', (l) => l.status === 'stopped' && l.pendingOperation === null);

@@ -134,7 +134,9 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
         ctx,
         (c) => c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId) as never),
         (answer): AnswerVerdict<TaskResult<unknown> | Refused> =>
-          answer.status === 'failed' ? failedVerdict(answer, (reason) => ({ kind: 'refused', reason })) : { kind: 'outcome', outcome: answer },
+          answer.status === 'failed'
+            ? failedVerdict(answer, (reason) => ({ kind: 'refused', reason }))
+            : { kind: 'outcome', outcome: answer },
       );
     } catch (err) {
       if (err instanceof SellerUnreachable) return { kind: 'refused', reason: err.message };

@@ -1,8 +1,9 @@
 import { sellersAt } from '../support/adcp-env';
-import http from 'node:http';
+import type http from 'node:http';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { type BookingBody } from '../support/bookings';
 import { until } from '../support/wait';
+import { closeProxies, lossyProxy, type Seen } from '../support/lossy-proxy';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { capabilitiesOf } from '../../shared/adapters/adcp/connection';
@@ -15,55 +16,15 @@ const proxies: http.Server[] = [];
 let env: TestEnv;
 let api: TestApi;
 let workers: RunningWorkers;
-/** What a seller answered to each create_media_buy a proxy passed on, and whether the buyer got it. */
-type Seen = Array<{ request: string; answer: string; delivered: boolean }>;
 const creates: Seen = [];
 const forgetfulCreates: Seen = [];
 const allLostCreates: Seen = [];
 
-/**
- * Between Flightdeck and a seller: passes everything on, but the seller's answer to the first
- * `lose` create_media_buy requests never reaches Flightdeck (the connection is cut after the
- * seller acted). Every create it sees is recorded in `seen`.
- */
-async function lossyProxy(target: string, seen: Seen, lose: number): Promise<string> {
-  const proxy = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) {
-        if (typeof v === 'string' && !['host', 'content-length', 'connection'].includes(k)) headers.set(k, v);
-      }
-      void (async () => {
-        const upstream = await fetch(`${target}${req.url}`, {
-          method: req.method,
-          headers,
-          ...(body.length ? { body } : {}),
-        });
-        const answer = Buffer.from(await upstream.arrayBuffer());
-        const isCreate = body.toString().includes('"create_media_buy"');
-        if (isCreate) {
-          const delivered = seen.length >= lose;
-          seen.push({ request: body.toString(), answer: answer.toString(), delivered });
-          if (!delivered) {
-            req.socket.destroy();
-            return;
-          }
-        }
-        const out: Record<string, string> = {};
-        upstream.headers.forEach((v, k) => {
-          if (!['content-encoding', 'transfer-encoding', 'content-length', 'connection'].includes(k)) out[k] = v;
-        });
-        res.writeHead(upstream.status, out);
-        res.end(answer);
-      })().catch(() => req.socket.destroy());
-    });
-  });
-  proxies.push(proxy);
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  return `http://127.0.0.1:${(proxy.address() as { port: number }).port}/mcp`;
+/** A lossy proxy to `target` losing the first `lose` create_media_buy answers, closed with the file. */
+async function lossy(target: string, seen: Seen, lose: number): Promise<string> {
+  const { url, server } = await lossyProxy(target, seen, lose);
+  proxies.push(server);
+  return url;
 }
 
 beforeAll(async () => {
@@ -71,9 +32,9 @@ beforeAll(async () => {
   forgetful = await startTestSeller({ idempotent: false });
   env = await createTestEnv();
   const sellers = sellersAt({
-    ctl: await lossyProxy(new URL(seller.agentUrl).origin, creates, 1),
-    spot: await lossyProxy(new URL(forgetful.agentUrl).origin, forgetfulCreates, 1),
-    acme: await lossyProxy(new URL(seller.agentUrl).origin, allLostCreates, Infinity),
+    ctl: await lossy(new URL(seller.agentUrl).origin, creates, 1),
+    spot: await lossy(new URL(forgetful.agentUrl).origin, forgetfulCreates, 1),
+    acme: await lossy(new URL(seller.agentUrl).origin, allLostCreates, Infinity),
   });
   api = await env.api({ ADCP_SELLERS: sellers });
   workers = await env.workers({ ADCP_SELLERS: sellers, WORKER_QUEUES: 'supplier.adcp-ctl,supplier.adcp-spot,supplier.adcp-acme' });
@@ -81,10 +42,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await workers?.close();
   await env?.close();
-  for (const proxy of proxies) {
-    proxy.closeAllConnections();
-    proxy.close();
-  }
+  closeProxies(proxies);
   await seller?.stop();
   await forgetful?.stop();
 });

@@ -51,14 +51,28 @@ export function inputRequiredSteps(message: string | undefined, taskId: string |
 }
 
 /** What to do with an answer: an outcome, or send the same request again with the same key. */
-export type AnswerVerdict =
-  | { kind: 'outcome'; outcome: TaskOutcome }
+export type AnswerVerdict<O = TaskOutcome> =
+  | { kind: 'outcome'; outcome: O }
   /** The seller said it did nothing for now: resend; if resending is over, its answer is a refusal. */
-  | { kind: 'resend'; why: string; refusal: TaskOutcome | null }
+  | { kind: 'resend'; why: string; refusal: O | null }
   | { kind: 'unknown'; why: string };
 
 /** Error codes by which the seller says it did nothing and the same request may come again. */
 const RESEND_CODES = new Set(['IDEMPOTENCY_IN_FLIGHT', 'RATE_LIMITED', 'SERVICE_UNAVAILABLE']);
+
+/** The verdict on a failed answer to a change (create_media_buy, update_media_buy); `refuse` words the tool's refusal. */
+export function failedVerdict<O>(result: TaskResult<unknown>, refuse: (reason: string) => O): AnswerVerdict<O> {
+  const code = result.adcpError?.code;
+  // A transport failure carries no AdCP error: the seller may or may not have acted.
+  if (!code) return { kind: 'unknown', why: `The seller's answer was lost: ${result.error}` };
+  const refusal = refuse(`${code}: ${result.adcpError?.message ?? result.error}`);
+  // Still running under this key: the outcome is the first request's, unknown until a resend replays it.
+  if (code === 'IDEMPOTENCY_IN_FLIGHT') return { kind: 'resend', why: code, refusal: null };
+  if (RESEND_CODES.has(code) || result.adcpError?.recovery === 'transient') return { kind: 'resend', why: code, refusal };
+  // Our own key reused with another body: never expected (bodies are built from the attempt). A person looks.
+  if (code === 'IDEMPOTENCY_CONFLICT') return { kind: 'unknown', why: 'The seller holds another request under this attempt id.' };
+  return { kind: 'outcome', outcome: refusal };
+}
 
 /** The verdict on one create_media_buy answer. */
 export function verdictOf(result: TaskResult<unknown>): AnswerVerdict {
@@ -79,18 +93,8 @@ export function verdictOf(result: TaskResult<unknown>): AnswerVerdict {
           steps: inputRequiredSteps(result.metadata.inputRequest?.question, result.metadata.serverTaskId ?? result.metadata.taskId),
         },
       };
-    case 'failed': {
-      const code = result.adcpError?.code;
-      // A transport failure carries no AdCP error: the seller may or may not have acted.
-      if (!code) return { kind: 'unknown', why: `The seller's answer was lost: ${result.error}` };
-      const refusal: TaskOutcome = { kind: 'rejected', reason: `${code}: ${result.adcpError?.message ?? result.error}` };
-      // Still running under this key: the outcome is the first request's, unknown until a resend replays it.
-      if (code === 'IDEMPOTENCY_IN_FLIGHT') return { kind: 'resend', why: code, refusal: null };
-      if (RESEND_CODES.has(code) || result.adcpError?.recovery === 'transient') return { kind: 'resend', why: code, refusal };
-      // Our own key reused with another body: never expected (bodies are built from the attempt). A person looks.
-      if (code === 'IDEMPOTENCY_CONFLICT') return { kind: 'unknown', why: 'The seller holds another request under this attempt id.' };
-      return { kind: 'outcome', outcome: refusal };
-    }
+    case 'failed':
+      return failedVerdict(result, (reason): TaskOutcome => ({ kind: 'rejected', reason }));
     default:
       return { kind: 'unknown', why: `The seller answered ${result.status}.` };
   }
@@ -155,11 +159,11 @@ export function updateTaskVerdict(info: TaskReport): OperationTaskOutcome | null
 }
 
 /**
- * When sending the same create_media_buy again, with the same idempotency_key and the same body,
- * is safe (docs/adcp.md, "Resending"): the seller declares idempotency supported, and the first
- * send is younger than its declared replay window, less a minute's margin for clocks. Inside the
+ * When sending the same change (create_media_buy, update_media_buy) again, with the same
+ * idempotency_key and the same body, is safe (docs/adcp.md, "Resending"): the seller declares
+ * idempotency supported, and the first send is younger than its declared replay window, less a minute's margin for clocks. Inside the
  * window the seller answers a resend with the first request's result (or IDEMPOTENCY_IN_FLIGHT
- * while it still runs), so a resend can never buy twice. Outside it, or without a declaration,
+ * while it still runs), so a resend can never act twice. Outside it, or without a declaration,
  * nothing is resent: the line goes to reconciliation. A new key is never used for the same line.
  */
 export function resendAllowed(caps: AdcpCapabilities | null, firstSentAt: number, now = Date.now()): boolean {

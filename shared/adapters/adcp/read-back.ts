@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
-import type { BudgetChangeRequest, LineOperationOutcome, LineOperationRequest, OperationTaskOutcome } from '../adapter';
+import type { AdapterContext, BudgetChangeRequest, LineOperationOutcome, LineOperationRequest, OperationTaskOutcome } from '../adapter';
 import { sellerAccountOf, type SellerAccount } from '../credentials';
 import { accountRef } from './account-ref';
 import type { AdcpSellerConnection } from './connection';
 import { parseAdcpReference } from './outcomes';
+import { RESEND_DELAYS_MS, waitToResend } from './resend-waits';
 
 /**
  * What a change the seller says it carried out looks like at the seller: the buy read back
@@ -82,25 +83,31 @@ export const sentAs = (connection: AdcpSellerConnection, asked: Operation) =>
 /**
  * A change the seller says it carried out (at once, or when its task completed): the buy is read
  * back and any difference from what was asked is kept with the outcome as drift, for a person to
- * look at, with what a person must still do at the seller.
+ * look at, with what a person must still do at the seller. A read changes nothing, so it is asked
+ * again once; one that still fails is no evidence either way (it is kept as such), and the change
+ * is proven by delivery alone.
  */
 export async function appliedAfterReadBack(
   connection: AdcpSellerConnection,
   asked: Operation,
   request: LineOperationRequest | BudgetChangeRequest,
   account: SellerAccount,
-  signal?: AbortSignal,
+  time: Pick<AdapterContext, 'signal' | 'cut'> = {},
 ): Promise<Extract<LineOperationOutcome, { kind: 'applied' }>> {
   const op = sentAs(connection, asked);
   const { mediaBuyId, packageId } = parseAdcpReference(request.providerReference!);
-  let drift: string[];
   let seen: ReadBack | null = null;
-  try {
-    seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId, signal);
-    drift = driftOf(op, request, seen);
-  } catch (err) {
-    drift = [`the buy could not be read back: ${(err as Error).message}`];
+  let readBackError: string | null = null;
+  for (const delay of [0, RESEND_DELAYS_MS[1]!]) {
+    if (delay && !(await waitToResend(delay, time.signal))) break;
+    try {
+      seen = await readBack(connection, account, request.executionMode, mediaBuyId, packageId, time.cut);
+      break;
+    } catch (err) {
+      readBackError = `the buy could not be read back: ${(err as Error).message}`;
+    }
   }
+  const drift = seen ? driftOf(op, request, seen) : [];
   const followUp =
     op === 'pause-for-stop'
       ? `${connection.adapterKey} does not carry out cancels: the buy is paused there. End media buy ${mediaBuyId} at the seller by hand.`
@@ -110,7 +117,7 @@ export async function appliedAfterReadBack(
   return {
     kind: 'applied',
     providerReference: request.providerReference,
-    detail: { readBack: seen, drift, ...(followUp ? { followUp } : {}) },
+    detail: { readBack: seen, drift, ...(seen ? {} : { readBackError }), ...(followUp ? { followUp } : {}) },
   };
 }
 
@@ -126,7 +133,10 @@ export async function readBackTaskAnswer(
 ): Promise<OperationTaskOutcome> {
   if (outcome.kind !== 'applied') return outcome;
   const account = await lineAccount(db, connection.adapterKey, task.bookingId);
-  // The account was there when the change was sent; without it now, the buy cannot be read back.
-  if (!account) return { kind: 'applied', providerReference: task.request.providerReference, detail: { readBack: null, drift: [] } };
+  // The account was there when the change was sent; without it now, the buy cannot be read back: no evidence either way.
+  if (!account) {
+    const readBackError = `the buy could not be read back: the workspace has no approved account on ${connection.adapterKey} now`;
+    return { kind: 'applied', providerReference: task.request.providerReference, detail: { readBack: null, drift: [], readBackError } };
+  }
   return appliedAfterReadBack(connection, task.kind, task.request, account);
 }

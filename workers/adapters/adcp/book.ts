@@ -1,17 +1,14 @@
-import type { TaskResult } from '@adcp/sdk';
 import { adcpSdk } from '../../../shared/adapters/adcp/sdk';
 import type { AdapterContext, BookingOutcome, BookingRequest, PendingTask, TaskOutcome } from '../../../shared/adapters/adapter';
 import { UnknownOutcome } from '../../../shared/adapters/adapter';
 import { sellerAccountOf, type SellerAccount } from '../../../shared/adapters/credentials';
-import { SellerUnreachable, type AdcpCapabilities, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
-import { resendAllowed, taskVerdict, verdictOf, type TaskReport } from '../../../shared/adapters/adcp/outcomes';
+import { SellerUnreachable, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
+import { taskVerdict, verdictOf, type TaskReport } from '../../../shared/adapters/adcp/outcomes';
+import { RESEND_DELAYS_MS, sendChange, waitToResend } from './resend';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
 import type { PushNotificationConfig } from '../../../shared/adapters/adcp/webhook-auth';
 import { AccountNotReady, accountNames, keepAccountName } from '../../../shared/adapters/adcp/accounts';
 import { BOOKING_CURRENCY, PriceNotListed, pricingOptionCurrency } from '../../../shared/adapters/adcp/products';
-
-/** How long to wait before sending the same request again: the seller is busy, or was not reached. */
-const RESEND_DELAYS_MS = [250, 1_000, 2_000];
 
 export interface BookingDeps {
   /** How the seller may push the outcome of a booking or change it finishes later (its push_notification_config); none means polling only. */
@@ -44,15 +41,6 @@ export function mediaBuyRequest(request: BookingRequest, account: SellerAccount,
     ...(push ? { push_notification_config: push } : {}),
   };
 }
-
-/** Waits before a resend; false when the call's time ran out meanwhile (nothing more may be sent). */
-const waitToResend = (ms: number, signal?: AbortSignal) =>
-  new Promise<boolean>((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const timer = setTimeout(() => (signal?.removeEventListener('abort', stop), resolve(true)), ms);
-    const stop = () => (clearTimeout(timer), resolve(false));
-    signal?.addEventListener('abort', stop, { once: true });
-  });
 
 async function advertiserOf(ctx: AdapterContext, bookingId: string): Promise<string | null> {
   const row = (await ctx.db('bookings').where({ id: bookingId }).first('advertiser_id')) as { advertiser_id: string } | undefined;
@@ -102,8 +90,8 @@ async function currencyCheck(
 /**
  * Books one line as one media buy. Refuses, before anything is sent, a line whose mode is not the
  * seller's (a sandbox booking never reaches a live seller, nor the reverse), a line naming no
- * product, a workspace without an account on the seller, and a price not in pounds. Sends the same body under the same
- * key again only where `resendAllowed` says the seller's replay window covers it.
+ * product, a workspace without an account on the seller, and a price not in pounds. Sends the
+ * same body under the same key again only as the resend rule says (sendChange).
  */
 export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {}) {
   return async (request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome> => {
@@ -132,37 +120,13 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
     if ('refusal' in checked) return { kind: 'rejected', reason: checked.refusal };
     const { account } = checked;
     await keepAccountName(ctx.db, connection.adapterKey, advertiserId, recorded, account);
-    const caps = await connection.capabilities().catch((): AdcpCapabilities | null => null);
     const body = mediaBuyRequest(request, account, (await deps.pushNotification?.(ctx)) ?? null);
-    let firstSentAt: number | null = null;
-    for (let attempt = 0; ; attempt++) {
-      const delay = RESEND_DELAYS_MS[attempt];
-      let why: string;
-      const sentAt = Date.now();
-      try {
-        if (ctx.signal?.aborted)
-          throw new UnknownOutcome(`The booking's time ran out before it could be sent again (sent ${attempt} times).`);
-        const result = (await connection.call((c) => c.createMediaBuy(body as never), { signal: ctx.cut })) as TaskResult<unknown>;
-        firstSentAt ??= sentAt;
-        const verdict = verdictOf(result);
-        if (verdict.kind === 'outcome') return verdict.outcome as BookingOutcome;
-        // The seller said it did nothing (busy, unavailable): once resending is over, that is its answer.
-        if (verdict.kind === 'resend' && verdict.refusal && delay === undefined) return verdict.refusal as BookingOutcome;
-        why = verdict.why;
-      } catch (err) {
-        if (err instanceof UnknownOutcome) throw err;
-        if (err instanceof SellerUnreachable) {
-          // Nothing reached the seller: sending again is safe whatever its replay window.
-          if (delay === undefined || !(await waitToResend(delay, ctx.signal)))
-            throw new UnknownOutcome(`${err.message} (tried ${attempt + 1} times)`);
-          continue;
-        }
-        firstSentAt ??= sentAt;
-        why = `The seller's answer was lost: ${(err as Error).message}`;
-      }
-      if (delay === undefined || !resendAllowed(caps, firstSentAt ?? sentAt) || !(await waitToResend(delay, ctx.signal))) {
-        throw new UnknownOutcome(why);
-      }
+    try {
+      return await sendChange(connection, ctx, (c) => c.createMediaBuy(body as never), verdictOf);
+    } catch (err) {
+      // Never reached, however often tried: still a booking the line cannot count on; a person looks.
+      if (err instanceof SellerUnreachable) throw new UnknownOutcome(err.message);
+      throw err;
     }
   };
 }

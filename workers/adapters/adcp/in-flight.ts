@@ -12,10 +12,19 @@ import { UnknownOutcome } from '../../../shared/adapters/adapter';
 import type { SellerAccount } from '../../../shared/adapters/credentials';
 import { accountRef } from '../../../shared/adapters/adcp/account-ref';
 import { SellerUnreachable, type AdcpSellerConnection } from '../../../shared/adapters/adcp/connection';
-import { parseAdcpReference, updateErrors, updateTaskVerdict } from '../../../shared/adapters/adcp/outcomes';
+import {
+  failedVerdict,
+  parseAdcpReference,
+  updateErrors,
+  updateTaskVerdict,
+  type AnswerVerdict,
+} from '../../../shared/adapters/adcp/outcomes';
 import { appliedAfterReadBack, lineAccount, readBackTaskAnswer, sentAs, type Operation } from '../../../shared/adapters/adcp/read-back';
 import type { PushNotificationConfig } from '../../../shared/adapters/adcp/webhook-auth';
 import { taskReport, type BookingDeps } from './book';
+import { sendChange } from './resend';
+
+type Refused = Extract<LineOperationOutcome, { kind: 'refused' }>;
 
 const endTimeOf = (date: string) => {
   const end = new Date(`${date}T00:00:00Z`);
@@ -60,8 +69,9 @@ export function updateRequest(
 
 /**
  * Pause, resume, stop and budget changes as update_media_buy on the line's own buy, keyed by the
- * operation's attempt id; then the buy is read back (appliedAfterReadBack). A seller still working
- * on the change answers with its task, followed until it finishes (adcpOperationTaskPoll).
+ * operation's attempt id and sent again only as the resend rule says; then the buy is read back
+ * (appliedAfterReadBack). A seller still working on the change answers with its task, followed
+ * until it finishes (adcpOperationTaskPoll).
  */
 export function adcpOperation(connection: AdcpSellerConnection, asked: Operation, deps: BookingDeps = {}) {
   // A seller that does not carry out cancels (Prebid's Sales Agent) is asked to pause instead: a
@@ -76,19 +86,23 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
     if (op === 'change-budget' && !packageId)
       return { kind: 'refused', reason: 'The line names no package at the seller; nothing was sent.' };
     const push = (await deps.pushNotification?.(ctx)) ?? null;
-    let result: TaskResult<unknown>;
+    let result: TaskResult<unknown> | Refused;
     try {
-      result = (await connection.call((c) => c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId, push) as never), {
-        signal: ctx.cut,
-      })) as TaskResult<unknown>;
+      result = await sendChange(
+        connection,
+        ctx,
+        (c) => c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId, push) as never),
+        (answer): AnswerVerdict<TaskResult<unknown> | Refused> =>
+          answer.status === 'failed'
+            ? failedVerdict(answer, (reason) => ({ kind: 'refused', reason }))
+            : { kind: 'outcome', outcome: answer },
+      );
     } catch (err) {
       if (err instanceof SellerUnreachable) return { kind: 'refused', reason: err.message };
-      throw new UnknownOutcome(`The seller's answer to the ${asked} was lost: ${(err as Error).message}`);
+      if (err instanceof UnknownOutcome) throw new UnknownOutcome(`The ${asked}: ${err.message}`);
+      throw err;
     }
-    if (result.status === 'failed') {
-      if (!result.adcpError) throw new UnknownOutcome(`The seller's answer to the ${asked} was lost: ${result.error}`);
-      return { kind: 'refused', reason: `${result.adcpError.code}: ${result.adcpError.message}` };
-    }
+    if ('kind' in result) return result;
     if (result.status !== 'completed') {
       // Still working on it, under a task of its own: followed like a booking's task. Without a
       // task id (or asking for input) there is nothing to follow, and whether the change will
@@ -102,7 +116,7 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
     }
     const errors = updateErrors(result.data);
     if (errors) return { kind: 'refused', reason: errors };
-    return appliedAfterReadBack(connection, asked, request, account, ctx.cut);
+    return appliedAfterReadBack(connection, asked, request, account, ctx);
   };
 }
 

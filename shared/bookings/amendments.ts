@@ -8,15 +8,14 @@ import { findCampaign } from '../campaigns/campaign-store';
 import { dateOnly } from '../dates';
 import { toMinor } from '../db/knex';
 import { badRequest, conflict, notFound, unprocessable } from '../errors';
-import { outboxInsert } from '../outbox/outbox';
-import { lineOperationMessage, type JobMessage } from '../queues/jobs';
+import type { JobMessage } from '../queues/jobs';
 import { DateTimeSchema } from '../wire';
 import { AMENDMENT_STATUSES } from './amendment-status';
 import { lineSpentMinor, reserveBudgetIncrease } from './booking-money';
 import type { LineRow } from './booking-store';
 import { openBookingOf } from './campaign-control';
-import { lineOperationInsert, LineOperationSchema, lineOperationView, type LineOperationRow } from './line-operation-store';
-import { changeLine, lockLine } from './line-transitions';
+import { LineOperationSchema, lineOperationView, type LineOperationRow } from './line-operation-store';
+import { requestOperations } from './lines/request';
 import { assertWithinCommitment } from './commitment-limit';
 import { figuresAsOf, spendFigures, type SpendFigures } from './spend-figures';
 
@@ -217,53 +216,22 @@ export async function amendCampaign(
       })
       .returning('*')) as AmendmentRow[];
 
-    const queued: JobMessage[] = [];
-    for (const [i, { line, budgetMinor }] of changes.entries()) {
-      const operationId = randomUUID();
-      await lineOperationInsert(trx, {
-        id: operationId,
-        advertiser_id: p.advertiserId,
-        booking_id: bookingId,
-        line_id: line.id,
-        kind: 'change-budget',
-        from_status: line.status,
-        amendment_id: amendmentId,
-        note: body.note,
-        requestedBy: actor.actorId,
-        budgetFromMinor: toMinor(line.budget_minor),
-        budgetToMinor: budgetMinor,
-        endDateTo: body.endDate,
-      });
-      if (booking.execution_mode === 'live') {
-        await reserveBudgetIncrease(
-          trx,
-          { id: operationId, advertiserId: p.advertiserId, bookingId, increaseMinor: increases[i]! },
-          actor.actorId,
-        );
+    const requested = await requestOperations(
+      trx,
+      bookingId,
+      changes.map(({ line, budgetMinor }) => {
+        const figures = { budgetFromMinor: toMinor(line.budget_minor), budgetToMinor: budgetMinor, endDateTo: body.endDate };
+        return { line, kind: 'change-budget', amendmentId, note: body.note, ...figures, detail: { amendmentId, ...figures } };
+      }),
+      actor,
+    );
+    if (booking.execution_mode === 'live') {
+      for (const [i, { operationId }] of requested.entries()) {
+        const increaseMinor = increases[i]!;
+        await reserveBudgetIncrease(trx, { id: operationId, advertiserId: p.advertiserId, bookingId, increaseMinor }, actor.actorId);
       }
-      const locked = (await lockLine(trx, bookingId, line.id))!;
-      await changeLine(
-        trx,
-        {
-          bookingId,
-          lineId: line.id,
-          patch: { operation: 'change-budget', operation_id: operationId, workflow_steps: null },
-          actor,
-          action: 'line.budget-change-requested',
-          detail: {
-            operation: 'change-budget',
-            operationId,
-            amendmentId,
-            budgetFromMinor: toMinor(line.budget_minor),
-            budgetToMinor: budgetMinor,
-            ...(body.endDate ? { endDateTo: body.endDate } : {}),
-          },
-        },
-        locked,
-      );
-      queued.push(lineOperationMessage(line.adapter_key, { bookingId, lineId: line.id, operationId }));
     }
-    await outboxInsert(trx, queued);
+    const queued = requested.map((r) => r.message);
     const operations = (await trx('line_operations').where({ amendment_id: amendmentId })) as LineOperationRow[];
     return {
       amendment: amendmentView(

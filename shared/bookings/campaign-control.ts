@@ -10,9 +10,8 @@ import { conflict, notFound } from '../errors';
 import type { JobMessage } from '../queues/jobs';
 import { BookingSchema, type Booking } from './booking-schemas';
 import { findBookingById, type LineRow } from './booking-store';
-import { alreadyDone, controlRefusal, requestControl, type Control } from './line-control';
+import { alreadyDone, controlRefusal, endsAtOnce, requestControl, requestControls, type Control } from './line-control';
 import { lockLine } from './line-transitions';
-import { batchable, requestControls } from './line-control-batch';
 
 export const SkippedLineSchema = z.object({ lineId: z.uuid(), status: z.string(), reason: z.string() }).meta({ id: 'SkippedLine' });
 
@@ -70,15 +69,15 @@ export async function controlCampaign(
         continue;
       }
       requested.push(line.id);
-      if (batchable(line)) {
+      if (!endsAtOnce(line, control)) {
         together.push(line);
         continue;
       }
       const locked = (await lockLine(trx, bookingId, line.id))!;
       queued.push(...(await requestControl(trx, locked, control, actor, { note })).queued);
     }
-    // The running and stopped lines (nearly always all of them) in one statement.
-    queued.push(...(await requestControls(trx, bookingId, together, control, actor, note)));
+    // Every line its supplier is asked of, in one statement.
+    queued.push(...(await requestControls(trx, bookingId, together, control, actor, note)).map((r) => r.message));
     if (!requested.length && !already) {
       throw conflict(
         `No line of the campaign can be ${PAST[control]} now: ${skipped.map((s) => `${s.lineId} (${s.status}): ${s.reason}`).join(' ')}`,

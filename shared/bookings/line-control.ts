@@ -3,13 +3,12 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Actor } from '../auth/actor';
 import { conflict } from '../errors';
-import { lineOperationMessage, type JobMessage } from '../queues/jobs';
+import type { JobMessage } from '../queues/jobs';
 import { closeOpenAttemptsSql } from '../suppliers/attempts';
-import { outboxInsert } from '../outbox/outbox';
 import type { LineRow } from './booking-store';
-import { lineOperationInsert, markLineOperation } from './line-operation-store';
-import { operationStates, type LineStop } from './line-state';
+import type { LineStop } from './line-state';
 import { changeLine, lockLine, type LockedLine } from './line-transitions';
+import { requestOperations, type RequestedOperation } from './lines/request';
 
 export const CONTROLS = ['pause', 'resume', 'stop'] as const;
 export type Control = (typeof CONTROLS)[number];
@@ -82,11 +81,12 @@ export interface ControlResult {
   queued: JobMessage[];
 }
 
+/** A stop of a line nobody has sent yet ends it at once: there is nothing to tell the supplier. */
+export const endsAtOnce = (line: LineRow, control: Control) => control === 'stop' && line.status === 'queued';
+
 /**
- * Asks the line's supplier to pause, resume or stop it: records the operation, moves the line to
- * where the operation waits (stop-requested, or queued for a resume) and queues the supplier
- * call through the outbox, in the caller's transaction, under the line's lock (`locked`). A stop
- * of a line nobody has sent yet ends it at once: there is nothing to tell the supplier.
+ * Asks the line's supplier to pause, resume or stop it, under the line's lock (`locked`), in the
+ * caller's transaction: as a batch of one (`requestControls`), or ended at once (`endsAtOnce`).
  */
 export async function requestControl(
   trx: Knex,
@@ -104,73 +104,57 @@ export async function requestControl(
     const allowed = allowedControls(line);
     throw conflict(`${refusal} Allowed now: ${allowed.length ? allowed.join(', ') : 'none'}.`, 'invalid_transition', 'terminal');
   }
-  const operationId = randomUUID();
-  const ref = { bookingId: line.booking_id, lineId: line.id };
-  const requested = requestedStop(line, control, actor, opts.note);
-  // The operation's record is written by the statement that moves the line.
-  const record = lineOperationInsert(trx, {
-    id: operationId,
-    advertiser_id: line.advertiser_id,
-    booking_id: line.booking_id,
-    line_id: line.id,
-    kind: control,
-    from_status: line.status,
-    stop_before: line.stop,
-    note: opts.note,
-    requestedBy: actor.actorId,
-  }).toSQL();
-  const detail = { operation: control, operationId, ...(opts.note ? { note: opts.note } : {}) };
-
-  if (control === 'stop' && line.status === 'queued') {
-    // Never sent: the supplier has nothing to stop.
-    await changeLine(
-      trx,
-      {
-        ...ref,
-        to: 'stop-requested',
-        patch: { operation: 'stop', stop: JSON.stringify(requested) },
-        actor,
-        action: 'line.stop-requested',
-        detail,
-      },
-      locked,
-    );
-    const stopped = await changeLine(trx, {
-      ...ref,
-      to: 'stopped',
-      actor,
-      action: 'line.stopped',
-      detail: { ...detail, reason: 'The line was never sent to its supplier; nothing was booked.' },
-    });
-    await markLineOperation(trx, operationId, 'applied');
-    return { line: stopped, queued: [] };
+  if (!endsAtOnce(line, control)) {
+    const [asked] = await requestControls(trx, line.booking_id, [line], control, actor, opts.note);
+    return { line: asked!.line, queued: [asked!.message] };
   }
+  // Never sent: the supplier has nothing to stop.
+  const ref = { bookingId: line.booking_id, lineId: line.id, actor };
+  const detail = { operation: control, operationId: randomUUID(), ...(opts.note ? { note: opts.note } : {}) };
+  const stop = JSON.stringify(requestedStop(line, control, actor, opts.note));
+  const patch = { operation: 'stop', stop };
+  await changeLine(trx, { ...ref, to: 'stop-requested', patch, action: 'line.stop-requested', detail }, locked);
+  const reason = 'The line was never sent to its supplier; nothing was booked.';
+  return { line: await changeLine(trx, { ...ref, to: 'stopped', action: 'line.stopped', detail: { ...detail, reason } }), queued: [] };
+}
 
-  const message = lineOperationMessage(line.adapter_key, { bookingId: line.booking_id, lineId: line.id, operationId });
-  const changed = await changeLine(
+/**
+ * Asks each of `lines` (locked by the caller in this transaction, of booking `bookingId`, each
+ * able to take `control` and none `endsAtOnce`) to pause, resume or stop: the operation's record,
+ * the line's move to where it waits and its job, in one statement (`requestOperations`).
+ */
+export async function requestControls(
+  trx: Knex,
+  bookingId: string,
+  lines: readonly LineRow[],
+  control: Control,
+  actor: Actor,
+  note?: string,
+): Promise<RequestedOperation[]> {
+  const requestedAt = new Date().toISOString();
+  const asked = await requestOperations(
     trx,
-    {
-      ...ref,
-      to: operationStates(control, line.status).requested,
-      patch: {
-        operation: control,
-        operation_id: operationId,
-        workflow_steps: null,
-        ...(control === 'resume' ? {} : { stop: JSON.stringify(requested) }),
-      },
-      actor,
-      action: `line.${control}-requested`,
-      detail,
-      // A workflow line staff were still booking: their managed booking is superseded by the stop.
-      companionWrite:
-        line.status === 'in-progress'
-          ? closeOpenAttemptsSql(trx, 'line', line.id, { status: 'superseded', detail: { by: 'stop', operationId } })
-          : undefined,
-      writes: [record, outboxInsert(trx, [message]).toSQL()],
-    },
-    locked,
+    bookingId,
+    lines.map((line) => ({
+      line,
+      kind: control,
+      stop: requestedStop(line, control, actor, note, requestedAt),
+      stopBefore: line.stop,
+      note,
+      detail: note ? { note } : {},
+    })),
+    actor,
   );
-  return { line: changed, queued: [message] };
+  for (const [i, line] of lines.entries()) {
+    // A workflow line staff were still booking: their managed booking is superseded by the stop.
+    if (line.status !== 'in-progress') continue;
+    const close = closeOpenAttemptsSql(trx, 'line', line.id, {
+      status: 'superseded',
+      detail: { by: 'stop', operationId: asked[i]!.operationId },
+    });
+    await trx.raw(close.sql, [...close.bindings]);
+  }
+  return asked;
 }
 
 /** One line's control, in its own transaction, under its lock. */

@@ -33,14 +33,6 @@ export interface LineOperationRow {
   settled_at: Date | null;
 }
 
-export type NewLineOperation = Pick<LineOperationRow, 'id' | 'advertiser_id' | 'booking_id' | 'line_id' | 'kind' | 'from_status'> &
-  Partial<Pick<LineOperationRow, 'stop_before' | 'amendment_id' | 'note'>> & {
-    requestedBy: string;
-    budgetFromMinor?: number;
-    budgetToMinor?: number;
-    endDateTo?: string;
-  };
-
 /**
  * The line's pending operation, as one JSON value to read with the line's lock (SQL over `l`, the
  * line): every path that changes an operation holds its line's lock first, so it stays as read.
@@ -61,25 +53,6 @@ export type HeldOperation = Omit<LineOperationRow, 'budget_from_minor' | 'budget
   budget_from_minor: string | number | null;
   budget_to_minor: string | number | null;
 };
-
-export function lineOperationInsert(trx: Knex, op: NewLineOperation) {
-  return trx('line_operations').insert({
-    id: op.id,
-    advertiser_id: op.advertiser_id,
-    booking_id: op.booking_id,
-    line_id: op.line_id,
-    kind: op.kind,
-    status: 'requested',
-    from_status: op.from_status,
-    stop_before: op.stop_before ? JSON.stringify(op.stop_before) : null,
-    budget_from_minor: op.budgetFromMinor ?? null,
-    budget_to_minor: op.budgetToMinor ?? null,
-    end_date_to: op.endDateTo ?? null,
-    amendment_id: op.amendment_id ?? null,
-    note: op.note ?? null,
-    requested_by: op.requestedBy,
-  });
-}
 
 /** The operation, locked: it is read and changed under its line's lock, which the caller holds. */
 export async function lockLineOperation(trx: Knex, id: string): Promise<LineOperationRow | undefined> {

@@ -295,4 +295,28 @@ describe('what the supplier says', () => {
       if (!workers) workers = await env.workers();
     }
   });
+
+  test('a stop of a workflow line staff are still booking takes it over: their booking attempt is closed as superseded by it', async () => {
+    const { booking, token } = await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'manual', budgetMinor: 5_000 }], 'org-w');
+    const lineId = booking.lines[0]!.id;
+    await waitForBooking(api, token, booking.id, (b) => b.lines[0]!.workflowSteps != null);
+    await grantStaff(env.staff, 'staff-ifw');
+    await assignClient(env.staff, 'staff-ifw', 'org-w');
+    const staff = await env.issuer.token({ org: 'staff-org', user: 'staff-ifw' });
+    const desk = `/api/v1/internal/fulfilment/bookings/${booking.id}/lines/${lineId}`;
+    for (const step of ['claim', 'start']) {
+      const { version } = (await readBooking(api, token, booking.id)).lines[0]!;
+      expect((await post(api, staff, `${desk}/${step}`, { expectedVersion: version })).status).toBe(200);
+    }
+    const handed = await readBooking(api, token, booking.id);
+    expect(handed.lines[0]).toMatchObject({ status: 'in-progress' });
+    const res = await lineControl(token, booking.id, lineId, 'stop', { expectedVersion: handed.lines[0]!.version });
+    expect(res.status).toBe(202);
+    const stop = await env.db('line_operations').where({ line_id: lineId, kind: 'stop' }).first('id', 'status', 'from_status');
+    expect(stop).toMatchObject({ status: 'requested', from_status: 'in-progress' });
+    expect(await env.db('supplier_attempts').where({ line_id: lineId }).select('operation', 'status', 'detail')).toEqual([
+      { operation: 'managed-booking', status: 'superseded', detail: { by: 'stop', operationId: stop.id } },
+    ]);
+    expect(lines(await readBooking(api, token, booking.id))[0]).toMatchObject({ status: 'stop-requested', pendingOperation: 'stop' });
+  });
 });

@@ -15,8 +15,8 @@ export interface OperationDeclaration {
   askedFrom: readonly LineStatus[];
   /** Of those, the ones it reaches its supplier from, and so where a refusal may return the line. */
   sentFrom: readonly LineStatus[];
-  /** The booking events its outcome is recorded under: applied, refused. */
-  events: readonly [applied: string, refused: string];
+  /** The booking events its outcome is recorded under (applied, refused), then its request. */
+  events: readonly [applied: string, refused: string, requested: string];
   /** Its start and a sandbox line's answer may go in one statement with other lines' (line-operation-batch.ts). */
   batches: boolean;
 }
@@ -30,14 +30,14 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     states: { requested: 'queued', inFlight: 'in-progress', applied: 'confirmed', refused: 'rejected' },
     askedFrom: [],
     sentFrom: ['queued'],
-    events: ['line.confirmed', 'line.rejected'],
+    events: ['line.confirmed', 'line.rejected', 'line.queued'],
     batches: false,
   },
   pause: {
     states: stopLike,
     askedFrom: ['confirmed'],
     sentFrom: ['confirmed'],
-    events: ['line.paused', 'line.pause-refused'],
+    events: ['line.paused', 'line.pause-refused', 'line.pause-requested'],
     batches: true,
   },
   // A line nobody has sent is ended at once, and a workflow line staff are booking is taken over;
@@ -46,14 +46,14 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     states: stopLike,
     askedFrom: ['queued', 'in-progress', 'confirmed', 'reconciliation-required', 'stopped'],
     sentFrom: ['confirmed', 'reconciliation-required', 'stopped'],
-    events: ['line.stopped', 'line.stop-refused'],
+    events: ['line.stopped', 'line.stop-refused', 'line.stop-requested'],
     batches: true,
   },
   resume: {
     states: { requested: 'queued', inFlight: 'in-progress', applied: 'confirmed', refused: 'stopped' },
     askedFrom: ['stopped'],
     sentFrom: ['stopped'],
-    events: ['line.resumed', 'line.resume-refused'],
+    events: ['line.resumed', 'line.resume-refused', 'line.resume-requested'],
     batches: true,
   },
   // A running line keeps running, a paused one stays paused: only its budget (and end) moves. It may move money: never batched.
@@ -61,7 +61,7 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     states: unchanged,
     askedFrom: ['confirmed', 'stopped'],
     sentFrom: ['confirmed', 'stopped'],
-    events: ['line.budget-changed', 'line.change-budget-refused'],
+    events: ['line.budget-changed', 'line.change-budget-refused', 'line.budget-change-requested'],
     batches: false,
   },
 };

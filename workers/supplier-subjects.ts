@@ -1,5 +1,5 @@
 import { syncAttempts } from '../shared/audiences/sync-execution';
-import { lineAttempts } from '../shared/bookings/line-execution';
+import { lineAttempts } from '../shared/bookings/lines/flow';
 import { unsentBookings, unsentLineOperations } from '../shared/bookings/lines/unsent';
 import { reviewAttempts } from '../shared/creatives/review-execution';
 import {

@@ -6,8 +6,7 @@ import type { Config } from '../shared/config/config';
 import type { Logger } from '../shared/logger';
 import { supplierMutationOptions } from './mutation-options';
 import type { SupplierAdapter } from '../shared/adapters/adapter';
-import { executeBookingLine } from '../shared/bookings/line-execution';
-import { executeLineOperation } from '../shared/bookings/line-operation-execution';
+import { executeLineJob } from '../shared/bookings/lines/flow';
 import {
   BOOK_LINE,
   BookLineJobSchema,
@@ -39,13 +38,13 @@ export function supplierWorker(
       };
       if (job.name === BOOK_LINE) {
         const data = BookLineJobSchema.parse(job.data);
-        const result = await executeBookingLine(db, adapter, data, options);
+        const result = await executeLineJob(db, adapter, data, options);
         log.info({ jobId: job.id, lineId: data.lineId, bookingId: data.bookingId, result }, 'supplier operation handled');
         return { result };
       }
       if (job.name === LINE_OPERATION) {
         const data = LineOperationJobSchema.parse(job.data);
-        const result = await executeLineOperation(db, adapter, data, options);
+        const result = await executeLineJob(db, adapter, data, options);
         log.info({ jobId: job.id, lineId: data.lineId, operationId: data.operationId, result }, 'line operation handled');
         return { result };
       }

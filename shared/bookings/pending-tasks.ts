@@ -4,12 +4,12 @@ import type { OperationTaskOutcome, TaskOutcome } from '../adapters/adapter';
 import { recordLateOutcome, isUnknown, type Unknown } from '../suppliers/attempts';
 import { finishTask, lockPendingTask, notePendingStatus, type SupplierTaskRow } from '../suppliers/supplier-tasks';
 import { appendEvent } from './booking-events';
-import { applyBookingOutcome, type ExecutionResult } from './line-execution';
-import { applyOperationOutcome } from './line-operation-execution';
 import { lockLineOperation, type HeldOperation } from './line-operation-store';
 import { operationStates } from './line-state';
 import { lockLine, type LockedLine } from './line-transitions';
-import { answerClose } from './lines/answer-stages';
+import { answerClose } from './lines/kind';
+import type { ExecutionResult } from './lines/execution';
+import { applyTaskAnswer } from './lines/flow';
 
 /** A task's answer: a booking's (confirmed, rejected, ...) or a later operation's (applied, refused). */
 export type PendingTaskAnswer = TaskOutcome | OperationTaskOutcome | Unknown;
@@ -39,7 +39,7 @@ function stillWaiting(locked: LockedLine, task: SupplierTaskRow, op: HeldOperati
 /**
  * A pending task answered (a poll, or the supplier's webhook), a booking's or a later operation's:
  * a final outcome moves the line through the same step as an answer to the call itself
- * (applyBookingOutcome, applyOperationOutcome), and closes the attempt as that answer would have;
+ * (`applyTaskAnswer`, lines/flow.ts), and closes the attempt as that answer would have;
  * `pending` only notes the supplier's word. Whichever of poll and webhook comes second finds the
  * task done and changes nothing. A line someone moved meanwhile (stopped, reconciled) keeps the
  * answer as late evidence.
@@ -73,8 +73,7 @@ export async function settlePendingTask(
       });
       return 'outcome-recorded-for-reconciliation';
     }
-    if (!task.operation_id) return applyBookingOutcome(trx, ids, { attemptId: ids.attemptId }, outcome as TaskOutcome | Unknown, locked);
-    const start = { attemptId: ids.attemptId, kind: op!.kind, request: task.operation!.request };
-    return applyOperationOutcome(trx, { ...ids, operationId: op!.id }, start, outcome as OperationTaskOutcome | Unknown, locked, op!);
+    const start = { attemptId: ids.attemptId, request: task.operation?.request ?? null };
+    return applyTaskAnswer(trx, { ...ids, ...(op ? { operationId: op.id } : {}) }, start, outcome, { locked, op: op ?? null });
   });
 }

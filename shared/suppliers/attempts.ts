@@ -188,8 +188,16 @@ export interface Started {
 
 export type Begun<S extends Started, R> = { kind: 'done'; result: R } | { kind: 'call'; start: S };
 
-/** One kind of supplier call: what only it knows; the engine does the rest. */
-export interface SupplierCallFlow<S extends Started, O extends { kind: string }, R> {
+/** What `lock` may hand on to `apply`: at least whether the attempt was still open when the locks were taken. */
+export interface Held {
+  attemptOpen: boolean;
+}
+
+/**
+ * One kind of supplier call: what only it knows; the engine does the rest. `H` is what its `lock`
+ * read with the subject's locks, handed to its `apply` in the same transaction.
+ */
+export interface SupplierCallFlow<S extends Started, O extends { kind: string }, R, H extends Held = Held> {
   /** Inside the first transaction: lock the subject, open the attempt, or decide there is nothing to do. */
   begin(trx: Knex.Transaction): Promise<Begun<S, R>>;
   /**
@@ -203,16 +211,18 @@ export interface SupplierCallFlow<S extends Started, O extends { kind: string },
   /**
    * Takes the subject's locks, in the global order, before the attempt is closed. A flow whose
    * attempts are only ever closed under these same locks may read the attempt's status with
-   * them and say whether it is still open: the engine then leaves the close to `apply`.
+   * them and say whether it is still open: the engine then leaves the close to `apply`, with
+   * what `lock` returned.
    */
-  lock(trx: Knex.Transaction, start: S): Promise<void | { attemptOpen: boolean }>;
+  lock(trx: Knex.Transaction, start: S): Promise<H | void>;
   /** How the attempt closes for this outcome. */
   closeWith(outcome: O | Unknown): AttemptClose;
   /**
    * The attempt was still open and is now closed: move the subject. With `closer` (the flow's
-   * `lock` said the attempt is open), the close is the flow's to write with its change.
+   * `lock` said the attempt is open), the close is the flow's to write with its change. `held`:
+   * what `lock` returned.
    */
-  apply(trx: Knex.Transaction, start: S, outcome: O | Unknown, closer?: AttemptCloser): Promise<R>;
+  apply(trx: Knex.Transaction, start: S, outcome: O | Unknown, held: H | void, closer?: AttemptCloser): Promise<R>;
   /**
    * Optional: the usual outcome (the subject exactly as `begin` left it, the attempt still open)
    * as one statement that closes the attempt with the subject's change. `close(source)` is the
@@ -233,9 +243,9 @@ export interface CallOptions {
   lateAnswerMs?: number;
 }
 
-export async function runSupplierCall<S extends Started, O extends { kind: string }, R>(
+export async function runSupplierCall<S extends Started, O extends { kind: string }, R, H extends Held>(
   db: Knex,
-  flow: SupplierCallFlow<S, O, R>,
+  flow: SupplierCallFlow<S, O, R, H>,
   opts: CallOptions,
 ): Promise<R> {
   const begun = (await flow.tryBegin?.(db)) ?? (await db.transaction((trx) => flow.begin(trx)));
@@ -251,16 +261,16 @@ export async function runSupplierCall<S extends Started, O extends { kind: strin
       (attemptId && flow.tryApply ? await flow.tryApply(db, start, outcome, closeFrom) : null) ??
       db.transaction(async (trx) => {
         const held = await flow.lock(trx, start);
-        if (!start.attemptId) return flow.apply(trx, start, outcome);
+        if (!start.attemptId) return flow.apply(trx, start, outcome, held);
         const close = closeUpdate(trx, start.attemptId, closeWith);
         const open = held ? held.attemptOpen : (await close) > 0;
         if (!open) {
           await recordLateOutcome(trx, start.attemptId, outcome);
           return flow.late(trx, start, outcome);
         }
-        if (!held) return flow.apply(trx, start, outcome);
+        if (!held) return flow.apply(trx, start, outcome, held);
         let embedded = false;
-        const result = await flow.apply(trx, start, outcome, {
+        const result = await flow.apply(trx, start, outcome, held, {
           embed: () => ((embedded = true), close.toSQL()),
         });
         if (!embedded) await close;

@@ -12,10 +12,10 @@ import {
   type OperationStartStep,
   type StartedOperation,
 } from '../../shared/bookings/line-operation-batch';
-import { executeLineOperation } from '../../shared/bookings/line-operation-execution';
+import { executeLineJob } from '../../shared/bookings/lines/flow';
 import { outcomeAction, settlement } from '../../shared/bookings/line-operation-outcomes';
 import { isStepAborted } from '../../shared/bookings/line-transitions';
-import { answerClose } from '../../shared/bookings/lines/answer-stages';
+import { answerClose } from '../../shared/bookings/lines/kind';
 import { ItemFailure } from '../../shared/db/batcher';
 import { newAttemptId } from '../../shared/suppliers/attempts';
 
@@ -360,7 +360,7 @@ describe('the batched and the locked path write the same', () => {
     await env.db('booking_lines').where({ id: twin.id }).update({ execution_mode: 'live' });
     const held = heldSupplier<LineOperationOutcome>();
     const op = (await env.db('booking_lines').where({ id: twin.id }).first('operation_id')).operation_id as string;
-    const run = executeLineOperation(
+    const run = executeLineJob(
       env.db,
       heldAdapter(heldSupplier<BookingOutcome>(), 'sandbox-tv', held),
       { bookingId: locked.booking.id, lineId: twin.id, operationId: op },

@@ -2,7 +2,7 @@ import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api'
 import { launchPlan, lineOf, post, readBooking, type BookingBody } from '../support/bookings';
 import { makeCreative } from '../support/creatives';
 import { exposedCampaign, readCohort, syncAudience, type CohortBody } from '../audiences/support';
-import { executeBookingLine } from '../../shared/bookings/line-execution';
+import { executeLineJob } from '../../shared/bookings/lines/flow';
 import { executeReview } from '../../shared/creatives/review-execution';
 import { executeAudienceSync } from '../../shared/audiences/sync-execution';
 import type { BookingOutcome, ReviewOutcome } from '../../shared/adapters/adapter';
@@ -40,7 +40,7 @@ async function booked(n: number) {
 /** Starts the worker's side of one line by hand; resolves once the supplier has the request. */
 async function inFlight(bookingId: string, lineId: string) {
   const held = heldSupplier<BookingOutcome>();
-  const run = executeBookingLine(env.db, heldAdapter(held), { bookingId, lineId }, engineOptions(env));
+  const run = executeLineJob(env.db, heldAdapter(held), { bookingId, lineId }, engineOptions(env));
   await held.received;
   return { held, run };
 }

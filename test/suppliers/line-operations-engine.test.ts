@@ -5,8 +5,7 @@ import { runMaintenanceJob } from '../support/maintenance';
 import { until } from '../support/wait';
 import { Queue } from 'bullmq';
 import { queuePrefix } from '../../shared/queues/names';
-import { executeBookingLine } from '../../shared/bookings/line-execution';
-import { executeLineOperation } from '../../shared/bookings/line-operation-execution';
+import { executeLineJob } from '../../shared/bookings/lines/flow';
 import type { BookingOutcome, LineOperationOutcome } from '../../shared/adapters/adapter';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { engineOptions, heldAdapter, heldSupplier, jitter } from './support';
@@ -39,7 +38,7 @@ async function confirmedLine(budgetMinor = 10_000) {
   const { booking } = await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor }]);
   const lineId = booking.lines[0]!.id;
   const held = heldSupplier<BookingOutcome>();
-  const run = executeBookingLine(env.db, heldAdapter(held), { bookingId: booking.id, lineId }, engineOptions(env));
+  const run = executeLineJob(env.db, heldAdapter(held), { bookingId: booking.id, lineId }, engineOptions(env));
   await held.received;
   held.answer({ kind: 'confirmed', providerReference: 'sup-1' });
   expect(await run).toBe('confirmed');
@@ -59,7 +58,7 @@ async function pauseRequested(bookingId: string, lineId: string) {
 /** The operation's supplier call, started by hand; resolves once the supplier has it. */
 async function opInFlight(job: { bookingId: string; lineId: string; operationId: string }) {
   const held = heldSupplier<LineOperationOutcome>();
-  const run = executeLineOperation(env.db, heldAdapter(heldSupplier<BookingOutcome>(), 'sandbox-ctv', held), job, engineOptions(env));
+  const run = executeLineJob(env.db, heldAdapter(heldSupplier<BookingOutcome>(), 'sandbox-ctv', held), job, engineOptions(env));
   await held.received;
   return { held, run };
 }
@@ -116,12 +115,7 @@ describe('operations on a booked line, through the supplier-call engine', () => 
     const first = await opInFlight(job);
     // The worker died mid-call; the queue delivers the job again.
     const again = heldSupplier<LineOperationOutcome>();
-    const second = await executeLineOperation(
-      env.db,
-      heldAdapter(heldSupplier<BookingOutcome>(), 'sandbox-ctv', again),
-      job,
-      engineOptions(env),
-    );
+    const second = await executeLineJob(env.db, heldAdapter(heldSupplier<BookingOutcome>(), 'sandbox-ctv', again), job, engineOptions(env));
     expect(second).toBe('reconciliation-required');
     expect(again.calls).toBe(0);
     expect(lineOf<Line>(await readBooking(api, buyer, bookingId), lineId)).toMatchObject({
@@ -173,7 +167,7 @@ describe('a stop racing a late booking answer and a staff resolve', () => {
       const { booking } = await launchPlan(env, api, [{ channel: 'ctv', adapterKey: 'sandbox-ctv', budgetMinor: 10_000 }]);
       const lineId = booking.lines[0]!.id;
       const held = heldSupplier<BookingOutcome>();
-      const run = executeBookingLine(env.db, heldAdapter(held), { bookingId: booking.id, lineId }, engineOptions(env));
+      const run = executeLineJob(env.db, heldAdapter(held), { bookingId: booking.id, lineId }, engineOptions(env));
       await held.received;
       const inProgress = lineOf<Line>(await readBooking(api, buyer, booking.id), lineId);
       expect(

@@ -1,0 +1,276 @@
+import type { Knex } from 'knex';
+import { SYSTEM } from '../../auth/actor';
+import type {
+  AdapterContext,
+  BookingOutcome,
+  BookingRequest,
+  BudgetChangeRequest,
+  LineOperationOutcome,
+  SupplierAdapter,
+} from '../../adapters/adapter';
+import { bookLineJobId } from '../../queues/jobs';
+import { supplierQueueName } from '../../queues/names';
+import {
+  attemptInsert,
+  closeAttempt,
+  interrupted,
+  isUnknown,
+  newAttemptId,
+  runSupplierCall,
+  type AttemptCloser,
+  type SupplierCallFlow,
+  type Unknown,
+} from '../../suppliers/attempts';
+import type { SubjectHandler } from '../../suppliers/stuck-attempts';
+import { pendingTaskInsert } from '../../suppliers/supplier-tasks';
+import { appendEvent } from '../booking-events';
+import type { LineRow } from '../booking-store';
+import { PENDING_OPERATION_SQL, type HeldOperation } from '../line-operation-store';
+import { lineInterrupted } from '../line-operation-outcomes';
+import { operationStates, type LineOperation } from '../line-state';
+import { changeLine, isStepAborted, lockLine } from '../line-transitions';
+import { BOOK } from './book';
+import type { ExecutionOptions, ExecutionResult } from './execution';
+import { IN_FLIGHT, type OperationRequest } from './in-flight';
+import {
+  answerClose,
+  kindOf,
+  operationNamed,
+  type BeginRead,
+  type Definite,
+  type HeldLine,
+  type LineJob,
+  type LineKind,
+  type LineStart,
+} from './kind';
+
+/**
+ * One line's supplier job, its booking's or a later operation's, through the supplier-call engine
+ * (shared/suppliers/attempts.ts): each stage is written once here, and what a kind of job does
+ * differently is declared by `BOOK` (lines/book.ts) and `IN_FLIGHT` (lines/in-flight.ts).
+ */
+
+/** The supplier call for a line: the one place its adapter is asked. */
+function askSupplier(adapter: SupplierAdapter, kind: LineOperation, request: unknown, ctx: AdapterContext) {
+  switch (kind) {
+    case 'book':
+      return adapter.book(request as BookingRequest, ctx);
+    case 'pause':
+      return adapter.pause(request as OperationRequest, ctx);
+    case 'resume':
+      return adapter.resume(request as OperationRequest, ctx);
+    case 'stop':
+      return adapter.stop(request as OperationRequest, ctx);
+    case 'change-budget':
+      return adapter.changeBudget(request as BudgetChangeRequest, ctx);
+  }
+}
+
+/** Whether the line waits in `status` on the job's operation (`op`, null for its booking). */
+const waitsFor = (line: LineRow, op: HeldOperation | null, stage: 'requested' | 'inFlight') =>
+  line.operation === kindOf(op) && line.status === operationStates(kindOf(op), op?.from_status ?? line.status)[stage];
+
+const isDefinite = <Out extends { kind: string }>(o: Out | Unknown): o is Definite<Out> =>
+  !isUnknown(o) && o.kind !== 'pending' && o.kind !== 'workflow';
+
+const skipped = { kind: 'done' as const, result: 'skipped' as ExecutionResult };
+
+const REDELIVERED = 'The operation was interrupted after it was sent; its outcome is unknown.';
+
+function lineFlow<Req extends { executionMode: string }, Out extends BookingOutcome | LineOperationOutcome>(
+  kind: LineKind<Req, Out>,
+  adapter: SupplierAdapter,
+  job: LineJob,
+  ctx: AdapterContext,
+) {
+  const flow: SupplierCallFlow<LineStart<Req>, Out, ExecutionResult, HeldLine> = {
+    async begin(trx) {
+      const locked = await lockLine(trx, job.bookingId, job.lineId, kind.read(trx, job));
+      if (!locked) return skipped;
+      const { line } = locked;
+      const read = locked.read as BeginRead;
+      const op = kind.own(job, line, read.operation ?? null);
+      if (op === undefined) return skipped;
+      const openId = read.open_attempt_id;
+      if (openId) {
+        // The job ran before and stopped without recording an answer: the supplier may have acted. It
+        // never calls again; the attempt closes as interrupted and the line, if it still waits on
+        // it, goes to a person.
+        await closeAttempt(trx, openId, interrupted(REDELIVERED, 'redelivered'));
+        const moved = await lineInterrupted(trx, job.bookingId, job.lineId, openId, REDELIVERED, locked, undefined, op ?? undefined);
+        return { kind: 'done', result: moved ? 'reconciliation-required' : 'skipped' };
+      }
+      // A line not waiting for this job's operation has already been taken up (or finished): a duplicate delivery.
+      if (!waitsFor(line, op, 'requested') || (op && op.status !== 'requested')) return skipped;
+      if (!adapter.callsSupplier) return { kind: 'call', start: { attemptId: null, op, request: kind.request(line, read, op, '') } };
+
+      // The attempt is opened by the statement that moves the line to where its call is in flight: neither is written alone.
+      const { bookingId, lineId } = job;
+      const attempt = { subjectKind: 'line' as const, subjectId: lineId, lineId, bookingId, adapterKey: line.adapter_key };
+      const { id: attemptId, sql } = attemptInsert({ ...attempt, operation: kindOf(op), jobId: kind.jobId(job) }, 'updated');
+      const inFlight = operationStates(kindOf(op), op?.from_status ?? line.status).inFlight;
+      const started = kind.started(trx, line, op, attemptId);
+      const move = {
+        ...started,
+        ...(inFlight !== line.status ? { to: inFlight } : {}),
+        patch: { provider_attempt_id: attemptId, ...started.patch },
+      };
+      await changeLine(trx, { bookingId, lineId, actor: SYSTEM, companionWrite: sql, ...move }, locked);
+      return { kind: 'call', start: { attemptId, op, request: kind.request(line, read, op, attemptId) } };
+    },
+
+    async tryBegin(db) {
+      // The usual start: the line waiting for this job, with no attempt open, moved to where its
+      // call is in flight by the statement that opens its attempt (with other jobs' starts, when
+      // several are waiting). Anything else takes `begin`.
+      if (!adapter.callsSupplier) return null;
+      const start = await kind.tryStart(db, job, adapter.descriptor.key, newAttemptId());
+      return start && { kind: 'call', start };
+    },
+
+    call: (start, deadline) => askSupplier(adapter, kindOf(start.op), start.request, { ...ctx, ...deadline }) as Promise<Out>,
+
+    async tryApply(db, start, outcome, close) {
+      // The usual answer, to the attempt the line still waits on, as one statement; anything else takes the locked step.
+      if (!isDefinite(outcome)) return null;
+      try {
+        return await kind.tryAnswer(db, job, start, outcome, close, flow.closeWith(outcome));
+      } catch (err) {
+        if (isStepAborted(err)) return null;
+        throw err;
+      }
+    },
+
+    async lock(trx, start) {
+      // Every path that closes a line's attempt takes these locks first, so what is read with them
+      // stays true to the commit. No line (never expected): the engine closes the attempt itself.
+      const held = await lockLine(trx, job.bookingId, job.lineId, {
+        sql: `select json_build_object('open', (select status = 'open' from supplier_attempts where id = ?), 'operation', ${PENDING_OPERATION_SQL})`,
+        bindings: [start.attemptId ?? ''],
+      });
+      const read = held?.read as { open: boolean | null; operation: HeldOperation | null } | undefined;
+      return held ? { locked: held, attemptOpen: read!.open === true, op: read!.operation } : undefined;
+    },
+
+    closeWith: (outcome) =>
+      !isUnknown(outcome) && outcome.kind === 'workflow'
+        ? { status: 'workflow', detail: { steps: (outcome as { steps: unknown[] }).steps.length } }
+        : answerClose(outcome),
+
+    async apply(trx, start, outcome, held, closer) {
+      // The line as `lock` read it is still current: nothing has changed it since.
+      const op = held ? kind.own(job, held.locked.line, held.op) : undefined;
+      if (!held || op === undefined || !waitsFor(held.locked.line, op, start.attemptId ? 'inFlight' : 'requested')) {
+        return flow.late(trx, start, outcome);
+      }
+      return applyAnswer(trx, kind, job, start, outcome, { locked: held.locked, op }, closer);
+    },
+
+    async late(trx, start, outcome) {
+      // Someone else closed the attempt: the answer is evidence for whoever reconciles the line; the line does not move.
+      const operation = start.op ? { operation: start.op.kind } : {};
+      const detail = { attemptId: start.attemptId, ...operation, outcome };
+      await appendEvent(trx, { bookingId: job.bookingId, lineId: job.lineId, action: 'line.late-supplier-answer', actor: SYSTEM, detail });
+      return 'outcome-recorded-for-reconciliation';
+    },
+  };
+  return flow;
+}
+
+/**
+ * Moves a line on its supplier's answer, under the line's lock: the one place an answer changes
+ * its line, whether it came back from the call or later (a pending supplier task's final answer).
+ */
+async function applyAnswer<Req, Out extends BookingOutcome | LineOperationOutcome>(
+  trx: Knex,
+  kind: LineKind<Req, Out>,
+  job: LineJob,
+  start: Pick<LineStart<Req>, 'attemptId' | 'request'>,
+  outcome: Out | Unknown,
+  held: Omit<HeldLine, 'attemptOpen'>,
+  closer?: AttemptCloser,
+): Promise<ExecutionResult> {
+  const { bookingId, lineId } = job;
+  const { locked, op } = held;
+  const { attemptId } = start;
+  if (isUnknown(outcome)) {
+    // The line goes to a person if it still waits on the attempt. A workflow adapter contacts
+    // nobody: its failure sent nothing, and the failed job is retried as unsent work.
+    if (attemptId && (await lineInterrupted(trx, bookingId, lineId, attemptId, outcome.cause, locked, closer, op ?? undefined))) {
+      return 'reconciliation-required';
+    }
+    throw new Error(outcome.cause);
+  }
+  const change = () => ({ bookingId, lineId, actor: SYSTEM, companionWrite: closer?.embed() });
+  if (outcome.kind === 'pending') {
+    // The supplier took the request and works on it: the line stays where the call left it, and
+    // the task is asked about (or answers by webhook) until its final answer moves the line.
+    const { taskId, supplierStatus } = outcome as Extract<Out, { kind: 'pending' }>;
+    const operation = op ? { id: op.id, kind: op.kind, request: start.request as OperationRequest } : undefined;
+    const task = {
+      attemptId: attemptId!,
+      bookingId,
+      lineId,
+      adapterKey: locked.line.adapter_key,
+      outcome: { taskId, supplierStatus },
+      operation,
+    };
+    const detail = { ...operationNamed(op), attemptId, taskId, supplierStatus };
+    await changeLine(trx, { ...change(), action: 'line.supplier-pending', writes: [pendingTaskInsert(trx, task)], detail }, locked);
+    return 'pending';
+  }
+  if (outcome.kind === 'workflow') {
+    const { steps } = outcome as Extract<Out, { kind: 'workflow' }>;
+    const detail = { ...operationNamed(op), steps: steps.length };
+    await changeLine(trx, { ...change(), patch: { workflow_steps: JSON.stringify(steps) }, action: 'line.awaiting-staff', detail }, locked);
+    return 'awaiting-staff';
+  }
+  return kind.settle(trx, job, start, outcome as Definite<Out>, held, closer);
+}
+
+/**
+ * A pending supplier task's final answer, for the line that waits on it (its lock held): moves the
+ * line as the same answer to the call would have. `op`: the operation the task is for (none: a booking).
+ */
+export function applyTaskAnswer(
+  trx: Knex,
+  job: LineJob,
+  start: Pick<LineStart<unknown>, 'attemptId' | 'request'>,
+  outcome: BookingOutcome | LineOperationOutcome | Unknown,
+  held: Omit<HeldLine, 'attemptOpen'>,
+): Promise<ExecutionResult> {
+  const typed = start as Pick<LineStart<never>, 'attemptId' | 'request'>;
+  return held.op
+    ? applyAnswer(trx, IN_FLIGHT, job, typed, outcome as LineOperationOutcome, held)
+    : applyAnswer(trx, BOOK, job, typed, outcome as BookingOutcome, held);
+}
+
+/**
+ * Runs one line's supplier job (a booking's, or an operation's: `operationId`) through the
+ * supplier-call engine: attempt committed before the call, the attempt id as the supplier's
+ * idempotency key, the outcome recorded after. An unknown outcome (timeout, lost answer, crash)
+ * sends the line to reconciliation; nothing is ever called twice.
+ */
+export function executeLineJob(db: Knex, adapter: SupplierAdapter, job: LineJob, opts: ExecutionOptions): Promise<ExecutionResult> {
+  const { timeoutMs, lateAnswerMs, logger } = opts;
+  const options = {
+    timeoutMs,
+    lateAnswerMs,
+    logger,
+    context: { lineId: job.lineId, ...(job.operationId ? { operationId: job.operationId } : {}) },
+  };
+  return job.operationId
+    ? runSupplierCall(db, lineFlow(IN_FLIGHT, adapter, job, opts.context), options)
+    : runSupplierCall(db, lineFlow(BOOK, adapter, job, opts.context), options);
+}
+
+/** How the stuck-attempt sweep takes over a line's attempt. */
+export const lineAttempts: SubjectHandler = {
+  async lock(trx, a) {
+    await lockLine(trx, a.booking_id!, a.line_id!);
+  },
+  async interrupted(trx, a, reason) {
+    await lineInterrupted(trx, a.booking_id!, a.line_id!, a.id, reason);
+  },
+  job: (a) => ({ queue: supplierQueueName(a.adapter_key), jobId: a.job_id ?? bookLineJobId(a.line_id!) }),
+};

@@ -15,7 +15,7 @@ import { BATCHING, CLOSE_ATTEMPTS, CLOSED_WITH_LINES, runStepBatch } from './lin
  * answer), written for many lines in one statement, as a booking's are (line-step-batch.ts):
  * the operation jobs a worker process has running submit their steps, and those that arrive
  * while earlier ones are being written go together. Each line changes exactly as its own step in
- * line-operation-execution.ts would; a line that is not as expected is left alone (null), and
+ * lines/flow.ts would; a line that is not as expected is left alone (null), and
  * its job takes the locked path.
  */
 

@@ -42,6 +42,7 @@ import {
   type LineJob,
   type LineKind,
   type LineStart,
+  type LockRead,
 } from './kind';
 
 /**
@@ -83,7 +84,7 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
   job: LineJob,
   ctx: AdapterContext,
 ) {
-  const flow: SupplierCallFlow<LineStart<Req>, Out, ExecutionResult, HeldLine> = {
+  const flow: SupplierCallFlow<LineStart<Req>, Out, ExecutionResult, LockRead> = {
     async begin(trx) {
       const locked = await lockLine(trx, job.bookingId, job.lineId, kind.read(trx, job));
       if (!locked) return skipped;
@@ -187,7 +188,7 @@ async function applyAnswer<Req, Out extends BookingOutcome | LineOperationOutcom
   job: LineJob,
   start: Pick<LineStart<Req>, 'attemptId' | 'request'>,
   outcome: Out | Unknown,
-  held: Omit<HeldLine, 'attemptOpen'>,
+  held: HeldLine,
   closer?: AttemptCloser,
 ): Promise<ExecutionResult> {
   const { bookingId, lineId } = job;
@@ -207,16 +208,13 @@ async function applyAnswer<Req, Out extends BookingOutcome | LineOperationOutcom
     // the task is asked about (or answers by webhook) until its final answer moves the line.
     const { taskId, supplierStatus } = outcome as Extract<Out, { kind: 'pending' }>;
     const operation = op ? { id: op.id, kind: op.kind, request: start.request as OperationRequest } : undefined;
-    const task = {
-      attemptId: attemptId!,
-      bookingId,
-      lineId,
-      adapterKey: locked.line.adapter_key,
-      outcome: { taskId, supplierStatus },
-      operation,
-    };
+    const task = { attemptId: attemptId!, bookingId, lineId, adapterKey: locked.line.adapter_key, outcome: { taskId, supplierStatus } };
     const detail = { ...operationNamed(op), attemptId, taskId, supplierStatus };
-    await changeLine(trx, { ...change(), action: 'line.supplier-pending', writes: [pendingTaskInsert(trx, task)], detail }, locked);
+    await changeLine(
+      trx,
+      { ...change(), action: 'line.supplier-pending', writes: [pendingTaskInsert(trx, { ...task, operation })], detail },
+      locked,
+    );
     return 'pending';
   }
   if (outcome.kind === 'workflow') {
@@ -229,21 +227,16 @@ async function applyAnswer<Req, Out extends BookingOutcome | LineOperationOutcom
 }
 
 /**
- * A pending supplier task's final answer, for the line that waits on it (its lock held): moves the
- * line as the same answer to the call would have. `op`: the operation the task is for (none: a booking).
+ * A pending supplier task's final answer, for the line that waits on it (its lock held, with the
+ * operation the task is for: none for a booking): moves the line as the same answer to the call would have.
  */
-export function applyTaskAnswer(
+export const applyTaskAnswer = (
   trx: Knex,
   job: LineJob,
   start: Pick<LineStart<unknown>, 'attemptId' | 'request'>,
   outcome: BookingOutcome | LineOperationOutcome | Unknown,
-  held: Omit<HeldLine, 'attemptOpen'>,
-): Promise<ExecutionResult> {
-  const typed = start as Pick<LineStart<never>, 'attemptId' | 'request'>;
-  return held.op
-    ? applyAnswer(trx, IN_FLIGHT, job, typed, outcome as LineOperationOutcome, held)
-    : applyAnswer(trx, BOOK, job, typed, outcome as BookingOutcome, held);
-}
+  held: HeldLine,
+) => applyAnswer(trx, (held.op ? IN_FLIGHT : BOOK) as LineKind<unknown, typeof outcome & { kind: string }>, job, start, outcome, held);
 
 /**
  * Runs one line's supplier job (a booking's, or an operation's: `operationId`) through the
@@ -252,13 +245,7 @@ export function applyTaskAnswer(
  * sends the line to reconciliation; nothing is ever called twice.
  */
 export function executeLineJob(db: Knex, adapter: SupplierAdapter, job: LineJob, opts: ExecutionOptions): Promise<ExecutionResult> {
-  const { timeoutMs, lateAnswerMs, logger } = opts;
-  const options = {
-    timeoutMs,
-    lateAnswerMs,
-    logger,
-    context: { lineId: job.lineId, ...(job.operationId ? { operationId: job.operationId } : {}) },
-  };
+  const options = { ...opts, context: job.operationId ? { lineId: job.lineId, operationId: job.operationId } : { lineId: job.lineId } };
   return job.operationId
     ? runSupplierCall(db, lineFlow(IN_FLIGHT, adapter, job, opts.context), options)
     : runSupplierCall(db, lineFlow(BOOK, adapter, job, opts.context), options);

@@ -24,16 +24,21 @@ export interface LineStart<Req> {
   /** Null for work that calls no supplier (a workflow line). */
   attemptId: string | null;
   request: Req;
-  /** The operation as read when it started (null for a booking); it changes only under its line's lock, by this job. */
-  op: HeldOperation | null;
+  /** The operation as read when it started; it changes only under its line's lock, by this job. */
+  op: Op;
 }
 
-/** What `lock` read with the line's locks, for `apply` in the same transaction. */
-export interface HeldLine extends Held {
+/** A line as locked, with its pending operation as read then (for a booking's answer, none). */
+export interface HeldLine {
   locked: LockedLine;
-  /** The line's pending operation as read then. */
-  op: HeldOperation | null;
+  op: Op;
 }
+
+/** What `lock` reads with the line's locks, for `apply` in the same transaction. */
+export type LockRead = HeldLine & Held;
+
+/** An operation asked of a line as read with its lock; null for a booking, which has no operation record. */
+type Op = HeldOperation | null;
 
 /** What the line's lock reads for `begin`: the flight, an open attempt that makes the job a redelivery, and the job's operation. */
 export interface BeginRead {
@@ -57,16 +62,11 @@ export interface LineKind<Req, Out extends { kind: string }> {
   /** What `begin` reads with the line's lock (`BeginRead`, as one JSON value). */
   read(trx: Knex, job: LineJob): { sql: string; bindings: readonly Knex.Value[] };
   /** The job's operation as read with its line: null for a booking, undefined when the line's pending operation is another's. */
-  own(job: LineJob, line: LineRow, op: HeldOperation | null): HeldOperation | null | undefined;
+  own(job: LineJob, line: LineRow, op: Op): Op | undefined;
   /** What its supplier is asked. */
-  request(line: LineRow, read: BeginRead, op: HeldOperation | null, attemptId: string): Req;
+  request(line: LineRow, read: BeginRead, op: Op, attemptId: string): Req;
   /** The locked start's change beside the line's move and its attempt: what else it sets or writes, its event. */
-  started(
-    trx: Knex,
-    line: LineRow,
-    op: HeldOperation | null,
-    attemptId: string,
-  ): Pick<LineChange, 'patch' | 'writes' | 'action' | 'detail'>;
+  started(trx: Knex, line: LineRow, op: Op, attemptId: string): Pick<LineChange, 'patch' | 'writes' | 'action' | 'detail'>;
   /** The usual start, batched with other jobs' (line-step-batch.ts, line-operation-batch.ts); null: `begin` runs. */
   tryStart(db: Knex, job: LineJob, adapterKey: string, attemptId: string): Promise<LineStart<Req> | null>;
   /**
@@ -87,7 +87,7 @@ export interface LineKind<Req, Out extends { kind: string }> {
     job: LineJob,
     start: Pick<LineStart<Req>, 'attemptId'>,
     outcome: Definite<Out>,
-    held: Omit<HeldLine, 'attemptOpen'>,
+    held: HeldLine,
     closer?: AttemptCloser,
   ): Promise<ExecutionResult>;
 }

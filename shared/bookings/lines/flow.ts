@@ -67,9 +67,12 @@ function askSupplier(adapter: SupplierAdapter, kind: LineOperation, request: unk
   }
 }
 
-/** Whether the line waits in `status` on the job's operation (`op`, null for its booking). */
+/** Where the job's operation (`op`; null for the line's booking) takes the line. */
+const statesOf = (line: LineRow, op: HeldOperation | null) => operationStates(kindOf(op), op?.from_status ?? line.status);
+
+/** Whether the line waits at `stage` of the job's operation. */
 const waitsFor = (line: LineRow, op: HeldOperation | null, stage: 'requested' | 'inFlight') =>
-  line.operation === kindOf(op) && line.status === operationStates(kindOf(op), op?.from_status ?? line.status)[stage];
+  line.operation === kindOf(op) && line.status === statesOf(line, op)[stage];
 
 const isDefinite = <Out extends { kind: string }>(o: Out | Unknown): o is Definite<Out> =>
   !isUnknown(o) && o.kind !== 'pending' && o.kind !== 'workflow';
@@ -109,7 +112,7 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
       const { bookingId, lineId } = job;
       const attempt = { subjectKind: 'line' as const, subjectId: lineId, lineId, bookingId, adapterKey: line.adapter_key };
       const { id: attemptId, sql } = attemptInsert({ ...attempt, operation: kindOf(op), jobId: kind.jobId(job) }, 'updated');
-      const inFlight = operationStates(kindOf(op), op?.from_status ?? line.status).inFlight;
+      const { inFlight } = statesOf(line, op);
       const started = kind.started(trx, line, op, attemptId);
       const move = {
         ...started,

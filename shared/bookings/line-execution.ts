@@ -92,7 +92,7 @@ function bookingFlow(adapter: SupplierAdapter, job: { bookingId: string; lineId:
       return { kind: 'call', start: { attemptId, request: { ...requestOf(started.line, started.flight), attemptId } } };
     },
 
-    call: (start, deadline) => adapter.book(start.request, { ...ctx, ...deadline }),
+    call: (start, deadline) => adapter.operations.book(start.request, { ...ctx, ...deadline }),
 
     async tryApply(db, start, outcome, close) {
       // The usual answer, confirmed or rejected, to the attempt the line still waits on.

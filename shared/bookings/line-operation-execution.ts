@@ -54,16 +54,8 @@ function requestOf(line: LineRow, context: LineContext, op: HeldOperation, attem
 /** The supplier call an operation makes. */
 function callFor(adapter: SupplierAdapter, start: OperationStart, ctx: AdapterContext): Promise<LineOperationOutcome> {
   const r = start.request;
-  switch (start.kind) {
-    case 'pause':
-      return adapter.pause(r, ctx);
-    case 'resume':
-      return adapter.resume(r, ctx);
-    case 'stop':
-      return adapter.stop(r, ctx);
-    case 'change-budget':
-      return adapter.changeBudget({ ...r, newBudgetMinor: r.newBudgetMinor!, newEndDate: r.newEndDate }, ctx);
-  }
+  if (start.kind !== 'change-budget') return adapter.operations[start.kind](r, ctx);
+  return adapter.operations['change-budget']({ ...r, newBudgetMinor: r.newBudgetMinor!, newEndDate: r.newEndDate }, ctx);
 }
 
 /**

@@ -3,7 +3,7 @@ import { actorOf } from '../../shared/auth/actor';
 import { visibleBooking } from '../../shared/bookings/visible-booking';
 import { BookingEnvelope } from '../../shared/bookings/booking-schemas';
 import { findBookingById } from '../../shared/bookings/booking-store';
-import { markUncertain, UncertainSchema } from '../../shared/bookings/line-operations';
+import { markUncertain, UncertainSchema } from '../../shared/bookings/lines/staff/staff-actions';
 import type { ApiDeps } from '../deps';
 import { defineRoute } from '../http/route';
 import { IdParams, LineParams, uuidOr404 } from '../http/params';

@@ -20,7 +20,7 @@ import {
   resolveLine,
   startLine,
   type Operator,
-} from '../../shared/bookings/line-operations';
+} from '../../shared/bookings/lines/staff/staff-actions';
 import { DeliveryEntrySchema, enterDelivery } from '../../shared/delivery/staff-entry';
 import { FollowUpDoneSchema, completeFollowUp } from '../../shared/bookings/follow-ups';
 import { verificationSettingsFor } from '../../shared/delivery/control-verification';

@@ -110,8 +110,8 @@ export interface LineAtSupplier {
 }
 
 /** The in-flight operations on a booked line, beside `book`. */
-export const LINE_OPERATIONS = ['pause', 'resume', 'stop', 'change-budget'] as const;
-export type LineOperationKind = (typeof LINE_OPERATIONS)[number];
+export type LineOperationKind = Exclude<SupplierOperationKind, 'book'>;
+export const LINE_OPERATIONS = ['pause', 'resume', 'stop', 'change-budget'] as const satisfies readonly LineOperationKind[];
 
 /** An operation on a booked line. `attemptId` is the supplier's idempotency key for it. */
 export interface LineOperationRequest extends LineAtSupplier {
@@ -161,23 +161,39 @@ export interface DeliveryReport {
   days: DeliveryDay[];
 }
 
+/**
+ * What each operation on a line sends its supplier and what the supplier may answer: `book`,
+ * then the in-flight ones. One entry per operation kind, so a new kind makes the compiler name
+ * every adapter (and every call site) that must learn it.
+ */
+export interface OperationContract {
+  book: { request: BookingRequest; outcome: BookingOutcome };
+  /** Stop the line spending for now; `resume` undoes it. */
+  pause: { request: LineOperationRequest; outcome: LineOperationOutcome };
+  /** Run a paused line again, or enable a staged one whose evidence now allows it. */
+  resume: { request: LineOperationRequest; outcome: LineOperationOutcome };
+  /** End the line for good: it will not run again. */
+  stop: { request: LineOperationRequest; outcome: LineOperationOutcome };
+  'change-budget': { request: BudgetChangeRequest; outcome: LineOperationOutcome };
+}
+export type SupplierOperationKind = keyof OperationContract;
+export type RequestOf<K extends SupplierOperationKind> = OperationContract[K]['request'];
+export type OutcomeOf<K extends SupplierOperationKind> = OperationContract[K]['outcome'];
+/** An adapter's operations, typed per kind. */
+export type SupplierOperations = { [K in SupplierOperationKind]: (request: RequestOf<K>, ctx: AdapterContext) => Promise<OutcomeOf<K>> };
+/** Its in-flight operations alone (everything but `book`). */
+export type InFlightOperations = Omit<SupplierOperations, 'book'>;
+
 export interface SupplierAdapter {
   descriptor: AdapterDescriptor;
   /** Workflow adapters return steps without calling anyone, so no attempt is opened for them. */
   readonly callsSupplier: boolean;
-  book(request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome>;
-  /** Stop the line spending for now; `resume` undoes it. */
-  pause(request: LineOperationRequest, ctx: AdapterContext): Promise<LineOperationOutcome>;
-  /** Run a paused line again, or enable a staged one whose evidence now allows it. */
-  resume(request: LineOperationRequest, ctx: AdapterContext): Promise<LineOperationOutcome>;
-  /** End the line for good: it will not run again. */
-  stop(request: LineOperationRequest, ctx: AdapterContext): Promise<LineOperationOutcome>;
-  changeBudget(request: BudgetChangeRequest, ctx: AdapterContext): Promise<LineOperationOutcome>;
+  operations: SupplierOperations;
   /** Suppliers that review creatives before they run; workflow suppliers do not. */
   reviewer?: CreativeReviewer;
   /** Suppliers that report delivery themselves; workflow suppliers' delivery is entered by staff. */
   reporter?: DeliveryReporter;
-  /** Suppliers whose bookings or later operations may answer `pending`. */
+  /** Suppliers whose bookings may answer `pending`. */
   tasks?: TaskPoller;
 }
 

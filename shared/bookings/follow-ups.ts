@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { conflict, notFound } from '../errors';
 import { appendEvent } from './booking-events';
 import { FOLLOW_UP_SQL } from './booking-store';
-import { Evidence, type Operator } from './line-operations';
+import { Evidence, type Operator } from './lines/staff/staff-actions';
 
 /**
  * Follow-ups (docs/bookings.md, "Verified control"): what a supplier that does less than it says

@@ -153,12 +153,12 @@ describe('in flight on an AdCP seller', () => {
     const ops = adcpOperations(connection);
     const ctx = { db: env.db, sandboxSlowMs: 0 };
     const base = atSupplier(booking);
-    const applied = await ops.changeBudget({ ...base, attemptId: `att_${randomUUID()}`, newBudgetMinor: 150_000 }, ctx);
+    const applied = await ops['change-budget']({ ...base, attemptId: `att_${randomUUID()}`, newBudgetMinor: 150_000 }, ctx);
     expect(applied).toMatchObject({ kind: 'applied', detail: { readBack: { budget: 1500 }, drift: [] } });
     // Now the seller answers success but keeps the old state: that is drift, named for a person.
     seller.drift = true;
     try {
-      const drifted = await ops.changeBudget({ ...base, attemptId: `att_${randomUUID()}`, newBudgetMinor: 200_000 }, ctx);
+      const drifted = await ops['change-budget']({ ...base, attemptId: `att_${randomUUID()}`, newBudgetMinor: 200_000 }, ctx);
       expect(drifted).toMatchObject({
         kind: 'applied',
         detail: { readBack: { budget: 1500 }, drift: ['asked for a budget of 2000; the seller shows 1500'] },

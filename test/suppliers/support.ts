@@ -37,7 +37,11 @@ export function heldAdapter(held: Held<BookingOutcome>, key = 'sandbox-ctv', ops
     if (!ops) throw new Error('this held supplier takes no in-flight operations');
     return ops.call();
   };
-  return { descriptor: findAdapter(key)!, callsSupplier: true, book: () => held.call(), pause: op, resume: op, stop: op, changeBudget: op };
+  return {
+    descriptor: findAdapter(key)!,
+    callsSupplier: true,
+    operations: { book: () => held.call(), pause: op, resume: op, stop: op, 'change-budget': op },
+  };
 }
 
 export const engineOptions = (env: TestEnv) => ({

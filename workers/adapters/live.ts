@@ -12,12 +12,12 @@ export function liveAdapter(descriptor: AdapterDescriptor): SupplierAdapter {
   return {
     descriptor,
     callsSupplier: false,
-    async book(): Promise<BookingOutcome> {
-      return { kind: 'rejected', reason };
+    operations: {
+      book: async (): Promise<BookingOutcome> => ({ kind: 'rejected', reason }),
+      pause: refused,
+      resume: refused,
+      stop: refused,
+      'change-budget': refused,
     },
-    pause: refused,
-    resume: refused,
-    stop: refused,
-    changeBudget: refused,
   };
 }

@@ -11,20 +11,24 @@ export function nativeStagedAdapter(descriptor: AdapterDescriptor): SupplierAdap
   return {
     descriptor,
     callsSupplier: true,
-    ...sandboxOperations(descriptor.key),
-    async book(request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome> {
-      const reference = `staged-${request.attemptId.slice(-12)}`;
-      await recordReceipt(ctx.db, {
-        adapterKey: descriptor.key,
-        operation: 'create-paused',
-        idempotencyKey: request.attemptId,
-        lineId: request.lineId,
-        request,
-        outcome: 'staged',
-        providerReference: reference,
-        effectiveAt: ctx.now ?? (await supplierNow(ctx.db, request.lineId, request.executionMode)),
-      });
-      return { kind: 'staged', providerReference: reference };
-    },
+    operations: { ...sandboxOperations(descriptor.key), book: createPaused(descriptor) },
+  };
+}
+
+/** Creates the line's campaign paused at the supplier: the line is staged, not running. */
+function createPaused(descriptor: AdapterDescriptor) {
+  return async (request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome> => {
+    const reference = `staged-${request.attemptId.slice(-12)}`;
+    await recordReceipt(ctx.db, {
+      adapterKey: descriptor.key,
+      operation: 'create-paused',
+      idempotencyKey: request.attemptId,
+      lineId: request.lineId,
+      request,
+      outcome: 'staged',
+      providerReference: reference,
+      effectiveAt: ctx.now ?? (await supplierNow(ctx.db, request.lineId, request.executionMode)),
+    });
+    return { kind: 'staged', providerReference: reference };
   };
 }

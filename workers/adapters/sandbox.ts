@@ -3,6 +3,7 @@ import type {
   BookingOutcome,
   BookingRequest,
   BudgetChangeRequest,
+  InFlightOperations,
   LineOperationOutcome,
   LineOperationRequest,
   SupplierAdapter,
@@ -74,13 +75,13 @@ export function sandboxOperation(adapterKey: string, name: OperationName, behavi
 }
 
 /** The in-flight operations of a sandbox supplier (and of the native staged one, which is a sandbox too). */
-export function sandboxOperations(adapterKey: string): Pick<SupplierAdapter, 'pause' | 'resume' | 'stop' | 'changeBudget'> {
+export function sandboxOperations(adapterKey: string): InFlightOperations {
   const byLineBudget = (r: LineOperationRequest) => sandboxBehaviour(r.budgetMinor, SANDBOX_OPERATION_TRIGGERS);
   return {
     pause: sandboxOperation(adapterKey, 'pause', byLineBudget),
     resume: sandboxOperation(adapterKey, 'resume', byLineBudget),
     stop: sandboxOperation(adapterKey, 'stop', byLineBudget),
-    changeBudget: sandboxOperation(adapterKey, 'change-budget', (r) => sandboxBehaviour((r as BudgetChangeRequest).newBudgetMinor)),
+    'change-budget': sandboxOperation(adapterKey, 'change-budget', (r) => sandboxBehaviour((r as BudgetChangeRequest).newBudgetMinor)),
   };
 }
 
@@ -88,32 +89,36 @@ export function sandboxAdapter(descriptor: AdapterDescriptor): SupplierAdapter {
   return {
     descriptor,
     callsSupplier: true,
-    ...sandboxOperations(descriptor.key),
-    async book(request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome> {
-      const behaviour = sandboxBehaviour(request.budgetMinor);
-      const reference = `sbx-${descriptor.key}-${request.attemptId.slice(-12)}`;
-      // The supplier receives the request before anything else happens, as a real one would.
-      await recordReceipt(ctx.db, {
-        adapterKey: descriptor.key,
-        operation: 'book',
-        idempotencyKey: request.attemptId,
-        lineId: request.lineId,
-        request,
-        outcome: behaviour,
-        providerReference: behaviour === 'rejected' ? null : reference,
-        effectiveAt: ctx.now ?? (await supplierNow(ctx.db, request.lineId, request.executionMode)),
-      });
-      switch (behaviour) {
-        case 'rejected':
-          return { kind: 'rejected', reason: 'Sandbox supplier refused: inventory unavailable for the requested flight.' };
-        case 'unknown':
-          throw new UnknownOutcome('Sandbox supplier received the booking but its answer was lost.');
-        case 'slow':
-          await new Promise((r) => setTimeout(r, ctx.sandboxSlowMs));
-          return { kind: 'confirmed', providerReference: reference };
-        default:
-          return { kind: 'confirmed', providerReference: reference };
-      }
-    },
+    operations: { ...sandboxOperations(descriptor.key), book: sandboxBook(descriptor) },
+  };
+}
+
+/** A sandbox booking: its outcome chosen by the line's budget (the sandbox triggers). */
+function sandboxBook(descriptor: AdapterDescriptor) {
+  return async (request: BookingRequest, ctx: AdapterContext): Promise<BookingOutcome> => {
+    const behaviour = sandboxBehaviour(request.budgetMinor);
+    const reference = `sbx-${descriptor.key}-${request.attemptId.slice(-12)}`;
+    // The supplier receives the request before anything else happens, as a real one would.
+    await recordReceipt(ctx.db, {
+      adapterKey: descriptor.key,
+      operation: 'book',
+      idempotencyKey: request.attemptId,
+      lineId: request.lineId,
+      request,
+      outcome: behaviour,
+      providerReference: behaviour === 'rejected' ? null : reference,
+      effectiveAt: ctx.now ?? (await supplierNow(ctx.db, request.lineId, request.executionMode)),
+    });
+    switch (behaviour) {
+      case 'rejected':
+        return { kind: 'rejected', reason: 'Sandbox supplier refused: inventory unavailable for the requested flight.' };
+      case 'unknown':
+        throw new UnknownOutcome('Sandbox supplier received the booking but its answer was lost.');
+      case 'slow':
+        await new Promise((r) => setTimeout(r, ctx.sandboxSlowMs));
+        return { kind: 'confirmed', providerReference: reference };
+      default:
+        return { kind: 'confirmed', providerReference: reference };
+    }
   };
 }

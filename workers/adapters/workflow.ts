@@ -41,12 +41,12 @@ export function workflowAdapter(descriptor: AdapterDescriptor): SupplierAdapter 
   return {
     descriptor,
     callsSupplier: false,
-    async book(): Promise<BookingOutcome> {
-      return { kind: 'workflow', steps };
+    operations: {
+      book: async (): Promise<BookingOutcome> => ({ kind: 'workflow', steps }),
+      pause: byStaff('pause the line'),
+      resume: byStaff('run the line again'),
+      stop: byStaff('end the line for good'),
+      'change-budget': byStaff("change the line's budget (and end date, where asked)"),
     },
-    pause: byStaff('pause the line'),
-    resume: byStaff('run the line again'),
-    stop: byStaff('end the line for good'),
-    changeBudget: byStaff("change the line's budget (and end date, where asked)"),
   };
 }

@@ -1,13 +1,6 @@
 import type { Knex } from 'knex';
 import { SYSTEM } from '../../auth/actor';
-import type {
-  AdapterContext,
-  BookingOutcome,
-  BookingRequest,
-  BudgetChangeRequest,
-  LineOperationOutcome,
-  SupplierAdapter,
-} from '../../adapters/adapter';
+import type { AdapterContext, BookingOutcome, LineOperationOutcome, SupplierAdapter } from '../../adapters/adapter';
 import { bookLineJobId } from '../../queues/jobs';
 import { supplierQueueName } from '../../queues/names';
 import {
@@ -27,7 +20,7 @@ import { appendEvent } from '../booking-events';
 import type { LineRow } from '../booking-store';
 import { PENDING_OPERATION_SQL, type HeldOperation } from '../line-operation-store';
 import { lineInterrupted } from '../line-operation-outcomes';
-import { operationStates, type LineOperation } from '../line-state';
+import { operationStates } from '../line-state';
 import { changeLine, isStepAborted, lockLine } from '../line-transitions';
 import { BOOK } from './book';
 import type { ExecutionOptions, ExecutionResult } from './execution';
@@ -51,21 +44,9 @@ import {
  * differently is declared by `BOOK` (lines/book.ts) and `IN_FLIGHT` (lines/in-flight.ts).
  */
 
-/** The supplier call for a line: the one place its adapter is asked. */
-function askSupplier(adapter: SupplierAdapter, kind: LineOperation, request: unknown, ctx: AdapterContext) {
-  switch (kind) {
-    case 'book':
-      return adapter.book(request as BookingRequest, ctx);
-    case 'pause':
-      return adapter.pause(request as OperationRequest, ctx);
-    case 'resume':
-      return adapter.resume(request as OperationRequest, ctx);
-    case 'stop':
-      return adapter.stop(request as OperationRequest, ctx);
-    case 'change-budget':
-      return adapter.changeBudget(request as BudgetChangeRequest, ctx);
-  }
-}
+/** The supplier call for a line: the one place its adapter is asked, with the request the job's kind built. */
+const askSupplier = (adapter: SupplierAdapter, start: LineStart<unknown>, ctx: AdapterContext) =>
+  adapter.operations[kindOf(start.op)](start.request as never, ctx);
 
 /** Where the job's operation (`op`; null for the line's booking) takes the line. */
 const statesOf = (line: LineRow, op: HeldOperation | null) => operationStates(kindOf(op), op?.from_status ?? line.status);
@@ -132,7 +113,7 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
       return start && { kind: 'call', start };
     },
 
-    call: (start, deadline) => askSupplier(adapter, kindOf(start.op), start.request, { ...ctx, ...deadline }) as Promise<Out>,
+    call: (start, deadline) => askSupplier(adapter, start, { ...ctx, ...deadline }) as Promise<Out>,
 
     async tryApply(db, start, outcome, close) {
       // The usual answer, to the attempt the line still waits on, as one statement; anything else takes the locked step.

@@ -5,8 +5,8 @@ import type {
   LineOperationOutcome,
   LineOperationRequest,
   OperationTaskOutcome,
+  InFlightOperations,
   PendingOperationTask,
-  SupplierAdapter,
 } from '../../../shared/adapters/adapter';
 import { UnknownOutcome } from '../../../shared/adapters/adapter';
 import type { SellerAccount } from '../../../shared/adapters/credentials';
@@ -134,14 +134,11 @@ export function adcpOperationTaskPoll(connection: AdcpSellerConnection) {
   };
 }
 
-export function adcpOperations(
-  connection: AdcpSellerConnection,
-  deps: BookingDeps = {},
-): Pick<SupplierAdapter, 'pause' | 'resume' | 'stop' | 'changeBudget'> {
+export function adcpOperations(connection: AdcpSellerConnection, deps: BookingDeps = {}): InFlightOperations {
   return {
     pause: adcpOperation(connection, 'pause', deps),
     resume: adcpOperation(connection, 'resume', deps),
     stop: adcpOperation(connection, 'stop', deps),
-    changeBudget: adcpOperation(connection, 'change-budget', deps) as SupplierAdapter['changeBudget'],
+    'change-budget': adcpOperation(connection, 'change-budget', deps),
   };
 }

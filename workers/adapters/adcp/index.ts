@@ -19,9 +19,8 @@ export function adcpAdapter(
   return {
     descriptor,
     callsSupplier: true,
-    book: adcpBook(connection, deps),
+    operations: { book: adcpBook(connection, deps), ...adcpOperations(connection, deps) },
     tasks: { poll: adcpTaskPoll(connection), pollOperation: adcpOperationTaskPoll(connection) },
-    ...adcpOperations(connection, deps),
     reporter: adcpReporter(connection),
     reviewer: adcpReviewer(connection, deps),
   };

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { badRequest, conflict, notFound } from '../errors';
-import type { Actor } from '../auth/actor';
-import type { LineRow } from './booking-store';
-import { changeLine, lockLine } from './line-transitions';
-import { closeOpenAttemptsSql, openAttempt } from '../suppliers/attempts';
-import { amendmentLineSettled } from './amendment-status';
-import { outcomeAction, settleLineOperation } from './line-operation-outcomes';
-import { lockLineOperation, markLineOperation } from './line-operation-store';
-import { isOpen, operationStates } from './line-state';
-import { CitedBrowserJobs, citedEvidence } from './browser-evidence-citation';
+import { badRequest, conflict, notFound } from '../../../errors';
+import type { Actor } from '../../../auth/actor';
+import type { LineRow } from '../../booking-store';
+import { changeLine, lockLine } from '../../line-transitions';
+import { closeOpenAttemptsSql, openAttempt } from '../../../suppliers/attempts';
+import { amendmentLineSettled } from '../../amendment-status';
+import { outcomeAction, settleLineOperation } from '../../line-operation-outcomes';
+import { lockLineOperation, markLineOperation } from '../../line-operation-store';
+import { isOpen, operationStates } from '../../line-state';
+import { CitedBrowserJobs, citedEvidence } from '../../browser-evidence-citation';
 import { contradictedChangeOf, resolveContradictedChange } from './contradicted-changes';
 
 const ExpectedVersion = z.number().int().min(0);

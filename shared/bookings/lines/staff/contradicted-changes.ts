@@ -1,14 +1,14 @@
 import type { Knex } from 'knex';
-import { toMinor } from '../db/knex';
-import { conflict } from '../errors';
-import type { Actor } from '../auth/actor';
-import { lineOperationMoney, reserveBudgetIncrease } from './booking-money';
-import type { LineRow } from './booking-store';
-import { assertWithinCommitment } from './commitment-limit';
-import { operationFigures } from './line-operation-outcomes';
-import type { LineOperationRow } from './line-operation-store';
-import { operationStates } from './line-state';
-import { changeLine, type LockedLine } from './line-transitions';
+import { toMinor } from '../../../db/knex';
+import { conflict } from '../../../errors';
+import type { Actor } from '../../../auth/actor';
+import { lineOperationMoney, reserveBudgetIncrease } from '../../booking-money';
+import type { LineRow } from '../../booking-store';
+import { assertWithinCommitment } from '../../commitment-limit';
+import { operationFigures } from '../../line-operation-outcomes';
+import type { LineOperationRow } from '../../line-operation-store';
+import { operationStates } from '../../line-state';
+import { changeLine, type LockedLine } from '../../line-transitions';
 
 /**
  * A change the supplier said it applied and its delivery then contradicted ("Verified control",

@@ -1,9 +1,8 @@
 import { sellersAt } from '../support/adcp-env';
-import type http from 'node:http';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { type BookingBody } from '../support/bookings';
 import { until } from '../support/wait';
-import { closeProxies, lossyProxy, type Seen } from '../support/lossy-proxy';
+import { lossyProxies, type Seen } from '../support/lossy-proxy';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { capabilitiesOf } from '../../shared/adapters/adcp/connection';
@@ -12,7 +11,7 @@ import type { RunningWorkers } from '../../workers/main';
 
 let seller: TestSeller;
 let forgetful: TestSeller;
-const proxies: http.Server[] = [];
+const proxies = lossyProxies();
 let env: TestEnv;
 let api: TestApi;
 let workers: RunningWorkers;
@@ -20,21 +19,14 @@ const creates: Seen = [];
 const forgetfulCreates: Seen = [];
 const allLostCreates: Seen = [];
 
-/** A lossy proxy to `target` losing the first `lose` create_media_buy answers, closed with the file. */
-async function lossy(target: string, seen: Seen, lose: number): Promise<string> {
-  const { url, server } = await lossyProxy(target, seen, lose);
-  proxies.push(server);
-  return url;
-}
-
 beforeAll(async () => {
   seller = await startTestSeller();
   forgetful = await startTestSeller({ idempotent: false });
   env = await createTestEnv();
   const sellers = sellersAt({
-    ctl: await lossy(new URL(seller.agentUrl).origin, creates, 1),
-    spot: await lossy(new URL(forgetful.agentUrl).origin, forgetfulCreates, 1),
-    acme: await lossy(new URL(seller.agentUrl).origin, allLostCreates, Infinity),
+    ctl: await proxies.to(new URL(seller.agentUrl).origin, creates, 1),
+    spot: await proxies.to(new URL(forgetful.agentUrl).origin, forgetfulCreates, 1),
+    acme: await proxies.to(new URL(seller.agentUrl).origin, allLostCreates, Infinity),
   });
   api = await env.api({ ADCP_SELLERS: sellers });
   workers = await env.workers({ ADCP_SELLERS: sellers, WORKER_QUEUES: 'supplier.adcp-ctl,supplier.adcp-spot,supplier.adcp-acme' });
@@ -42,7 +34,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await workers?.close();
   await env?.close();
-  closeProxies(proxies);
+  proxies.close();
   await seller?.stop();
   await forgetful?.stop();
 });

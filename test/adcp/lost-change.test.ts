@@ -1,9 +1,8 @@
 import { sellersAt } from '../support/adcp-env';
-import type http from 'node:http';
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { post, readLine } from '../support/bookings';
 import { untilFound } from '../support/wait';
-import { closeProxies, lossyProxy, type Seen } from '../support/lossy-proxy';
+import { lossyProxies, type Seen } from '../support/lossy-proxy';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import type { BookingLine } from '../../shared/bookings/booking-schemas';
@@ -16,7 +15,7 @@ import type { RunningWorkers } from '../../workers/main';
  */
 let seller: TestSeller;
 let forgetful: TestSeller;
-const proxies: http.Server[] = [];
+const proxies = lossyProxies();
 let env: TestEnv;
 let api: TestApi;
 let workers: RunningWorkers;
@@ -24,11 +23,7 @@ const pauses: Seen = [];
 const forgetfulStops: Seen = [];
 
 /** A proxy to the seller that loses its answer to the first change matching `watched`. */
-async function losingFirst(target: TestSeller, seen: Seen, watched: string): Promise<string> {
-  const { url, server } = await lossyProxy(new URL(target.agentUrl).origin, seen, 1, watched);
-  proxies.push(server);
-  return url;
-}
+const losingFirst = (target: TestSeller, seen: Seen, watched: string) => proxies.to(new URL(target.agentUrl).origin, seen, 1, watched);
 
 beforeAll(async () => {
   seller = await startTestSeller();
@@ -44,7 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await workers?.close();
   await env?.close();
-  closeProxies(proxies);
+  proxies.close();
   await seller?.stop();
   await forgetful?.stop();
 });

@@ -1,9 +1,8 @@
-import type http from 'node:http';
 import { sellersAt } from '../support/adcp-env';
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import type { BookingBody } from '../support/bookings';
 import { until } from '../support/wait';
-import { closeProxies, lossyProxy, type Seen } from '../support/lossy-proxy';
+import { lossyProxies, type Seen } from '../support/lossy-proxy';
 import { launchOnSeller } from '../support/adcp-buy';
 import { productRef, startTestSeller, type TestSeller } from '../support/adcp-test-seller';
 import { walletAndLedger } from '../support/wallet';
@@ -22,21 +21,18 @@ let env: TestEnv;
 let api: TestApi;
 let workers: RunningWorkers;
 let hastyWorkers: RunningWorkers;
-let proxy: http.Server | undefined;
+const proxies = lossyProxies();
 /** create_media_buy requests the lossy proxy passed on; every answer is lost. */
 const lostCreates: Seen = [];
-
-/** A proxy to `target` that loses every create_media_buy answer. */
-async function lossyUrl(target: string): Promise<string> {
-  const made = await lossyProxy(target, lostCreates, Infinity);
-  proxy = made.server;
-  return made.url;
-}
 
 beforeAll(async () => {
   [patient, hasty, lossy] = await Promise.all([startTestSeller({ slowMs: 5_000 }), startTestSeller({ slowMs: 6_000 }), startTestSeller()]);
   env = await createTestEnv();
-  const sellers = sellersAt({ ctl: patient.agentUrl, spot: hasty.agentUrl, acme: await lossyUrl(new URL(lossy.agentUrl).origin) });
+  const sellers = sellersAt({
+    ctl: patient.agentUrl,
+    spot: hasty.agentUrl,
+    acme: await proxies.to(new URL(lossy.agentUrl).origin, lostCreates, Infinity),
+  });
   api = await env.api({ ADCP_SELLERS: sellers });
   // 2.5 s to answer; a late answer is waited for eight more (ctl, acme) or half a second (spot).
   workers = await env.workers({
@@ -56,7 +52,7 @@ afterAll(async () => {
   await workers?.close();
   await hastyWorkers?.close();
   await env?.close();
-  if (proxy) closeProxies([proxy]);
+  proxies.close();
   await Promise.all([patient, hasty, lossy].map((s) => s?.stop()));
 });
 

@@ -7,7 +7,7 @@ export type Seen = Array<{ request: string; answer: string; delivered: boolean }
  * Between Flightdeck and a seller: passes everything on, but the seller's answer to the first
  * `lose` requests whose body contains `watched` (e.g. `"create_media_buy"`) never reaches
  * Flightdeck: the connection is cut after the seller acted. Every such request is recorded in
- * `seen`. Returns the proxy's agent URL and the server, to close at the end.
+ * `seen`. Returns the proxy's agent URL and the server (`lossyProxies` keeps and closes them).
  */
 export async function lossyProxy(
   target: string,
@@ -52,10 +52,21 @@ export async function lossyProxy(
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`, server };
 }
 
-/** Closes proxies, cutting their open connections. */
-export function closeProxies(servers: readonly http.Server[]): void {
-  for (const server of servers) {
-    server.closeAllConnections();
-    server.close();
-  }
+/** A test file's lossy proxies: each made with `to` (its agent URL answered), all closed together. */
+export function lossyProxies() {
+  const servers: http.Server[] = [];
+  return {
+    async to(target: string, seen: Seen, lose: number, watched?: string): Promise<string> {
+      const { url, server } = await lossyProxy(target, seen, lose, watched);
+      servers.push(server);
+      return url;
+    },
+    /** Closes them, cutting their open connections. */
+    close(): void {
+      for (const server of servers) {
+        server.closeAllConnections();
+        server.close();
+      }
+    },
+  };
 }

@@ -14,6 +14,7 @@ import type { JobMessage } from '../queues/jobs';
 import { bookLineMessage } from '../queues/jobs';
 import { reserveCommitment } from '../wallet/wallet';
 import { eventRow, type EventInput } from './booking-events';
+import { OPERATIONS } from './lines/operations';
 import type { Booking } from './booking-schemas';
 import { bookingFromRows, findBookingById, type BookingRow, type LineRow } from './booking-store';
 import { BOOKING_CLOSED_SQL, campaignBooked } from '../campaigns/open-booking';
@@ -150,7 +151,7 @@ export async function launchCampaign(db: Knex, p: Principal, actor: Actor, campa
       ...lines.map((l) => ({
         bookingId,
         lineId: l.id,
-        action: 'line.queued',
+        action: OPERATIONS.book.events.requested,
         actor,
         detail: { adapterKey: l.adapter_key, channel: l.channel },
       })),

@@ -27,7 +27,7 @@ export interface OperationSettlement {
 }
 
 /** The event action an operation's outcome is recorded under, unless the caller names its own. */
-export const outcomeAction = (op: LineRow['operation'], applied: boolean): string => OPERATIONS[op].events[applied ? 0 : 1];
+export const outcomeAction = (op: LineRow['operation'], applied: boolean): string => OPERATIONS[op].events[applied ? 'applied' : 'refused'];
 
 /**
  * The one way an operation's outcome moves its line, whoever decided it (the supplier's answer,

@@ -1,5 +1,5 @@
 import { LINE_OPERATIONS } from '../../shared/adapters/adapter';
-import { canMove, LINE_STATUSES, type LineStatus } from '../../shared/bookings/line-state';
+import { canMove, LINE_STATUSES, type LineOperation, type LineStatus } from '../../shared/bookings/line-state';
 import { BATCHED_STATES_SQL, OPERATION_KINDS, OPERATIONS, operationStates } from '../../shared/bookings/lines/operations';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 
@@ -28,18 +28,19 @@ describe('the line operations registry is the one home of the line state machine
     expect([...LINE_OPERATIONS].sort()).toEqual([...OPERATION_KINDS].sort());
   });
 
-  test('the batched statements wait on the states each batched operation declares', async () => {
-    const { rows } = await database.db.raw<{ rows: Array<{ kind: LineStatus; requested: string; in_flight: string }> }>(
+  test('the batched statements wait on the states each batched operation declares, and start it under its event', async () => {
+    const { rows } = await database.db.raw<{ rows: Array<{ kind: LineOperation; requested: string; in_flight: string; started: string }> }>(
       `select * from ${BATCHED_STATES_SQL} order by kind`,
     );
-    const batched = OPERATION_KINDS.filter((k) => OPERATIONS[k].batches).sort();
+    const batched = (Object.keys(OPERATIONS) as LineOperation[]).filter((k) => OPERATIONS[k].batches).sort();
     expect(rows.map((r) => r.kind)).toEqual(batched);
     for (const r of rows) {
-      const s = operationStates(r.kind as never, 'confirmed');
-      expect([r.requested, r.in_flight]).toEqual([s.requested, s.inFlight]);
+      const s = operationStates(r.kind, 'confirmed');
+      expect([r.requested, r.in_flight, r.started]).toEqual([s.requested, s.inFlight, OPERATIONS[r.kind].events.started]);
       expect(LINE_STATUSES).toEqual(expect.arrayContaining([r.requested, r.in_flight]));
     }
-    // A budget change may move money: it is never batched.
+    // A booking batches like a pause; a budget change may move money: it is never batched.
+    expect(batched).toEqual(expect.arrayContaining(['book', 'pause', 'stop', 'resume']));
     expect(batched).not.toContain('change-budget');
   });
 

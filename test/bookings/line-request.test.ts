@@ -1,11 +1,10 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { bookingStatusOf, launchPlan, sameCounts } from '../support/bookings';
+import { confirmByStatements } from '../support/line-steps';
 import type { LineRow } from '../../shared/bookings/booking-store';
 import type { LineStatus } from '../../shared/bookings/line-state';
-import { recordSandboxOutcomes, startLines } from '../../shared/bookings/line-step-batch';
 import { requestOperations } from '../../shared/bookings/lines/request';
 import { SYSTEM } from '../../shared/auth/actor';
-import { newAttemptId } from '../../shared/suppliers/attempts';
 
 /**
  * The request stage every operation asked of a booked line shares, for one line or many: each
@@ -30,12 +29,7 @@ async function running(n: number, org: string) {
     channels.slice(0, n).map((c) => ({ channel: c, adapterKey: `sandbox-${c}`, budgetMinor: 10_000 })),
     org,
   );
-  const starts = booking.lines.map((l) => ({ bookingId: booking.id, lineId: l.id, adapterKey: l.adapterKey, attemptId: newAttemptId() }));
-  await startLines(env.db, starts);
-  await recordSandboxOutcomes(
-    env.db,
-    starts.map((s) => ({ ...s, to: 'confirmed', providerReference: 'ref', evidence: null, detail: {}, close: { status: 'confirmed' } })),
-  );
+  await confirmByStatements(env.db, booking);
   return { bookingId: booking.id, lines: await lines(booking.id) };
 }
 

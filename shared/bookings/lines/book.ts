@@ -7,12 +7,12 @@ import { lineEnableable } from '../../creatives/creative-approvals';
 import { bookLineJobId } from '../../queues/jobs';
 import { openAttemptQuery } from '../../suppliers/attempts';
 import type { LineRow } from '../booking-store';
-import { lineStepBatchers, type Flight } from '../line-step-batch';
 import { changeLine, stepLine } from '../line-transitions';
 import type { Definite, LineKind } from './kind';
+import { OPERATIONS } from './operations';
 
 /** What the supplier is asked to book for a line. */
-const requestOf = (line: LineRow, flight: Flight, attemptId: string): BookingRequest => ({
+const requestOf = (line: LineRow, flight: { start_date: string; end_date: string }, attemptId: string): BookingRequest => ({
   attemptId,
   bookingId: line.booking_id,
   lineId: line.id,
@@ -28,19 +28,20 @@ const requestOf = (line: LineRow, flight: Flight, attemptId: string): BookingReq
 
 type Answer = Extract<Definite<BookingOutcome>, { kind: 'confirmed' | 'rejected' }>;
 
-/** How a supplier's definite answer changes its line, whichever path records it (the event's detail too). */
+/** How a supplier's definite answer changes its line, whichever path records it: its patch (`q` writes the time) and its event. */
 function outcomeChange(q: Knex, attemptId: string | null, outcome: Answer) {
-  return outcome.kind === 'confirmed'
-    ? {
-        patch: { provider_reference: outcome.providerReference, confirmed_at: q.fn.now() },
-        action: 'line.confirmed',
-        detail: { providerReference: outcome.providerReference, attemptId },
-      }
-    : { patch: { evidence: outcome.reason }, action: 'line.rejected', detail: { reason: outcome.reason, attemptId } };
+  const confirmed = outcome.kind === 'confirmed';
+  const patch = confirmed ? { provider_reference: outcome.providerReference, confirmed_at: q.fn.now() } : { evidence: outcome.reason };
+  return { patch, ...outcomeEvent(attemptId, outcome) };
 }
 
+const outcomeEvent = (attemptId: string | null, outcome: Answer) =>
+  outcome.kind === 'confirmed'
+    ? { action: OPERATIONS.book.events.applied, detail: { providerReference: outcome.providerReference, attemptId } }
+    : { action: OPERATIONS.book.events.refused, detail: { reason: outcome.reason, attemptId } };
+
 /** A line's booking: the first operation on it, asked by the launch that creates the line. */
-export const BOOK: LineKind<BookingRequest, BookingOutcome> = {
+export const BOOK: LineKind<BookingRequest, BookingOutcome, null> = {
   jobId: (job) => bookLineJobId(job.lineId),
 
   read(trx, job) {
@@ -58,34 +59,26 @@ export const BOOK: LineKind<BookingRequest, BookingOutcome> = {
 
   request: (line, read, _op, attemptId) => requestOf(line, read, attemptId),
 
-  started: (trx, line, _op, attemptId) => ({
-    patch: { started_at: trx.fn.now() },
-    action: 'line.attempt-started',
-    detail: { attemptId, adapterKey: line.adapter_key },
-  }),
+  started: (trx, line, _op, attemptId) => ({ patch: { started_at: trx.fn.now() }, detail: { attemptId, adapterKey: line.adapter_key } }),
 
-  async tryStart(db, { bookingId, lineId }, adapterKey, attemptId) {
-    const started = await lineStepBatchers(db).start.submit({ bookingId, lineId, adapterKey, attemptId });
-    return started && { attemptId, op: null, request: requestOf(started.line, started.flight, attemptId) };
+  answer({ attemptId }, outcome) {
+    if (outcome.kind === 'staged') return null;
+    const confirmed = outcome.kind === 'confirmed';
+    const { action, detail } = outcomeEvent(attemptId, outcome);
+    const change = {
+      from: 'in-progress' as const,
+      to: outcome.kind,
+      applied: confirmed,
+      providerReference: confirmed ? outcome.providerReference : null,
+      evidence: confirmed ? null : outcome.reason,
+      action,
+      detail,
+    };
+    return { result: outcome.kind, change };
   },
 
-  async tryAnswer(db, { bookingId, lineId }, start, outcome, close, closing) {
+  async answerAlone(db, { bookingId, lineId }, { attemptId }, outcome, close) {
     if (outcome.kind === 'staged') return null;
-    const attemptId = start.attemptId!;
-    if (start.request.executionMode === 'sandbox') {
-      // A sandbox line moves no money: its step may go with other jobs' steps.
-      const recorded = await lineStepBatchers(db).outcome.submit({
-        bookingId,
-        lineId,
-        attemptId,
-        to: outcome.kind,
-        providerReference: outcome.kind === 'confirmed' ? outcome.providerReference : null,
-        evidence: outcome.kind === 'rejected' ? outcome.reason : null,
-        detail: outcomeChange(db, attemptId, outcome).detail,
-        close: closing,
-      });
-      return recorded ? outcome.kind : null;
-    }
     // A live line's money moves in the same transaction as its step.
     const stepped = await db.transaction((trx) =>
       stepLine(trx, {

@@ -22,9 +22,11 @@ import { PENDING_OPERATION_SQL, type HeldOperation } from '../line-operation-sto
 import { lineInterrupted } from '../line-operation-outcomes';
 import { operationStates } from '../line-state';
 import { changeLine, isStepAborted, lockLine } from '../line-transitions';
+import { lineBatchers } from './batch';
 import { BOOK } from './book';
 import type { ExecutionOptions, ExecutionResult } from './execution';
 import { IN_FLIGHT, type OperationRequest } from './in-flight';
+import { OPERATIONS } from './operations';
 import {
   answerClose,
   kindOf,
@@ -62,13 +64,14 @@ const skipped = { kind: 'done' as const, result: 'skipped' as ExecutionResult };
 
 const REDELIVERED = 'The operation was interrupted after it was sent; its outcome is unknown.';
 
-function lineFlow<Req extends { executionMode: string }, Out extends BookingOutcome | LineOperationOutcome>(
-  kind: LineKind<Req, Out>,
+function lineFlow<Req extends { executionMode: string }, Out extends BookingOutcome | LineOperationOutcome, O extends HeldOperation | null>(
+  kind: LineKind<Req, Out, O>,
   adapter: SupplierAdapter,
   job: LineJob,
   ctx: AdapterContext,
 ) {
-  const flow: SupplierCallFlow<LineStart<Req>, Out, ExecutionResult, LockRead> = {
+  const { bookingId, lineId } = job;
+  const flow: SupplierCallFlow<LineStart<Req, O>, Out, ExecutionResult, LockRead> = {
     async begin(trx) {
       const locked = await lockLine(trx, job.bookingId, job.lineId, kind.read(trx, job));
       if (!locked) return skipped;
@@ -90,13 +93,13 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
       if (!adapter.callsSupplier) return { kind: 'call', start: { attemptId: null, op, request: kind.request(line, read, op, '') } };
 
       // The attempt is opened by the statement that moves the line to where its call is in flight: neither is written alone.
-      const { bookingId, lineId } = job;
       const attempt = { subjectKind: 'line' as const, subjectId: lineId, lineId, bookingId, adapterKey: line.adapter_key };
       const { id: attemptId, sql } = attemptInsert({ ...attempt, operation: kindOf(op), jobId: kind.jobId(job) }, 'updated');
       const { inFlight } = statesOf(line, op);
       const started = kind.started(trx, line, op, attemptId);
       const move = {
         ...started,
+        action: OPERATIONS[kindOf(op)].events.started,
         ...(inFlight !== line.status ? { to: inFlight } : {}),
         patch: { provider_attempt_id: attemptId, ...started.patch },
       };
@@ -109,8 +112,22 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
       // call is in flight by the statement that opens its attempt (with other jobs' starts, when
       // several are waiting). Anything else takes `begin`.
       if (!adapter.callsSupplier) return null;
-      const start = await kind.tryStart(db, job, adapter.descriptor.key, newAttemptId());
-      return start && { kind: 'call', start };
+      const attemptId = newAttemptId();
+      const step = {
+        bookingId,
+        lineId,
+        operationId: job.operationId ?? null,
+        adapterKey: adapter.descriptor.key,
+        attemptId,
+        jobId: kind.jobId(job),
+      };
+      const started = await lineBatchers(db).start.submit(step);
+      if (!started) return null;
+      const op = started.op as O;
+      return {
+        kind: 'call',
+        start: { attemptId, op, request: kind.request(started.line, { ...started.read, open_attempt_id: null }, op, attemptId) },
+      };
     },
 
     call: (start, deadline) => askSupplier(adapter, start, { ...ctx, ...deadline }) as Promise<Out>,
@@ -119,7 +136,12 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
       // The usual answer, to the attempt the line still waits on, as one statement; anything else takes the locked step.
       if (!isDefinite(outcome)) return null;
       try {
-        return await kind.tryAnswer(db, job, start, outcome, close, flow.closeWith(outcome));
+        if (start.request.executionMode !== 'sandbox') return (await kind.answerAlone?.(db, job, start, outcome, close)) ?? null;
+        // A sandbox line moves no money: its answer may go in one statement with other jobs' answers.
+        const answered = OPERATIONS[kindOf(start.op)].batches ? kind.answer(start, outcome) : null;
+        if (!answered) return null;
+        const step = { bookingId, lineId, operationId: start.op?.id ?? null, attemptId: start.attemptId!, close: flow.closeWith(outcome) };
+        return (await lineBatchers(db).answer.submit({ ...step, ...answered.change })) ? answered.result : null;
       } catch (err) {
         if (isStepAborted(err)) return null;
         throw err;
@@ -166,13 +188,13 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
  * Moves a line on its supplier's answer, under the line's lock: the one place an answer changes
  * its line, whether it came back from the call or later (a pending supplier task's final answer).
  */
-async function applyAnswer<Req, Out extends BookingOutcome | LineOperationOutcome>(
+async function applyAnswer<Req, Out extends BookingOutcome | LineOperationOutcome, O extends HeldOperation | null>(
   trx: Knex,
-  kind: LineKind<Req, Out>,
+  kind: LineKind<Req, Out, O>,
   job: LineJob,
-  start: Pick<LineStart<Req>, 'attemptId' | 'request'>,
+  start: Pick<LineStart<Req, O>, 'attemptId' | 'request'>,
   outcome: Out | Unknown,
-  held: HeldLine,
+  held: HeldLine<O>,
   closer?: AttemptCloser,
 ): Promise<ExecutionResult> {
   const { bookingId, lineId } = job;

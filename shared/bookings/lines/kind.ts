@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { isUnknown, type AttemptClose, type AttemptCloser, type Held, type Unknown } from '../../suppliers/attempts';
 import type { SqlPart } from '../../db/knex';
 import type { LineRow } from '../booking-store';
+import type { LineAnswer } from './batch';
 import type { ExecutionResult } from './execution';
 import type { HeldOperation } from '../line-operation-store';
 import type { LineChange, LockedLine } from '../line-transitions';
@@ -20,18 +21,18 @@ export interface LineJob {
 }
 
 /** What a started call carries from stage to stage. */
-export interface LineStart<Req> {
+export interface LineStart<Req, O extends Op = Op> {
   /** Null for work that calls no supplier (a workflow line). */
   attemptId: string | null;
   request: Req;
   /** The operation as read when it started; it changes only under its line's lock, by this job. */
-  op: Op;
+  op: O;
 }
 
 /** A line as locked, with its pending operation as read then (for a booking's answer, none). */
-export interface HeldLine {
+export interface HeldLine<O extends Op = Op> {
   locked: LockedLine;
-  op: Op;
+  op: O;
 }
 
 /** What `lock` reads with the line's locks, for `apply` in the same transaction. */
@@ -53,41 +54,41 @@ export interface BeginRead {
 export type Definite<Out> = Exclude<Out, { kind: 'pending' | 'workflow' }>;
 
 /**
- * What one kind of line job does differently (a booking, lines/book.ts; an operation asked of a
- * booked line, lines/in-flight.ts); every stage that uses it is written once, in lines/flow.ts.
+ * What one kind of line job does differently (a booking, lines/book.ts, whose `O` is null; an
+ * operation asked of a booked line, lines/in-flight.ts); every stage that uses it is written
+ * once, in lines/flow.ts, and its usual steps are the batched statements in lines/batch.ts.
  */
-export interface LineKind<Req, Out extends { kind: string }> {
+export interface LineKind<Req, Out extends { kind: string }, O extends Op = Op> {
   /** The queue job that carries the call (the stuck-attempt sweep asks whether it is alive). */
   jobId(job: LineJob): string;
   /** What `begin` reads with the line's lock (`BeginRead`, as one JSON value). */
   read(trx: Knex, job: LineJob): { sql: string; bindings: readonly Knex.Value[] };
   /** The job's operation as read with its line: null for a booking, undefined when the line's pending operation is another's. */
-  own(job: LineJob, line: LineRow, op: Op): Op | undefined;
+  own(job: LineJob, line: LineRow, op: Op): O | undefined;
   /** What its supplier is asked. */
-  request(line: LineRow, read: BeginRead, op: Op, attemptId: string): Req;
-  /** The locked start's change beside the line's move and its attempt: what else it sets or writes, its event. */
-  started(trx: Knex, line: LineRow, op: Op, attemptId: string): Pick<LineChange, 'patch' | 'writes' | 'action' | 'detail'>;
-  /** The usual start, batched with other jobs' (line-step-batch.ts, line-operation-batch.ts); null: `begin` runs. */
-  tryStart(db: Knex, job: LineJob, adapterKey: string, attemptId: string): Promise<LineStart<Req> | null>;
+  request(line: LineRow, read: BeginRead, op: O, attemptId: string): Req;
+  /** The locked start's change beside the line's move and its attempt: what else it sets or writes, its event's detail. */
+  started(trx: Knex, line: LineRow, op: O, attemptId: string): Pick<LineChange, 'patch' | 'writes' | 'detail'>;
+  /** How a definite answer moves a sandbox line in the batched statement, and what the job returns; null: the locked step runs. */
+  answer(start: LineStart<Req, O>, outcome: Definite<Out>): { result: ExecutionResult; change: LineAnswer } | null;
   /**
-   * The usual definite answer as one statement, which closes the attempt (`close` with the line's
-   * change, as `closing`) or is undone; null: the locked step runs.
+   * A live line's usual definite answer in a transaction of its own, which closes the attempt
+   * (`close`, with the line's change) or is undone; null, or absent: the locked step runs.
    */
-  tryAnswer(
+  answerAlone?(
     db: Knex,
     job: LineJob,
-    start: LineStart<Req>,
+    start: LineStart<Req, O>,
     outcome: Definite<Out>,
     close: (source: string) => SqlPart,
-    closing: AttemptClose,
   ): Promise<ExecutionResult | null>;
   /** A definite answer under the line's lock: the one place it moves its line, from the call or a pending task. */
   settle(
     trx: Knex,
     job: LineJob,
-    start: Pick<LineStart<Req>, 'attemptId'>,
+    start: Pick<LineStart<Req, O>, 'attemptId'>,
     outcome: Definite<Out>,
-    held: HeldLine,
+    held: HeldLine<O>,
     closer?: AttemptCloser,
   ): Promise<ExecutionResult>;
 }

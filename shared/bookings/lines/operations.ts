@@ -15,9 +15,9 @@ export interface OperationDeclaration {
   askedFrom: readonly LineStatus[];
   /** Of those, the ones it reaches its supplier from, and so where a refusal may return the line. */
   sentFrom: readonly LineStatus[];
-  /** The booking events its outcome is recorded under (applied, refused), then its request. */
-  events: readonly [applied: string, refused: string, requested: string];
-  /** Its start and a sandbox line's answer may go in one statement with other lines' (line-operation-batch.ts). */
+  /** The booking events it is recorded under: asked, its supplier call started, applied, refused. */
+  events: { requested: string; started: string; applied: string; refused: string };
+  /** Its start and a sandbox line's answer may go in one statement with other lines' (lines/batch.ts). */
   batches: boolean;
 }
 
@@ -25,19 +25,18 @@ const stopLike = { requested: 'stop-requested', inFlight: 'stopping', applied: '
 const unchanged = { requested: 'from', inFlight: 'from', applied: 'from', refused: 'from' } as const;
 
 export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration } = {
-  // A booking's steps have statements of their own (line-step-batch.ts).
   book: {
     states: { requested: 'queued', inFlight: 'in-progress', applied: 'confirmed', refused: 'rejected' },
     askedFrom: [],
     sentFrom: ['queued'],
-    events: ['line.confirmed', 'line.rejected', 'line.queued'],
-    batches: false,
+    events: { requested: 'line.queued', started: 'line.attempt-started', applied: 'line.confirmed', refused: 'line.rejected' },
+    batches: true,
   },
   pause: {
     states: stopLike,
     askedFrom: ['confirmed'],
     sentFrom: ['confirmed'],
-    events: ['line.paused', 'line.pause-refused', 'line.pause-requested'],
+    events: { requested: 'line.pause-requested', started: 'line.pause-started', applied: 'line.paused', refused: 'line.pause-refused' },
     batches: true,
   },
   // A line nobody has sent is ended at once, and a workflow line staff are booking is taken over;
@@ -46,14 +45,14 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     states: stopLike,
     askedFrom: ['queued', 'in-progress', 'confirmed', 'reconciliation-required', 'stopped'],
     sentFrom: ['confirmed', 'reconciliation-required', 'stopped'],
-    events: ['line.stopped', 'line.stop-refused', 'line.stop-requested'],
+    events: { requested: 'line.stop-requested', started: 'line.stop-started', applied: 'line.stopped', refused: 'line.stop-refused' },
     batches: true,
   },
   resume: {
     states: { requested: 'queued', inFlight: 'in-progress', applied: 'confirmed', refused: 'stopped' },
     askedFrom: ['stopped'],
     sentFrom: ['stopped'],
-    events: ['line.resumed', 'line.resume-refused', 'line.resume-requested'],
+    events: { requested: 'line.resume-requested', started: 'line.resume-started', applied: 'line.resumed', refused: 'line.resume-refused' },
     batches: true,
   },
   // A running line keeps running, a paused one stays paused: only its budget (and end) moves. It may move money: never batched.
@@ -61,7 +60,12 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     states: unchanged,
     askedFrom: ['confirmed', 'stopped'],
     sentFrom: ['confirmed', 'stopped'],
-    events: ['line.budget-changed', 'line.change-budget-refused', 'line.budget-change-requested'],
+    events: {
+      requested: 'line.budget-change-requested',
+      started: 'line.change-budget-started',
+      applied: 'line.budget-changed',
+      refused: 'line.change-budget-refused',
+    },
     batches: false,
   },
 };
@@ -111,6 +115,13 @@ export function lineEdges(statuses: readonly LineStatus[]): Record<LineStatus, L
   return Object.fromEntries([...edges].map(([s, to]) => [s, statuses.filter((t) => to.has(t))])) as Record<LineStatus, LineStatus[]>;
 }
 
-/** The statuses each batched operation waits in and is in flight in, as SQL values (`k(kind, requested, in_flight)`). */
-const batched = OPERATION_KINDS.filter((k) => OPERATIONS[k].batches).map((k) => ({ k, ...OPERATIONS[k].states }));
-export const BATCHED_STATES_SQL = `(values ${batched.map((b) => `('${b.k}', '${b.requested}', '${b.inFlight}')`).join(', ')}) as k(kind, requested, in_flight)`;
+/**
+ * The statuses each batched operation waits in and is in flight in, and its start's event, as SQL
+ * values (`k(kind, requested, in_flight, started)`). A batched operation's states never depend on
+ * where its line was asked from.
+ */
+const batched = (Object.keys(OPERATIONS) as LineOperation[])
+  .filter((k) => OPERATIONS[k].batches)
+  .map((k) => [k, OPERATIONS[k].states.requested, OPERATIONS[k].states.inFlight, OPERATIONS[k].events.started]);
+if (batched.flat().includes('from')) throw new Error('a batched operation must declare the statuses it waits in');
+export const BATCHED_STATES_SQL = `(values ${batched.map((b) => `(${b.map((v) => `'${v}'`).join(', ')})`).join(', ')}) as k(kind, requested, in_flight, started)`;

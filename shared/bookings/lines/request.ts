@@ -93,7 +93,7 @@ export async function requestOperations(
       budget_to_minor: r.budgetToMinor ?? null,
       end_date_to: r.endDateTo ?? null,
       note: r.note ?? null,
-      event_action: OPERATIONS[kind].events[2],
+      event_action: OPERATIONS[kind].events.requested,
       event_detail: { from: line.status, to, operation: kind, operationId, ...r.detail },
     };
     return { row, operationId, message: lineOperationMessage(line.adapter_key, { bookingId, lineId: line.id, operationId }) };

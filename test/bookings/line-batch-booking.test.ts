@@ -1,22 +1,17 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines, type BookingBody } from '../support/bookings';
+import { bookingAnswer, noneFailed, startStep } from '../support/line-steps';
 import type { LineStatus } from '../../shared/bookings/line-state';
-import {
-  lineStepBatchers,
-  recordSandboxOutcomes,
-  startLines,
-  type LineOutcomeStep,
-  type LineStartStep,
-} from '../../shared/bookings/line-step-batch';
+import { lineBatchers, recordAnswers, startSteps, type AnswerStep, type StartStep } from '../../shared/bookings/lines/batch';
 import { isStepAborted } from '../../shared/bookings/line-transitions';
 import { createDb, type Knex } from '../../shared/db/knex';
 import { newAttemptId } from '../../shared/suppliers/attempts';
-import { ItemFailure } from '../../shared/db/batcher';
 
 /**
- * Supplier jobs' usual steps, written for many lines in one statement: each line changes as its
- * own step would, a line not as expected is left alone, and each booking's counts, status and
- * events take in every line of the batch.
+ * Bookings' usual steps, written for many lines in one statement (shared/bookings/lines/batch.ts,
+ * the statements every batched operation shares): each line changes as its own step would, a
+ * line not as expected is left alone, and each booking's counts, status and events take in
+ * every line of the batch.
  */
 let env: TestEnv;
 let api: TestApi;
@@ -27,34 +22,9 @@ beforeAll(async () => {
 afterAll(() => env.close());
 
 type Line = BookingBody['lines'][number];
-const startOf = (booking: BookingBody, line: Line): LineStartStep => ({
-  bookingId: booking.id,
-  lineId: line.id,
-  adapterKey: line.adapterKey,
-  attemptId: newAttemptId(),
-});
-
-const confirmOf = (s: LineStartStep, ref = `ref-${s.lineId.slice(0, 8)}`): LineOutcomeStep => ({
-  bookingId: s.bookingId,
-  lineId: s.lineId,
-  attemptId: s.attemptId,
-  to: 'confirmed',
-  providerReference: ref,
-  evidence: null,
-  detail: { providerReference: ref, attemptId: s.attemptId },
-  close: { status: 'confirmed', providerReference: ref, detail: { kind: 'confirmed', providerReference: ref } },
-});
-
-const rejectOf = (s: LineStartStep, reason = 'inventory unavailable'): LineOutcomeStep => ({
-  bookingId: s.bookingId,
-  lineId: s.lineId,
-  attemptId: s.attemptId,
-  to: 'rejected',
-  providerReference: null,
-  evidence: reason,
-  detail: { reason, attemptId: s.attemptId },
-  close: { status: 'rejected', providerReference: null, detail: { kind: 'rejected', reason } },
-});
+const startOf = (booking: BookingBody, line: Line) => startStep(booking.id, line);
+const confirmOf = (s: StartStep, ref = `ref-${s.lineId.slice(0, 8)}`) => bookingAnswer(s, { kind: 'confirmed', providerReference: ref });
+const rejectOf = (s: StartStep, reason = 'inventory unavailable') => bookingAnswer(s, { kind: 'rejected', reason });
 
 /** The booking as stored: status, counts, lines, attempts and events, oldest event first. */
 async function stored(bookingId: string) {
@@ -73,13 +43,8 @@ async function expectConsistent(bookingId: string) {
   expect(booking.status).toBe(bookingStatusOf(statuses));
 }
 
-/** The batch functions' results, none of them a line's own failure after the statement. */
-function noneFailed<T>(results: Array<T | ItemFailure>): T[] {
-  expect(results.filter((r) => r instanceof ItemFailure)).toEqual([]);
-  return results as T[];
-}
-const startedLines = async (steps: LineStartStep[]) => noneFailed(await startLines(env.db, steps));
-const recordedOutcomes = async (steps: LineOutcomeStep[]) => noneFailed(await recordSandboxOutcomes(env.db, steps));
+const startedLines = async (steps: StartStep[]) => noneFailed(await startSteps(env.db, steps));
+const recordedOutcomes = async (steps: AnswerStep[]) => noneFailed(await recordAnswers(env.db, steps));
 
 describe('line starts in one statement', () => {
   test('start lines of several bookings: each line, attempt and event as its own step would write them, each booking once', async () => {
@@ -93,9 +58,10 @@ describe('line starts in one statement', () => {
     expect(started.every((s) => s !== null)).toBe(true);
     started.forEach((s, i) => {
       expect(s!.line).toMatchObject({ id: steps[i]!.lineId, status: 'in-progress', provider_attempt_id: steps[i]!.attemptId });
-      // The campaign's flight, read with the line.
-      expect(s!.flight.start_date).toBeTruthy();
-      expect(s!.flight.end_date).toBeTruthy();
+      // The campaign's flight, read with the line; a booking has no operation record.
+      expect(s!.read.start_date).toBeTruthy();
+      expect(s!.read.end_date).toBeTruthy();
+      expect(s!.op).toBeNull();
     });
     const afterA = await stored(a.id);
     // Booking a: two lines started, one left queued; its version moved once for both.
@@ -240,7 +206,7 @@ describe('sandbox outcomes in one statement', () => {
     await env.db('supplier_attempts').where({ id: starts[0]!.attemptId }).update({ status: 'unknown' });
     const before = await stored(booking.id);
 
-    const failed = await recordSandboxOutcomes(
+    const failed = await recordAnswers(
       env.db,
       starts.map((s) => confirmOf(s)),
     ).catch((err: unknown) => err);
@@ -256,9 +222,9 @@ describe('batching the steps of concurrent jobs', () => {
     const starts = booking.lines.map((l) => startOf(booking, l));
     await startedLines(starts);
     await env.db('supplier_attempts').where({ id: starts[1]!.attemptId }).update({ status: 'unknown' });
-    const { outcome } = lineStepBatchers(env.db);
+    const { answer } = lineBatchers(env.db);
 
-    const settled = await Promise.allSettled(starts.map((s) => outcome.submit(confirmOf(s))));
+    const settled = await Promise.allSettled(starts.map((s) => answer.submit(confirmOf(s))));
 
     expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(isStepAborted((settled[1] as PromiseRejectedResult).reason)).toBe(true);
@@ -277,11 +243,11 @@ describe('batching the steps of concurrent jobs', () => {
       const jobs = bookings.flatMap((b) => b.lines.map((l) => ({ b, l })));
       // Interleaved across bookings and processes, as two workers would take them.
       const run = async ({ b, l }: { b: BookingBody; l: Line }, i: number) => {
-        const steps = lineStepBatchers(pools[i % 2]!);
+        const steps = lineBatchers(pools[i % 2]!);
         const s = startOf(b, l);
         const started = await steps.start.submit(s);
         if (!started) throw new Error(`line ${l.id} did not start`);
-        const recorded = await steps.outcome.submit(i % 5 === 0 ? rejectOf(s) : confirmOf(s));
+        const recorded = await steps.answer.submit(i % 5 === 0 ? rejectOf(s) : confirmOf(s));
         if (!recorded) throw new Error(`line ${l.id} was not recorded`);
       };
       await Promise.all(jobs.map((j, i) => run(j, i)));

@@ -1,22 +1,12 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { bookingStatusOf, launchPlan, post, sameCounts, type BookingBody } from '../support/bookings';
+import { confirmByStatements, noneFailed, operationAnswer, startStep } from '../support/line-steps';
 import { engineOptions, heldAdapter, heldSupplier } from '../suppliers/support';
 import type { BookingOutcome, LineOperationOutcome } from '../../shared/adapters/adapter';
 import type { LineStatus } from '../../shared/bookings/line-state';
-import { recordSandboxOutcomes, startLines } from '../../shared/bookings/line-step-batch';
-import {
-  lineOperationBatchers,
-  recordOperationOutcomes,
-  startOperations,
-  type OperationOutcomeStep,
-  type OperationStartStep,
-  type StartedOperation,
-} from '../../shared/bookings/line-operation-batch';
+import { lineBatchers, recordAnswers, startSteps, type AnswerStep, type StartStep, type Started } from '../../shared/bookings/lines/batch';
 import { executeLineJob } from '../../shared/bookings/lines/flow';
-import { outcomeAction, settlement } from '../../shared/bookings/line-operation-outcomes';
 import { isStepAborted } from '../../shared/bookings/line-transitions';
-import { answerClose } from '../../shared/bookings/lines/kind';
-import { ItemFailure } from '../../shared/db/batcher';
 import { newAttemptId } from '../../shared/suppliers/attempts';
 
 /**
@@ -44,47 +34,21 @@ async function controlled(n: number, org: string, control: 'pause' | 'stop' = 'p
     CHANNELS.slice(0, n).map((c) => ({ channel: c, adapterKey: `sandbox-${c}`, budgetMinor: 10_000 })),
     org,
   );
-  const starts = booking.lines.map((l) => ({ bookingId: booking.id, lineId: l.id, adapterKey: l.adapterKey, attemptId: newAttemptId() }));
-  await startLines(env.db, starts);
-  const confirm = (s: (typeof starts)[number]) => ({
-    ...s,
-    to: 'confirmed' as const,
-    providerReference: `ref-${s.lineId}`,
-    evidence: null,
-    detail: {},
-    close: { status: 'confirmed' as const, providerReference: `ref-${s.lineId}` },
-  });
-  await recordSandboxOutcomes(env.db, starts.map(confirm));
+  // One reference for every line: the twin test compares two bookings' lines.
+  await confirmByStatements(env.db, booking, () => 'as booked');
   expect((await post(api, token, `/api/v1/campaigns/${campaignId}/${control}`)).status).toBe(202);
   return { booking, campaignId, token };
 }
 
 /** The start step of the operation the line waits on. */
-async function startOf(booking: BookingBody, line: BookingBody['lines'][number]): Promise<OperationStartStep> {
+async function startOf(booking: BookingBody, line: BookingBody['lines'][number]): Promise<StartStep> {
   const row = await env.db('booking_lines').where({ id: line.id }).first('operation_id');
-  return { bookingId: booking.id, lineId: line.id, operationId: row.operation_id, adapterKey: line.adapterKey, attemptId: newAttemptId() };
+  return startStep(booking.id, line, row.operation_id);
 }
 
-/** The outcome step the flow builds for a sandbox line's answer (applied, or refused for `reason`). */
-function outcomeOf(s: OperationStartStep, started: StartedOperation, reason?: string): OperationOutcomeStep {
-  const applied = reason === undefined;
-  const ref = applied ? 'sup-1' : null;
-  const answer: LineOperationOutcome = applied ? { kind: 'applied', providerReference: ref } : { kind: 'refused', reason: reason! };
-  const { from, to, patch } = settlement(started.operation, { applied, evidence: reason ?? null, providerReference: ref });
-  return {
-    ...s,
-    from,
-    to,
-    ...('stop' in patch ? { stop: patch.stop === null ? null : JSON.parse(patch.stop as string) } : {}),
-    evidence: reason ?? null,
-    providerReference: ref,
-    applied,
-    reason: reason ?? null,
-    action: outcomeAction(started.operation.kind, applied),
-    detail: { operation: started.operation.kind, operationId: s.operationId, attemptId: s.attemptId, ...(applied ? {} : { reason }) },
-    close: answerClose(answer),
-  };
-}
+/** The answer step the flow builds for a sandbox line's answer (applied, or refused for `reason`). */
+const outcomeOf = (s: StartStep, started: Started, reason?: string): AnswerStep =>
+  operationAnswer(s, started.op!, reason === undefined ? { kind: 'applied', providerReference: 'sup-1' } : { kind: 'refused', reason });
 
 /** The booking as stored: its row, lines, operations, attempts and events, oldest event first. */
 async function stored(bookingId: string) {
@@ -113,12 +77,8 @@ async function expectConsistent(bookingId: string) {
   expect(booking.status).toBe(bookingStatusOf(statuses));
 }
 
-function noneFailed<T>(results: Array<T | ItemFailure>): T[] {
-  expect(results.filter((r) => r instanceof ItemFailure)).toEqual([]);
-  return results as T[];
-}
-const started = async (steps: OperationStartStep[]) => noneFailed(await startOperations(env.db, steps));
-const recorded = async (steps: OperationOutcomeStep[]) => noneFailed(await recordOperationOutcomes(env.db, steps));
+const started = async (steps: StartStep[]) => noneFailed(await startSteps(env.db, steps));
+const recorded = async (steps: AnswerStep[]) => noneFailed(await recordAnswers(env.db, steps));
 
 describe('operation starts in one statement', () => {
   test('lines of several bookings start together: each line, attempt, operation and event as its own start writes them', async () => {
@@ -132,10 +92,10 @@ describe('operation starts in one statement', () => {
     result.forEach((r, i) => {
       const s = steps[i]!;
       expect(r!.line).toMatchObject({ id: s.lineId, status: 'stopping', provider_attempt_id: s.attemptId, operation_id: s.operationId });
-      expect(r!.operation).toMatchObject({ id: s.operationId, kind: 'pause', from_status: 'confirmed' });
+      expect(r!.op).toMatchObject({ id: s.operationId, kind: 'pause', from_status: 'confirmed' });
       // Read with the line: the campaign's flight and the attempt that booked it.
-      expect(r!.context.start_date).toBeTruthy();
-      expect(r!.context.booking_attempt_id).toMatch(/^att_/);
+      expect(r!.read.start_date).toBeTruthy();
+      expect(r!.read.booking_attempt_id).toMatch(/^att_/);
     });
     const afterA = await stored(a.id);
     expect(afterA.booking).toMatchObject({ version: versionA + 1 });
@@ -164,7 +124,7 @@ describe('operation starts in one statement', () => {
   test('a line no longer as expected is left out and told so, with nothing written for it; the others start', async () => {
     const { booking } = await controlled(5, 'org-opbatch-2');
     const steps = await Promise.all(booking.lines.map((l) => startOf(booking, l)));
-    const [moved, superseded, attemptOpen, otherAdapter, fine] = steps as [OperationStartStep, ...OperationStartStep[]];
+    const [moved, superseded, attemptOpen, otherAdapter, fine] = steps as [StartStep, ...StartStep[]];
     // Its status moved on (a person settled it), its operation superseded by another, an attempt already open.
     await env.db('booking_lines').where({ id: moved.lineId }).update({ status: 'reconciliation-required' });
     await env.db('booking_lines').where({ id: superseded!.lineId }).update({ operation_id: fine!.operationId });
@@ -230,12 +190,12 @@ describe('sandbox answers in one statement', () => {
     expect(after.booking.status).toBe('partially-confirmed');
     for (const [i, o] of outcomes.entries()) {
       const mine = ofLine(after, o.lineId);
-      expect(mine.line).toMatchObject({ operation_id: null, provider_reference: o.applied ? o.providerReference : `ref-${o.lineId}` });
+      expect(mine.line).toMatchObject({ operation_id: null, provider_reference: o.applied ? o.providerReference : 'as booked' });
       expect(mine.line!.stop).toEqual(o.applied ? expect.objectContaining({ kind: 'pause' }) : null);
       expect(mine.attempts.find((t) => t.id === o.attemptId)).toMatchObject({ status: o.close.status, finished_at: expect.any(Date) });
       expect(mine.operations[0]).toMatchObject({
         status: o.applied ? 'applied' : 'refused',
-        reason: o.reason,
+        reason: o.evidence,
         settled_at: expect.any(Date),
       });
       expect(mine.events.at(-1)).toEqual({
@@ -273,10 +233,10 @@ describe('sandbox answers in one statement', () => {
     const before = await stored(booking.id);
     const outcomes = steps.map((s, i) => outcomeOf(s, starts[i]!));
 
-    expect(isStepAborted(await recordOperationOutcomes(env.db, outcomes).catch((err: unknown) => err))).toBe(true);
+    expect(isStepAborted(await recordAnswers(env.db, outcomes).catch((err: unknown) => err))).toBe(true);
     expect(await stored(booking.id)).toEqual(before);
 
-    const settled = await Promise.allSettled(outcomes.map((o) => lineOperationBatchers(env.db).outcome.submit(o)));
+    const settled = await Promise.allSettled(outcomes.map((o) => lineBatchers(env.db).answer.submit(o)));
     expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const after = await stored(booking.id);
     expect(ofLine(after, steps[1]!.lineId)).toEqual(ofLine(before, steps[1]!.lineId));
@@ -326,7 +286,7 @@ describe('the batched and the locked path write the same', () => {
         kind: o.kind,
         status: o.status,
         from_status: o.from_status,
-        reason: o.reason,
+        reason: o.evidence,
         attempt_id: named(o.attempt_id),
         settled: !!o.settled_at,
       })),

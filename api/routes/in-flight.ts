@@ -5,7 +5,7 @@ import { BookingEnvelope } from '../../shared/bookings/booking-schemas';
 import { SpendFiguresSchema } from '../../shared/bookings/spend-figures';
 import { findBookingById } from '../../shared/bookings/booking-store';
 import { CampaignControlResultSchema, controlCampaign } from '../../shared/bookings/campaign-control';
-import { CampaignControlSchema, controlLine, LineControlSchema, type Control } from '../../shared/bookings/line-control';
+import { CampaignControlSchema, controlLine, LineControlSchema, type Control } from '../../shared/bookings/lines/control';
 import { visibleBooking } from '../../shared/bookings/visible-booking';
 import { relayAfterCommit } from '../../shared/outbox/outbox';
 import type { ApiDeps } from '../deps';

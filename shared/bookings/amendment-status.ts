@@ -3,7 +3,7 @@ import type { Actor } from '../auth/actor';
 import { dateOnly } from '../dates';
 import { recordEvent } from '../events/record';
 import { appendEvent } from './booking-events';
-import type { LineOperationStatus } from './line-operation-store';
+import type { LineOperationStatus } from './lines/operation-store';
 
 export const AMENDMENT_STATUSES = ['in-flight', 'applied', 'partially-applied', 'refused', 'reconciliation-required'] as const;
 export type AmendmentStatus = (typeof AMENDMENT_STATUSES)[number];

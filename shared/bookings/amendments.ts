@@ -14,7 +14,7 @@ import { AMENDMENT_STATUSES } from './amendment-status';
 import { lineSpentMinor, reserveBudgetIncrease } from './booking-money';
 import type { LineRow } from './booking-store';
 import { openBookingOf } from './campaign-control';
-import { LineOperationSchema, lineOperationView, type LineOperationRow } from './line-operation-store';
+import { LineOperationSchema, lineOperationView, type LineOperationRow } from './lines/operation-store';
 import { requestOperations } from './lines/request';
 import { assertWithinCommitment } from './commitment-limit';
 import { figuresAsOf, spendFigures, type SpendFigures } from './spend-figures';

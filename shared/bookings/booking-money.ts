@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { toMinor } from '../db/knex';
 import { conflict } from '../errors';
 import type { BookingStatus } from './booking-status';
-import type { LineStatus } from './line-state';
+import type { LineStatus } from './lines/state';
 import { lockWallet, periodOf, post } from '../wallet/ledger';
 
 const DEFINITE: readonly BookingStatus[] = ['confirmed', 'partially-confirmed', 'rejected', 'stopped'];

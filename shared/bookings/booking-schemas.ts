@@ -3,7 +3,7 @@ import { BookingStateSchema, LineStateSchema } from './derived-state';
 import { DateTimeSchema } from '../wire';
 import { ChannelSchema } from '../auth/products';
 import { BOOKING_STATUSES } from './booking-status';
-import { LINE_STATUSES } from './line-state';
+import { LINE_STATUSES } from './lines/state';
 import { LINE_OPERATIONS } from '../adapters/adapter';
 
 /** Why a stopped line is stopped: `pause` may resume, `end` never runs again, `staged` may be enabled once its evidence allows. */

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { firstPrepared, toMinor } from '../db/knex';
 import type { Booking, BookingEvent, BookingLine } from './booking-schemas';
 import type { BookingStatus } from './booking-status';
-import { OPEN_LINE_STATUSES, type LineOperation, type LineStatus, type LineStop } from './line-state';
+import { OPEN_LINE_STATUSES, type LineOperation, type LineStatus, type LineStop } from './lines/state';
 import { attemptView, type AttemptRow } from '../suppliers/attempts';
 import type { LineVerification } from './booking-schemas';
 import { dateOnly } from '../dates';

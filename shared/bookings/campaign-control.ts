@@ -10,8 +10,8 @@ import { conflict, notFound } from '../errors';
 import type { JobMessage } from '../queues/jobs';
 import { BookingSchema, type Booking } from './booking-schemas';
 import { findBookingById, type LineRow } from './booking-store';
-import { alreadyDone, controlRefusal, endsAtOnce, requestControl, requestControls, type Control } from './line-control';
-import { lockLine } from './line-transitions';
+import { alreadyDone, controlRefusal, endsAtOnce, requestControl, requestControls, type Control } from './lines/control';
+import { lockLine } from './lines/store';
 
 export const SkippedLineSchema = z.object({ lineId: z.uuid(), status: z.string(), reason: z.string() }).meta({ id: 'SkippedLine' });
 

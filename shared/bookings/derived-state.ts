@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { LineStatus, StopKind } from './line-state';
+import type { LineStatus, StopKind } from './lines/state';
 import { dateOnly } from '../dates';
 import { clockedNow } from '../workspaces/sandbox-clock';
 

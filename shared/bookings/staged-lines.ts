@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { SYSTEM } from '../auth/actor';
 import { lineEnableable } from '../creatives/creative-approvals';
 import type { CreativeRef } from '../creatives/creative-schemas';
-import { changeLine, lockLine } from './line-transitions';
+import { changeLine, lockLine } from './lines/store';
 
 /**
  * Native staged lines waiting on this creative may become enableable once it is approved.

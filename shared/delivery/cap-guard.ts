@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { findAdapter } from '../adapters/catalogue';
 import { SYSTEM } from '../auth/actor';
-import { alreadyDone, controlRefusal, requestControl } from '../bookings/line-control';
-import { lockLine } from '../bookings/line-transitions';
+import { alreadyDone, controlRefusal, requestControl } from '../bookings/lines/control';
+import { lockLine } from '../bookings/lines/store';
 import { dateOnly } from '../dates';
 import { toMinor } from '../db/knex';
 import type { JobMessage } from '../queues/jobs';

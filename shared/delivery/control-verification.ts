@@ -3,8 +3,8 @@ import type { Knex } from 'knex';
 import { SYSTEM } from '../auth/actor';
 import { addDays, dateOnly } from '../dates';
 import { recordEvent } from '../events/record';
-import { canMove, type LineStatus } from '../bookings/line-state';
-import { changeLine, lockLine } from '../bookings/line-transitions';
+import { canMove, type LineStatus } from '../bookings/lines/state';
+import { changeLine, lockLine } from '../bookings/lines/store';
 import type { AdapterKind } from '../adapters/catalogue';
 
 /**

@@ -7,7 +7,7 @@ import { beginGovernedExecution, DIGEST_HEADER, finishGovernedExecution, STEP_HE
 import { approveUnderMandate, normaliseAction, prepareAction } from '../agent/governance';
 import { amendCampaign } from '../bookings/amendments';
 import { openBookingOf } from '../bookings/campaign-control';
-import { controlLine } from '../bookings/line-control';
+import { controlLine } from '../bookings/lines/control';
 import { toMinor } from '../db/knex';
 import { Problem } from '../errors';
 import type { RulePlanned } from './rule-schemas';

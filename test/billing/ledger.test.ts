@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { createTestEnv, type TestEnv } from '../support/api';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 import { SYSTEM } from '../../shared/auth/actor';
-import { changeLine } from '../../shared/bookings/line-transitions';
+import { changeLine } from '../../shared/bookings/lines/store';
 import { reserve } from '../../shared/wallet/ledger';
 import { settleProviderEvent } from '../../shared/billing/settlement';
 import { createLogger } from '../../shared/logger';

@@ -1,6 +1,6 @@
 import { createTestEnv, json, type TestApi, type TestEnv } from '../support/api';
 import { SYSTEM } from '../../shared/auth/actor';
-import { changeLine } from '../../shared/bookings/line-transitions';
+import { changeLine } from '../../shared/bookings/lines/store';
 import { monthsBefore } from '../../shared/wallet/fees';
 import { periodOf, post } from '../../shared/wallet/ledger';
 import { ensureWorkspace } from '../../shared/workspaces/workspace-store';

@@ -1,9 +1,9 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines, type BookingBody } from '../support/bookings';
 import { bookingAnswer, noneFailed, startStep } from '../support/line-steps';
-import type { LineStatus } from '../../shared/bookings/line-state';
+import type { LineStatus } from '../../shared/bookings/lines/state';
 import { lineBatchers, recordAnswers, startSteps, type AnswerStep, type StartStep } from '../../shared/bookings/lines/batch';
-import { isStepAborted } from '../../shared/bookings/line-transitions';
+import { isStepAborted } from '../../shared/bookings/lines/store';
 import { createDb, type Knex } from '../../shared/db/knex';
 import { newAttemptId } from '../../shared/suppliers/attempts';
 

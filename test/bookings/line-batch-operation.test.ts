@@ -3,10 +3,10 @@ import { bookingStatusOf, launchPlan, post, sameCounts, type BookingBody } from 
 import { confirmByStatements, noneFailed, operationAnswer, startStep } from '../support/line-steps';
 import { engineOptions, heldAdapter, heldSupplier } from '../suppliers/support';
 import type { BookingOutcome, LineOperationOutcome } from '../../shared/adapters/adapter';
-import type { LineStatus } from '../../shared/bookings/line-state';
+import type { LineStatus } from '../../shared/bookings/lines/state';
 import { lineBatchers, recordAnswers, startSteps, type AnswerStep, type StartStep, type Started } from '../../shared/bookings/lines/batch';
 import { executeLineJob } from '../../shared/bookings/lines/flow';
-import { isStepAborted } from '../../shared/bookings/line-transitions';
+import { isStepAborted } from '../../shared/bookings/lines/store';
 import { newAttemptId } from '../../shared/suppliers/attempts';
 
 /**

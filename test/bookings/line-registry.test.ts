@@ -1,5 +1,5 @@
 import { LINE_OPERATIONS } from '../../shared/adapters/adapter';
-import { canMove, LINE_STATUSES, type LineOperation, type LineStatus } from '../../shared/bookings/line-state';
+import { canMove, LINE_STATUSES, type LineOperation, type LineStatus } from '../../shared/bookings/lines/state';
 import { BATCHED_STATES_SQL, OPERATION_KINDS, OPERATIONS, operationStates } from '../../shared/bookings/lines/operations';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 

@@ -2,7 +2,7 @@ import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { bookingStatusOf, launchPlan, sameCounts } from '../support/bookings';
 import { confirmByStatements } from '../support/line-steps';
 import type { LineRow } from '../../shared/bookings/booking-store';
-import type { LineStatus } from '../../shared/bookings/line-state';
+import type { LineStatus } from '../../shared/bookings/lines/state';
 import { requestOperations } from '../../shared/bookings/lines/request';
 import { SYSTEM } from '../../shared/auth/actor';
 

@@ -1,8 +1,8 @@
-import { allowedControls, alreadyDone, controlRefusal, type Control } from '../../shared/bookings/line-control';
-import { outcomeAction, settlement } from '../../shared/bookings/line-operation-outcomes';
+import { allowedControls, alreadyDone, controlRefusal, type Control } from '../../shared/bookings/lines/control';
+import { outcomeAction, settlement } from '../../shared/bookings/lines/settle';
 import type { LineRow } from '../../shared/bookings/booking-store';
-import type { HeldOperation } from '../../shared/bookings/line-operation-store';
-import type { LineOperation, LineStatus, LineStop, StopKind } from '../../shared/bookings/line-state';
+import type { HeldOperation } from '../../shared/bookings/lines/operation-store';
+import type { LineOperation, LineStatus, LineStop, StopKind } from '../../shared/bookings/lines/state';
 
 // Pure rules: the tables every path that asks for or settles a line operation reads.
 

@@ -1,8 +1,8 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { bookingFootprint, bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines } from '../support/bookings';
 import { SYSTEM } from '../../shared/auth/actor';
-import type { LineStatus } from '../../shared/bookings/line-state';
-import { isStepAborted, stepLine } from '../../shared/bookings/line-transitions';
+import type { LineStatus } from '../../shared/bookings/lines/state';
+import { isStepAborted, stepLine } from '../../shared/bookings/lines/store';
 import { attemptInsert, openAttemptQuery } from '../../shared/suppliers/attempts';
 import { createDb, isStalePreparedStatement, prepared, rowsPrepared } from '../../shared/db/knex';
 import { databaseProblem } from '../../shared/db/db-errors';

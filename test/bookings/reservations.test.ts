@@ -4,7 +4,7 @@ import { approvedCreative, makeCreative } from '../support/creatives';
 import { assignClient, grantStaff } from '../../shared/staff/staff-store';
 import { fundWallet, walletAndLedger } from '../support/wallet';
 import { SYSTEM } from '../../shared/auth/actor';
-import { stepLine } from '../../shared/bookings/line-transitions';
+import { stepLine } from '../../shared/bookings/lines/store';
 
 let env: TestEnv;
 let api: TestApi;

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { LINE_STATUSES, canMove, isOpen, operationStates, type LineStatus } from '../../shared/bookings/line-state';
+import { LINE_STATUSES, canMove, isOpen, operationStates, type LineStatus } from '../../shared/bookings/lines/state';
 import { createTestDatabase, type TestDatabase } from '../support/database';
 import { bookingStatusOf } from '../support/bookings';
 

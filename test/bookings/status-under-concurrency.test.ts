@@ -1,7 +1,7 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines, waitForBooking } from '../support/bookings';
-import type { LineStatus } from '../../shared/bookings/line-state';
-import { changeLine } from '../../shared/bookings/line-transitions';
+import type { LineStatus } from '../../shared/bookings/lines/state';
+import { changeLine } from '../../shared/bookings/lines/store';
 import { SYSTEM } from '../../shared/auth/actor';
 
 let env: TestEnv;

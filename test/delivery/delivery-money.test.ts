@@ -5,7 +5,7 @@ import { confirmLines, day, report } from './support';
 import { closeOutBooking, closeoutDue } from '../../shared/delivery/closeout';
 import { settleFinality } from '../../shared/delivery/finality';
 import { findBookingById } from '../../shared/bookings/booking-store';
-import { changeLine } from '../../shared/bookings/line-transitions';
+import { changeLine } from '../../shared/bookings/lines/store';
 import { SYSTEM } from '../../shared/auth/actor';
 
 let env: TestEnv;

@@ -3,7 +3,7 @@ import { settleDelivery } from '../../shared/delivery/delivery-money';
 import { markFetched, recordDelivery } from '../../shared/delivery/delivery-store';
 import { SYSTEM } from '../../shared/auth/actor';
 import type { DeliveryDay } from '../../shared/adapters/adapter';
-import { changeLine } from '../../shared/bookings/line-transitions';
+import { changeLine } from '../../shared/bookings/lines/store';
 
 export const day = (date: string, spendMinor: number, impressions = spendMinor): DeliveryDay => ({
   date,

@@ -5,7 +5,7 @@ import { approvedCreative } from '../support/creatives';
 import { seeded } from '../support/random';
 import { until } from '../support/wait';
 import { fundWallet, walletAndLedger } from '../support/wallet';
-import type { LineStatus } from '../../shared/bookings/line-state';
+import type { LineStatus } from '../../shared/bookings/lines/state';
 import { SANDBOX_OPERATION_TRIGGERS } from '../../workers/adapters/sandbox';
 import { killableFleet, mapLimit, runHousekeepingNow } from './support/fleet';
 import { figure } from './support/input-report';

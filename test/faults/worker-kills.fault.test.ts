@@ -2,7 +2,7 @@ import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
 import { launchPlan, SEVEN_CHANNELS, type PlanLineInput } from '../support/bookings';
 import { until } from '../support/wait';
 import { bookingStatusOf, sameCounts } from '../support/bookings';
-import type { LineStatus } from '../../shared/bookings/line-state';
+import type { LineStatus } from '../../shared/bookings/lines/state';
 import { SANDBOX_TRIGGERS } from '../../workers/adapters/sandbox';
 import { seeded } from '../support/random';
 import { killableFleet, mapLimit, runHousekeepingNow } from './support/fleet';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '../support/database';
-import { latestBookAttemptSql } from '../../shared/bookings/line-operation-store';
+import { latestBookAttemptSql } from '../../shared/bookings/lines/operation-store';
 
 /**
  * Reads made once per line or per event must find their rows by an index, whatever the size of

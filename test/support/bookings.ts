@@ -1,4 +1,4 @@
-import { isOpen, type LineStatus } from '../../shared/bookings/line-state';
+import { isOpen, type LineStatus } from '../../shared/bookings/lines/state';
 import type { Knex } from '../../shared/db/knex';
 import type { ApiClient, TestEnv } from './api';
 

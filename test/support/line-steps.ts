@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { BookingOutcome, LineOperationOutcome } from '../../shared/adapters/adapter';
-import type { HeldOperation } from '../../shared/bookings/line-operation-store';
+import type { HeldOperation } from '../../shared/bookings/lines/operation-store';
 import { recordAnswers, startSteps, type AnswerStep, type StartStep } from '../../shared/bookings/lines/batch';
 import { BOOK } from '../../shared/bookings/lines/book';
 import { IN_FLIGHT } from '../../shared/bookings/lines/in-flight';

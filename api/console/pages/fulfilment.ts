@@ -5,7 +5,7 @@ import { requireAssigned, requireStaff } from '../../../shared/staff/staff-acces
 import type { StaffCache } from '../../../shared/staff/staff-cache';
 import { findBookingById } from '../../../shared/bookings/booking-store';
 import { listNeedingAttention } from '../../../shared/bookings/fulfilment-queue';
-import { pendingOperationsOf } from '../../../shared/bookings/line-operation-store';
+import { pendingOperationsOf } from '../../../shared/bookings/lines/operation-store';
 import { listBookingBrowserJobs } from '../../../shared/bookings/browser-jobs';
 import type { Booking } from '../../../shared/bookings/booking-schemas';
 import { uuidOr404 } from '../../http/params';

@@ -10,7 +10,7 @@ import { byAttention, evidenceTrail, lineAnchor, lineNames, statusBadge, timelin
 import { formInt, type PageRegistrar } from '../routing';
 import { workspaceBookings } from '../views/workspace-bookings';
 import { operationWords, withItsSupplier } from '../views/staff-booking';
-import { pendingOperationsOf, type LineOperation } from '../../../shared/bookings/line-operation-store';
+import { pendingOperationsOf, type LineOperation } from '../../../shared/bookings/lines/operation-store';
 
 // The API's own guard for these operations: a person with operator:reconcile.
 const reconciler = requireHuman('use the operator pages', 'operator:reconcile');

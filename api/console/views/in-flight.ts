@@ -1,7 +1,7 @@
 import type { Amendment } from '../../../shared/bookings/amendments';
 import type { Booking } from '../../../shared/bookings/booking-schemas';
-import type { Control } from '../../../shared/bookings/line-control';
-import type { LineOperation } from '../../../shared/bookings/line-operation-store';
+import type { Control } from '../../../shared/bookings/lines/control';
+import type { LineOperation } from '../../../shared/bookings/lines/operation-store';
 import type { ConsoleRequest } from '../context';
 import { FormFill } from '../forms';
 import { esc, layout, money, postForm } from '../html';

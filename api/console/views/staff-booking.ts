@@ -1,6 +1,6 @@
 import type { Booking } from '../../../shared/bookings/booking-schemas';
-import { isOpen, operationStates, type LineOperation as OperationName, type LineStatus } from '../../../shared/bookings/line-state';
-import type { LineOperation } from '../../../shared/bookings/line-operation-store';
+import { isOpen, operationStates, type LineOperation as OperationName, type LineStatus } from '../../../shared/bookings/lines/state';
+import type { LineOperation } from '../../../shared/bookings/lines/operation-store';
 import type { ConsoleRequest } from '../context';
 import { FormFill } from '../forms';
 import { esc, json, layout, money, postForm } from '../html';

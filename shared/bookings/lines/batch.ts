@@ -4,9 +4,9 @@ import { Batcher, eachAlone, perPool, unlessDatabaseDown, type ItemFailure } fro
 import { rawPrepared } from '../../db/knex';
 import type { AttemptClose } from '../../suppliers/attempts';
 import type { LineRow } from '../booking-store';
-import { latestBookAttemptSql, type HeldOperation } from '../line-operation-store';
-import { afterStep, STEP_TAIL, stepTailValues, type StepRow } from '../line-transitions';
-import type { LineStatus } from '../line-state';
+import { latestBookAttemptSql, type HeldOperation } from './operation-store';
+import { afterStep, STEP_TAIL, stepTailValues, type StepRow } from './store';
+import type { LineStatus } from './state';
 import { BATCHED_STATES_SQL, operationStates } from './operations';
 
 /**

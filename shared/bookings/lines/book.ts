@@ -7,7 +7,7 @@ import { lineEnableable } from '../../creatives/creative-approvals';
 import { bookLineJobId } from '../../queues/jobs';
 import { openAttemptQuery } from '../../suppliers/attempts';
 import type { LineRow } from '../booking-store';
-import { changeLine, stepLine } from '../line-transitions';
+import { changeLine, stepLine } from './store';
 import type { Definite, LineKind } from './kind';
 import { OPERATIONS } from './operations';
 

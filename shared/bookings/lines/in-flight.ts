@@ -4,8 +4,8 @@ import { toMinor } from '../../db/knex';
 import { dateOnly } from '../../dates';
 import { lineOperationJobId } from '../../queues/jobs';
 import { openAttemptQuery } from '../../suppliers/attempts';
-import { operationFigures, outcomeAction, settleLineOperation, settlement } from '../line-operation-outcomes';
-import { latestBookAttemptSql, markLineOperation, PENDING_OPERATION_SQL, type HeldOperation } from '../line-operation-store';
+import { operationFigures, outcomeAction, settleLineOperation, settlement } from './settle';
+import { latestBookAttemptSql, markLineOperation, PENDING_OPERATION_SQL, type HeldOperation } from './operation-store';
 import type { LineKind } from './kind';
 
 /** What a pause, resume, stop or budget change sends: the line as its supplier knows it, with a budget change's new figures. */

@@ -4,9 +4,9 @@ import type { SqlPart } from '../../db/knex';
 import type { LineRow } from '../booking-store';
 import type { LineAnswer } from './batch';
 import type { ExecutionResult } from './execution';
-import type { HeldOperation } from '../line-operation-store';
-import type { LineChange, LockedLine } from '../line-transitions';
-import type { LineOperation } from '../line-state';
+import type { HeldOperation } from './operation-store';
+import type { LineChange, LockedLine } from './store';
+import type { LineOperation } from './state';
 
 /**
  * What a line's supplier job is made of, and what each kind of job (a booking, lines/book.ts; an

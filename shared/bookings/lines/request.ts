@@ -8,8 +8,8 @@ import { lineOperationMessage, type JobMessage } from '../../queues/jobs';
 import { settleBooking } from '../booking-money';
 import type { BookingStatus } from '../booking-status';
 import type { LineRow } from '../booking-store';
-import { assertMove, type LineStop } from '../line-state';
-import { recountStatus, STEP_TAIL, stepTailValues } from '../line-transitions';
+import { assertMove, type LineStop } from './state';
+import { recountStatus, STEP_TAIL, stepTailValues } from './store';
 import { OPERATIONS, operationStates } from './operations';
 import type { LineOperation } from './statuses';
 

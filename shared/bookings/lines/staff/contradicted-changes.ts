@@ -5,10 +5,10 @@ import type { Actor } from '../../../auth/actor';
 import { lineOperationMoney, reserveBudgetIncrease } from '../../booking-money';
 import type { LineRow } from '../../booking-store';
 import { assertWithinCommitment } from '../../commitment-limit';
-import { operationFigures } from '../../line-operation-outcomes';
-import type { LineOperationRow } from '../../line-operation-store';
-import { operationStates } from '../../line-state';
-import { changeLine, type LockedLine } from '../../line-transitions';
+import { operationFigures } from '../settle';
+import type { LineOperationRow } from '../operation-store';
+import { operationStates } from '../state';
+import { changeLine, type LockedLine } from '../store';
 
 /**
  * A change the supplier said it applied and its delivery then contradicted ("Verified control",

@@ -4,12 +4,12 @@ import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../../../errors';
 import type { Actor } from '../../../auth/actor';
 import type { LineRow } from '../../booking-store';
-import { changeLine, lockLine } from '../../line-transitions';
+import { changeLine, lockLine } from '../store';
 import { closeOpenAttemptsSql, openAttempt } from '../../../suppliers/attempts';
 import { amendmentLineSettled } from '../../amendment-status';
-import { outcomeAction, settleLineOperation } from '../../line-operation-outcomes';
-import { lockLineOperation, markLineOperation } from '../../line-operation-store';
-import { isOpen, operationStates } from '../../line-state';
+import { outcomeAction, settleLineOperation } from '../settle';
+import { lockLineOperation, markLineOperation } from '../operation-store';
+import { isOpen, operationStates } from '../state';
 import { CitedBrowserJobs, citedEvidence } from '../../browser-evidence-citation';
 import { contradictedChangeOf, resolveContradictedChange } from './contradicted-changes';
 

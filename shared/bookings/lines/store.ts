@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { conflict, notFound } from '../errors';
-import type { Actor } from '../auth/actor';
-import { rawPrepared, type SqlPart } from '../db/knex';
-import type { BookingStatus } from './booking-status';
-import type { LineRow } from './booking-store';
-import { assertMove, type LineStatus } from './line-state';
-import { settleBooking, settleLine } from './booking-money';
+import { conflict, notFound } from '../../errors';
+import type { Actor } from '../../auth/actor';
+import { rawPrepared, type SqlPart } from '../../db/knex';
+import type { BookingStatus } from '../booking-status';
+import type { LineRow } from '../booking-store';
+import { assertMove, type LineStatus } from './state';
+import { settleBooking, settleLine } from '../booking-money';
 
 export interface LineChange {
   bookingId: string;

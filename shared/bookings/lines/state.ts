@@ -1,10 +1,10 @@
-import { conflict } from '../errors';
-import { lineEdges } from './lines/operations';
-import { LINE_STATUSES, type LineStatus } from './lines/statuses';
+import { conflict } from '../../errors';
+import { lineEdges } from './operations';
+import { LINE_STATUSES, type LineStatus } from './statuses';
 
-export { operationStates } from './lines/operations';
+export { operationStates } from './operations';
 
-export { LINE_STATUSES, type LineStatus, type LineOperation } from './lines/statuses';
+export { LINE_STATUSES, type LineStatus, type LineOperation } from './statuses';
 
 /**
  * The edges a line may take (docs/bookings.md explains each), generated from the operations'

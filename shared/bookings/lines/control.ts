@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import type { Actor } from '../auth/actor';
-import { conflict } from '../errors';
-import type { JobMessage } from '../queues/jobs';
-import { closeOpenAttemptsSql } from '../suppliers/attempts';
-import type { LineRow } from './booking-store';
-import type { LineStop } from './line-state';
-import { changeLine, lockLine, type LockedLine } from './line-transitions';
-import { requestOperations, type RequestedOperation } from './lines/request';
+import type { Actor } from '../../auth/actor';
+import { conflict } from '../../errors';
+import type { JobMessage } from '../../queues/jobs';
+import { closeOpenAttemptsSql } from '../../suppliers/attempts';
+import type { LineRow } from '../booking-store';
+import type { LineStop } from './state';
+import { changeLine, lockLine, type LockedLine } from './store';
+import { requestOperations, type RequestedOperation } from './request';
 
 export const CONTROLS = ['pause', 'resume', 'stop'] as const;
 export type Control = (typeof CONTROLS)[number];

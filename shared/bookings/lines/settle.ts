@@ -1,16 +1,16 @@
 import type { Knex } from 'knex';
-import { conflict } from '../errors';
-import { SYSTEM, type Actor } from '../auth/actor';
-import type { SqlPart } from '../db/knex';
-import { dateOnly } from '../dates';
-import type { LineRow } from './booking-store';
-import { lineOperationMoney } from './booking-money';
-import { amendmentLineSettled } from './amendment-status';
-import { lockLineOperation, markLineOperation, type HeldOperation } from './line-operation-store';
-import { operationStates, type LineStatus } from './line-state';
-import { OPERATIONS } from './lines/operations';
-import { changeLine, lockLine, type LockedLine } from './line-transitions';
-import type { AttemptCloser } from '../suppliers/attempts';
+import { conflict } from '../../errors';
+import { SYSTEM, type Actor } from '../../auth/actor';
+import type { SqlPart } from '../../db/knex';
+import { dateOnly } from '../../dates';
+import type { LineRow } from '../booking-store';
+import { lineOperationMoney } from '../booking-money';
+import { amendmentLineSettled } from '../amendment-status';
+import { lockLineOperation, markLineOperation, type HeldOperation } from './operation-store';
+import { operationStates, type LineStatus } from './state';
+import { OPERATIONS } from './operations';
+import { changeLine, lockLine, type LockedLine } from './store';
+import type { AttemptCloser } from '../../suppliers/attempts';
 
 /** How an operation's outcome was decided: by its supplier, a staff member, or a person's resolution. */
 export interface OperationSettlement {

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { LINE_OPERATIONS, type LineOperationKind } from '../adapters/adapter';
-import { toMinor } from '../db/knex';
-import { DateTimeSchema } from '../wire';
-import type { LineStatus, LineStop } from './line-state';
-import { dateOnly } from '../dates';
+import { LINE_OPERATIONS, type LineOperationKind } from '../../adapters/adapter';
+import { toMinor } from '../../db/knex';
+import { DateTimeSchema } from '../../wire';
+import type { LineStatus, LineStop } from './state';
+import { dateOnly } from '../../dates';
 
 /** Where an operation asked of a line stands. */
 export const LINE_OPERATION_STATUSES = ['requested', 'in-flight', 'applied', 'refused', 'reconciliation-required'] as const;

@@ -10,7 +10,7 @@ import { byAttention, evidenceTrail, lineAnchor, lineNames, statusBadge, timelin
 import { formInt, type PageRegistrar } from '../routing';
 import { workspaceBookings } from '../views/workspace-bookings';
 import { operationWords, withItsSupplier } from '../views/staff-booking';
-import { pendingOperationsOf, type LineOperation } from '../../../shared/bookings/lines/operation-store';
+import { pendingOperationsOf, type LineOperationView } from '../../../shared/bookings/lines/operation-store';
 
 // The API's own guard for these operations: a person with operator:reconcile.
 const reconciler = requireHuman('use the operator pages', 'operator:reconcile');
@@ -68,7 +68,7 @@ function resolveForm(r: ConsoleRequest, cohort: { id: string; revision: number }
 }
 
 /** A booking as an operator works it: lines needing a person first, each with its evidence, the uncertain form where it applies, and the history. */
-function operatorBookingPage(r: ConsoleRequest, b: Booking, pending: Map<string, LineOperation>): string {
+function operatorBookingPage(r: ConsoleRequest, b: Booking, pending: Map<string, LineOperationView>): string {
   const names = lineNames(b);
   const zone = r.viewer.timeZone;
   const lines = byAttention(b.lines, r.viewer.userId)

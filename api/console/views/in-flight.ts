@@ -1,7 +1,7 @@
 import type { Amendment } from '../../../shared/bookings/amendments';
 import type { Booking } from '../../../shared/bookings/booking-schemas';
 import type { Control } from '../../../shared/bookings/lines/control';
-import type { LineOperation } from '../../../shared/bookings/lines/operation-store';
+import type { LineOperationView } from '../../../shared/bookings/lines/operation-store';
 import type { ConsoleRequest } from '../context';
 import { FormFill } from '../forms';
 import { esc, layout, money, postForm } from '../html';
@@ -19,7 +19,7 @@ export interface InFlight {
   controls: Map<string, Control[]>;
   /** Why an amendment may not change each line now, or null (`amendable`). */
   amendRefusals: Map<string, string | null>;
-  pending: Map<string, LineOperation>;
+  pending: Map<string, LineOperationView>;
   amendments: Amendment[];
 }
 
@@ -36,7 +36,7 @@ export function stopWords(l: Line): { kind: string; words: string } {
 }
 
 /** A line's operation in hand, said as what was asked and where it stands ("pause: requested"). */
-export function pendingWords(l: Line, op: LineOperation | undefined, currency: string): string {
+export function pendingWords(l: Line, op: LineOperationView | undefined, currency: string): string {
   if (!l.pendingOperation) return 'none';
   if (!op) return l.pendingOperation === 'book' ? 'its booking, with its supplier' : esc(l.pendingOperation);
   const change =

@@ -1,6 +1,6 @@
 import type { Booking } from '../../../shared/bookings/booking-schemas';
-import { isOpen, operationStates, type LineOperation as OperationName, type LineStatus } from '../../../shared/bookings/lines/state';
-import type { LineOperation } from '../../../shared/bookings/lines/operation-store';
+import { isOpen, operationStates, type LineOperation, type LineStatus } from '../../../shared/bookings/lines/state';
+import type { LineOperationView } from '../../../shared/bookings/lines/operation-store';
 import type { ConsoleRequest } from '../context';
 import { FormFill } from '../forms';
 import { esc, json, layout, money, postForm } from '../html';
@@ -41,8 +41,8 @@ export const changeInDoubt = (l: Line): string | null =>
  * Where the line's work stands for staff: its booking, or a pause, resume, stop or budget change
  * asked after it (`pending`), with the statuses that operation waits in (`operationStates`).
  */
-function workOf(l: Line, pending: LineOperation | undefined) {
-  const kind = pending?.kind ?? ((changeInDoubt(l) ?? 'book') as OperationName);
+function workOf(l: Line, pending: LineOperationView | undefined) {
+  const kind = pending?.kind ?? ((changeInDoubt(l) ?? 'book') as LineOperation);
   const states = operationStates(kind, l.status as LineStatus);
   return {
     kind,
@@ -54,12 +54,12 @@ function workOf(l: Line, pending: LineOperation | undefined) {
 }
 
 /** Whether the line's operation is with its supplier now, so that its outcome can be marked uncertain (as the domain decides). */
-export function withItsSupplier(l: Line, pending: LineOperation | undefined): boolean {
+export function withItsSupplier(l: Line, pending: LineOperationView | undefined): boolean {
   return pending ? pending.status === 'in-flight' && workOf(l, pending).inFlight : l.status === 'in-progress';
 }
 
 /** The actions a line offers now; the domain decides again when one is sent, with the version shown here. */
-function lineActions(r: ConsoleRequest, b: Booking, l: Line, pending: LineOperation | undefined, jobs: readonly BrowserJob[]): string {
+function lineActions(r: ConsoleRequest, b: Booking, l: Line, pending: LineOperationView | undefined, jobs: readonly BrowserJob[]): string {
   const v = r.viewer;
   const base = linePath(b.id, l.id);
   const fill = (op: string) => new FormFill(r.draft, `${base}/${op}`);
@@ -184,7 +184,7 @@ export function due(b: Pick<Booking, 'confirmationDueAt' | 'overdue'>, zone: str
   return `${at(b.confirmationDueAt, zone)} <span class="${b.overdue ? 'status attention' : 'who-when'}" data-due>${esc(text)}</span>`;
 }
 
-export function bookingPage(r: ConsoleRequest, b: Booking, jobs: readonly BrowserJob[], pending: Map<string, LineOperation>): string {
+export function bookingPage(r: ConsoleRequest, b: Booking, jobs: readonly BrowserJob[], pending: Map<string, LineOperationView>): string {
   const v = r.viewer;
   const names = lineNames(b);
   const name = (l: Line) => names.get(l.id)!;

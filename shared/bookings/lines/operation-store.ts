@@ -94,9 +94,9 @@ export const LineOperationSchema = z
     settledAt: DateTimeSchema.nullable(),
   })
   .meta({ id: 'LineOperation' });
-export type LineOperation = z.infer<typeof LineOperationSchema>;
+export type LineOperationView = z.infer<typeof LineOperationSchema>;
 
-export function lineOperationView(r: LineOperationRow): LineOperation {
+export function lineOperationView(r: LineOperationRow): LineOperationView {
   return {
     id: r.id,
     lineId: r.line_id,
@@ -115,7 +115,7 @@ export function lineOperationView(r: LineOperationRow): LineOperation {
 }
 
 /** Each line's pending operation (pause, resume, stop or budget change) of a booking, by line id: what it is and where it stands. */
-export async function pendingOperationsOf(db: Knex, bookingId: string): Promise<Map<string, LineOperation>> {
+export async function pendingOperationsOf(db: Knex, bookingId: string): Promise<Map<string, LineOperationView>> {
   const rows = (await db('line_operations as o')
     .join('booking_lines as l', 'l.operation_id', 'o.id')
     .where('l.booking_id', bookingId)

@@ -150,7 +150,7 @@ describe('operation starts in one statement', () => {
     expect(after.booking.version).toBe(before.booking.version + 1);
   });
 
-  test('a budget change is never started here: it may move money', async () => {
+  test("a budget change is never started without the line's lock: it may move money; its job starts it by the same statement under the lock", async () => {
     const { booking, campaignId, token } = await controlled(1, 'org-opbatch-3');
     // Resumed and settled by hand, then amended.
     const line = booking.lines[0]!;
@@ -169,6 +169,43 @@ describe('operation starts in one statement', () => {
 
     expect(await started([await startOf(booking, line)])).toEqual([null]);
     expect(await stored(booking.id)).toEqual(before);
+
+    // Its job: the line's lock, then the same statement, its event naming the change's figures.
+    const operationId = (await startOf(booking, line)).operationId!;
+    const held = heldSupplier<LineOperationOutcome>();
+    const run = executeLineJob(
+      env.db,
+      heldAdapter(heldSupplier<BookingOutcome>(), line.adapterKey, held),
+      { bookingId: booking.id, lineId: line.id, operationId },
+      engineOptions(env),
+    );
+    await held.received;
+    const asked = held.requests[0] as { attemptId: string; newBudgetMinor: number };
+    expect(asked.newBudgetMinor).toBe(9_000);
+    const mine = ofLine(await stored(booking.id), line.id);
+    expect(mine.line).toMatchObject({ status: 'stopped', provider_attempt_id: asked.attemptId, operation_id: operationId });
+    expect(mine.operations.find((o) => o.id === operationId)).toMatchObject({ status: 'in-flight', attempt_id: asked.attemptId });
+    expect(mine.attempts.find((t) => t.id === asked.attemptId)).toMatchObject({
+      status: 'open',
+      operation: 'change-budget',
+      job_id: `line-operation-${operationId}`,
+    });
+    expect(mine.events.at(-1)).toEqual({
+      action: 'line.change-budget-started',
+      line_id: line.id,
+      detail: {
+        from: 'stopped',
+        to: 'stopped',
+        attemptId: asked.attemptId,
+        operation: 'change-budget',
+        operationId,
+        budgetFromMinor: 10_000,
+        budgetToMinor: 9_000,
+      },
+    });
+    held.answer({ kind: 'applied', providerReference: null });
+    expect(await run).toBe('applied');
+    expect((await env.db('booking_lines').where({ id: line.id }).first()).budget_minor).toBe('9000');
   });
 });
 

@@ -14,15 +14,17 @@ export function heldSupplier<O>() {
   let answer!: (o: O) => void;
   const received = new Promise<void>((r) => (arrived = r));
   const outcome = new Promise<O>((r) => (answer = r));
-  let calls = 0;
+  const requests: unknown[] = [];
   return {
     received,
     answer,
+    /** What each call asked, in order. */
+    requests,
     get calls() {
-      return calls;
+      return requests.length;
     },
-    call(): Promise<O> {
-      calls++;
+    call(request?: unknown): Promise<O> {
+      requests.push(request);
       arrived();
       return outcome;
     },
@@ -33,14 +35,14 @@ export type Held<O> = ReturnType<typeof heldSupplier<O>>;
 
 /** A supplier that books through `held`, and whose in-flight operations answer through `ops` (never called unless given). */
 export function heldAdapter(held: Held<BookingOutcome>, key = 'sandbox-ctv', ops?: Held<LineOperationOutcome>): SupplierAdapter {
-  const op = () => {
+  const op = (request: unknown) => {
     if (!ops) throw new Error('this held supplier takes no in-flight operations');
-    return ops.call();
+    return ops.call(request);
   };
   return {
     descriptor: findAdapter(key)!,
     callsSupplier: true,
-    operations: { book: () => held.call(), pause: op, resume: op, stop: op, 'change-budget': op },
+    operations: { book: (request) => held.call(request), pause: op, resume: op, stop: op, 'change-budget': op },
   };
 }
 

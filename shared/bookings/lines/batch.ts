@@ -7,16 +7,16 @@ import type { LineRow } from '../booking-store';
 import { latestBookAttemptSql, type HeldOperation } from './operation-store';
 import { afterStep, STEP_TAIL, stepTailValues, type StepRow } from './store';
 import type { LineStatus } from './state';
-import { BATCHED_STATES_SQL, operationStates } from './operations';
+import { OPERATION_STARTS_SQL, operationStates } from './operations';
 
 /**
- * The two usual steps of every line job that batches (start the call, record a sandbox line's
- * definite answer), a booking's and a later operation's alike, written for many lines in one
- * statement: the jobs a worker process has running submit their steps, and those that arrive
- * while earlier ones are being written go together (see Batcher). Each line changes exactly as
- * its own step in lines/flow.ts would; a line that is not as expected is left alone (null) and
- * its job takes the locked path. Lines are locked in (booking, id) order, then their bookings in
- * id order (the global lock order), and each booking is updated once for all its lines.
+ * The two usual steps of a line's supplier job (start the call, record a sandbox line's definite
+ * answer), a booking's and a later operation's alike, each one statement for many lines: the
+ * jobs a worker process has running submit their steps, and those that arrive while earlier ones
+ * are being written go together (see Batcher). A line that is not as expected is left alone
+ * (null) and its job takes the locked path, whose start is the same statement for the line alone
+ * (lines/flow.ts, `begin`). Lines are locked in (booking, id) order, then their bookings in id
+ * order (the global lock order), and each booking is updated once for all its lines.
  * A booking has no operation record: its steps are the ones with no `operationId`.
  */
 
@@ -30,6 +30,10 @@ export interface StartStep {
   attemptId: string;
   /** The queue job that carries the call. */
   jobId: string;
+  /** The caller holds the line's lock (its job's `begin`): any operation may start, not only one that batches. */
+  locked?: boolean;
+  /** What the start's event says beyond the statement's own detail (a budget change's figures). */
+  detail?: Record<string, unknown>;
 }
 
 /** A started line with what its call needs: its operation as requested, the campaign's flight and the line's booking attempt. */
@@ -66,15 +70,17 @@ export interface AnswerStep extends LineAnswer {
 
 // Only the job's own requested operation (or booking), on its line at the waiting status with no
 // attempt open, is started. A booking counts only booking attempts: a managed-booking attempt is
-// the staff member's working the line. An operation that does not batch (a budget change, which
-// may move money) is not in the states table and is never started here.
+// the staff member's working the line. Without the line's lock, only an operation that batches
+// starts here: a budget change (which may move money) starts under its lock, by the same statement.
 const START_SQL = `
 with input as (select * from jsonb_to_recordset(?::jsonb)
-                 as i(line_id uuid, booking_id uuid, operation_id uuid, adapter_key text, attempt_id text, job_id text)),
-  ops as (select i.*, k.*, row_to_json(o)::jsonb as operation
+                 as i(line_id uuid, booking_id uuid, operation_id uuid, adapter_key text, attempt_id text, job_id text,
+                      locked boolean, detail jsonb)),
+  ops as (select i.*, k.kind, k.started, row_to_json(o)::jsonb as operation,
+                 coalesce(k.requested, o.from_status) as requested, coalesce(k.in_flight, o.from_status) as in_flight
             from input i left join line_operations o on o.id = i.operation_id and o.line_id = i.line_id and o.status = 'requested'
-                 join ${BATCHED_STATES_SQL} on k.kind = coalesce(o.kind, 'book')
-           where i.operation_id is null or o.id is not null),
+                 join ${OPERATION_STARTS_SQL} on k.kind = coalesce(o.kind, 'book')
+           where (i.operation_id is null or o.id is not null) and (k.batches or i.locked)),
   lock_lines as materialized (
     select l.id from booking_lines l where l.id in (select line_id from ops) order by l.booking_id, l.id for update),
   updated as (
@@ -99,7 +105,8 @@ with input as (select * from jsonb_to_recordset(?::jsonb)
     select u.*, ops.requested as step_from, ops.started as event_action,
            jsonb_build_object('from', ops.requested, 'to', ops.in_flight, 'attemptId', u.provider_attempt_id)
              || case when ops.operation_id is null then jsonb_build_object('adapterKey', u.adapter_key)
-                     else jsonb_build_object('operation', ops.kind, 'operationId', ops.operation_id) end as event_detail
+                     else jsonb_build_object('operation', ops.kind, 'operationId', ops.operation_id) end
+             || coalesce(ops.detail, '{}'::jsonb) as event_detail
       from updated u join ops on ops.line_id = u.id),
   ${STEP_TAIL}
 select updated.*, bumped.status as booking_status, bumped.was as booking_was, bumped.counted,
@@ -167,6 +174,8 @@ export async function startSteps(db: Knex, steps: readonly StartStep[]): Promise
       adapter_key: s.adapterKey,
       attempt_id: s.attemptId,
       job_id: s.jobId,
+      locked: s.locked ?? false,
+      detail: s.detail ?? null,
     })),
   );
   // The statement has committed: each line's follow-up is its own (eachAlone).

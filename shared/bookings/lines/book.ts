@@ -59,8 +59,6 @@ export const BOOK: LineKind<BookingRequest, BookingOutcome, null> = {
 
   request: (line, read, _op, attemptId) => requestOf(line, read, attemptId),
 
-  started: (trx, line, _op, attemptId) => ({ patch: { started_at: trx.fn.now() }, detail: { attemptId, adapterKey: line.adapter_key } }),
-
   answer({ attemptId }, outcome) {
     if (outcome.kind === 'staged') return null;
     const confirmed = outcome.kind === 'confirmed';

@@ -4,7 +4,6 @@ import type { AdapterContext, BookingOutcome, LineOperationOutcome, SupplierAdap
 import { bookLineJobId } from '../../queues/jobs';
 import { supplierQueueName } from '../../queues/names';
 import {
-  attemptInsert,
   closeAttempt,
   interrupted,
   isUnknown,
@@ -16,13 +15,14 @@ import {
 } from '../../suppliers/attempts';
 import type { SubjectHandler } from '../../suppliers/stuck-attempts';
 import { pendingTaskInsert } from '../../suppliers/supplier-tasks';
+import { ItemFailure } from '../../db/batcher';
 import { appendEvent } from '../booking-events';
 import type { LineRow } from '../booking-store';
 import { PENDING_OPERATION_SQL, type HeldOperation } from './operation-store';
-import { lineInterrupted } from './settle';
+import { lineInterrupted, operationFigures } from './settle';
 import { operationStates } from './state';
 import { changeLine, isStepAborted, lockLine } from './store';
-import { lineBatchers } from './batch';
+import { lineBatchers, startSteps, type StartStep } from './batch';
 import { BOOK } from './book';
 import type { ExecutionOptions, ExecutionResult } from './execution';
 import { IN_FLIGHT, type OperationRequest } from './in-flight';
@@ -71,6 +71,11 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
   ctx: AdapterContext,
 ) {
   const { bookingId, lineId } = job;
+  /** The job's start, for the start statement (lines/batch.ts): a new attempt on the line of `adapterKey`. */
+  const startOf = (adapterKey: string): StartStep => {
+    const operationId = job.operationId ?? null;
+    return { bookingId, lineId, operationId, adapterKey, attemptId: newAttemptId(), jobId: kind.jobId(job) };
+  };
   const flow: SupplierCallFlow<LineStart<Req, O>, Out, ExecutionResult, LockRead> = {
     async begin(trx) {
       const locked = await lockLine(trx, job.bookingId, job.lineId, kind.read(trx, job));
@@ -92,19 +97,14 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
       if (!waitsFor(line, op, 'requested') || (op && op.status !== 'requested')) return skipped;
       if (!adapter.callsSupplier) return { kind: 'call', start: { attemptId: null, op, request: kind.request(line, read, op, '') } };
 
-      // The attempt is opened by the statement that moves the line to where its call is in flight: neither is written alone.
-      const attempt = { subjectKind: 'line' as const, subjectId: lineId, lineId, bookingId, adapterKey: line.adapter_key };
-      const { id: attemptId, sql } = attemptInsert({ ...attempt, operation: kindOf(op), jobId: kind.jobId(job) }, 'updated');
-      const { inFlight } = statesOf(line, op);
-      const started = kind.started(trx, line, op, attemptId);
-      const move = {
-        ...started,
-        action: OPERATIONS[kindOf(op)].events.started,
-        ...(inFlight !== line.status ? { to: inFlight } : {}),
-        patch: { provider_attempt_id: attemptId, ...started.patch },
-      };
-      await changeLine(trx, { bookingId, lineId, actor: SYSTEM, companionWrite: sql, ...move }, locked);
-      return { kind: 'call', start: { attemptId, op, request: kind.request(line, read, op, attemptId) } };
+      // The start the lock-free path writes, as a batch of one under the lock: the statement that
+      // moves the line to where its call is in flight opens its attempt (neither is written alone).
+      const step = { ...startOf(line.adapter_key), locked: true, detail: op ? operationFigures(op) : {} };
+      const [started] = await startSteps(trx, [step]);
+      if (started instanceof ItemFailure) throw started.cause as Error;
+      // Under the lock the line is as read, and the statement's conditions are the ones checked above.
+      if (!started) throw new Error(`line ${lineId} waits for its job but its start statement did not take it`);
+      return { kind: 'call', start: { attemptId: step.attemptId, op, request: kind.request(line, read, op, step.attemptId) } };
     },
 
     async tryBegin(db) {
@@ -112,18 +112,11 @@ function lineFlow<Req extends { executionMode: string }, Out extends BookingOutc
       // call is in flight by the statement that opens its attempt (with other jobs' starts, when
       // several are waiting). Anything else takes `begin`.
       if (!adapter.callsSupplier) return null;
-      const attemptId = newAttemptId();
-      const step = {
-        bookingId,
-        lineId,
-        operationId: job.operationId ?? null,
-        adapterKey: adapter.descriptor.key,
-        attemptId,
-        jobId: kind.jobId(job),
-      };
+      const step = startOf(adapter.descriptor.key);
       const started = await lineBatchers(db).start.submit(step);
       if (!started) return null;
       const op = started.op as O;
+      const { attemptId } = step;
       return {
         kind: 'call',
         start: { attemptId, op, request: kind.request(started.line, { ...started.read, open_attempt_id: null }, op, attemptId) },

@@ -4,8 +4,8 @@ import { toMinor } from '../../db/knex';
 import { dateOnly } from '../../dates';
 import { lineOperationJobId } from '../../queues/jobs';
 import { openAttemptQuery } from '../../suppliers/attempts';
-import { operationFigures, outcomeAction, settleLineOperation, settlement } from './settle';
-import { latestBookAttemptSql, markLineOperation, PENDING_OPERATION_SQL, type HeldOperation } from './operation-store';
+import { outcomeAction, settleLineOperation, settlement } from './settle';
+import { latestBookAttemptSql, PENDING_OPERATION_SQL, type HeldOperation } from './operation-store';
 import type { LineKind } from './kind';
 
 /** What a pause, resume, stop or budget change sends: the line as its supplier knows it, with a budget change's new figures. */
@@ -53,11 +53,6 @@ export const IN_FLIGHT: LineKind<OperationRequest, LineOperationOutcome, HeldOpe
     ...(op.kind === 'change-budget'
       ? { newBudgetMinor: toMinor(op.budget_to_minor), ...(op.end_date_to ? { newEndDate: dateOnly(op.end_date_to) } : {}) }
       : {}),
-  }),
-
-  started: (trx, _line, op, attemptId) => ({
-    writes: [markLineOperation(trx, op.id, 'in-flight', { attemptId }).toSQL()],
-    detail: { attemptId, operation: op.kind, operationId: op.id, ...operationFigures(op) },
   }),
 
   answer({ op, attemptId }, outcome) {

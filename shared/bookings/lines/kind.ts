@@ -5,7 +5,7 @@ import type { LineRow } from '../booking-store';
 import type { LineAnswer } from './batch';
 import type { ExecutionResult } from './execution';
 import type { HeldOperation } from './operation-store';
-import type { LineChange, LockedLine } from './store';
+import type { LockedLine } from './store';
 import type { LineOperation } from './state';
 
 /**
@@ -67,8 +67,6 @@ export interface LineKind<Req, Out extends { kind: string }, O extends Op = Op> 
   own(job: LineJob, line: LineRow, op: Op): O | undefined;
   /** What its supplier is asked. */
   request(line: LineRow, read: BeginRead, op: O, attemptId: string): Req;
-  /** The locked start's change beside the line's move and its attempt: what else it sets or writes, its event's detail. */
-  started(trx: Knex, line: LineRow, op: O, attemptId: string): Pick<LineChange, 'patch' | 'writes' | 'detail'>;
   /** How a definite answer moves a sandbox line in the batched statement, and what the job returns; null: the locked step runs. */
   answer(start: LineStart<Req, O>, outcome: Definite<Out>): { result: ExecutionResult; change: LineAnswer } | null;
   /**

@@ -116,12 +116,14 @@ export function lineEdges(statuses: readonly LineStatus[]): Record<LineStatus, L
 }
 
 /**
- * The statuses each batched operation waits in and is in flight in, and its start's event, as SQL
- * values (`k(kind, requested, in_flight, started)`). A batched operation's states never depend on
- * where its line was asked from.
+ * Each operation's start as SQL values (`k(kind, requested, in_flight, started, batches)`): the
+ * statuses it waits in and is in flight in (null: the status the line was asked from), its start's
+ * event, and whether it may start and settle without its line's lock, batched with other lines'.
  */
-const batched = (Object.keys(OPERATIONS) as LineOperation[])
-  .filter((k) => OPERATIONS[k].batches)
-  .map((k) => [k, OPERATIONS[k].states.requested, OPERATIONS[k].states.inFlight, OPERATIONS[k].events.started]);
-if (batched.flat().includes('from')) throw new Error('a batched operation must declare the statuses it waits in');
-export const BATCHED_STATES_SQL = `(values ${batched.map((b) => `(${b.map((v) => `'${v}'`).join(', ')})`).join(', ')}) as k(kind, requested, in_flight, started)`;
+export const OPERATION_STARTS_SQL = `(values ${(Object.keys(OPERATIONS) as LineOperation[])
+  .map((k) => {
+    const { states, events, batches } = OPERATIONS[k];
+    const status = (v: StateOf) => (v === 'from' ? 'null' : `'${v}'`);
+    return `('${k}', ${status(states.requested)}, ${status(states.inFlight)}, '${events.started}', ${batches})`;
+  })
+  .join(', ')}) as k(kind, requested, in_flight, started, batches)`;

@@ -286,6 +286,24 @@ describe('what the supplier says', () => {
       expect(res.status).toBe(202);
       const body = await json<{ booking: BookingBody }>(res);
       expect(lines(body.booking)[0]).toMatchObject({ status: 'stopped', stop: { kind: 'end' } });
+      // Kept as a stop applied at once, under the id its events name.
+      const lineId = launched.booking.lines[0]!.id;
+      const events = await env.db('booking_events').where({ line_id: lineId }).whereIn('action', ['line.stop-requested', 'line.stopped']);
+      expect(events.map((e) => e.action).sort()).toEqual(['line.stop-requested', 'line.stopped']);
+      const operationIds = new Set(events.map((e) => e.detail.operationId));
+      expect(operationIds.size).toBe(1);
+      expect(await env.db('line_operations').where({ line_id: lineId })).toEqual([
+        expect.objectContaining({
+          id: [...operationIds][0],
+          kind: 'stop',
+          status: 'applied',
+          from_status: 'queued',
+          attempt_id: null,
+          reason: 'The line was never sent to its supplier; nothing was booked.',
+          requested_by: 'org-q-buyer',
+          settled_at: expect.any(Date),
+        }),
+      ]);
       workers = await env.workers();
       await workers.relayNow();
       await new Promise((r) => setTimeout(r, 1500));

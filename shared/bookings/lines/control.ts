@@ -8,6 +8,7 @@ import { closeOpenAttemptsSql } from '../../suppliers/attempts';
 import type { LineRow } from '../booking-store';
 import type { LineStop } from './state';
 import { changeLine, lockLine, type LockedLine } from './store';
+import { OPERATIONS } from './operations';
 import { requestOperations, type RequestedOperation } from './request';
 
 export const CONTROLS = ['pause', 'resume', 'stop'] as const;
@@ -108,14 +109,33 @@ export async function requestControl(
     const [asked] = await requestControls(trx, line.booking_id, [line], control, actor, opts.note);
     return { line: asked!.line, queued: [asked!.message] };
   }
-  // Never sent: the supplier has nothing to stop.
+  // Never sent: the supplier has nothing to stop. The stop is kept as an operation applied at once,
+  // under the id its events name; written applied, it took no effect at a supplier and delivery has
+  // nothing to verify (no effective time, no verification: the trigger watches updates only).
   const ref = { bookingId: line.booking_id, lineId: line.id, actor };
-  const detail = { operation: control, operationId: randomUUID(), ...(opts.note ? { note: opts.note } : {}) };
-  const stop = JSON.stringify(requestedStop(line, control, actor, opts.note));
-  const patch = { operation: 'stop', stop };
-  await changeLine(trx, { ...ref, to: 'stop-requested', patch, action: 'line.stop-requested', detail }, locked);
+  const operationId = randomUUID();
+  const detail = { operation: control, operationId, ...(opts.note ? { note: opts.note } : {}) };
+  const stop = requestedStop(line, control, actor, opts.note);
+  const patch = { operation: 'stop', stop: JSON.stringify(stop) };
+  const { requested, applied } = OPERATIONS.stop.events;
+  await changeLine(trx, { ...ref, to: 'stop-requested', patch, action: requested, detail }, locked);
   const reason = 'The line was never sent to its supplier; nothing was booked.';
-  return { line: await changeLine(trx, { ...ref, to: 'stopped', action: 'line.stopped', detail: { ...detail, reason } }), queued: [] };
+  const record = trx('line_operations').insert({
+    id: operationId,
+    advertiser_id: line.advertiser_id,
+    booking_id: line.booking_id,
+    line_id: line.id,
+    kind: 'stop',
+    status: 'applied',
+    from_status: line.status,
+    stop_before: line.stop === null ? null : JSON.stringify(line.stop),
+    note: opts.note ?? null,
+    reason,
+    requested_by: actor.actorId,
+    settled_at: trx.fn.now(),
+  });
+  const ended = { ...ref, to: 'stopped' as const, action: applied, detail: { ...detail, reason }, writes: [record.toSQL()] };
+  return { line: await changeLine(trx, ended), queued: [] };
 }
 
 /**

@@ -28,10 +28,23 @@ const requestOf = (line: LineRow, flight: { start_date: string; end_date: string
 
 type Answer = Extract<Definite<BookingOutcome>, { kind: 'confirmed' | 'rejected' }>;
 
-/** How a supplier's definite answer changes its line, whichever path records it: its patch (`q` writes the time) and its event. */
+/**
+ * What a booking's outcome sets on its line, whoever decided it (its supplier's answer, staff
+ * confirming or rejecting a workflow line): confirmed, the supplier's reference and when; rejected, why.
+ */
+export function bookingOutcomePatch(q: Knex, s: { applied: boolean; providerReference?: string | null; evidence?: string | null }) {
+  return s.applied
+    ? { provider_reference: s.providerReference, confirmed_at: q.fn.now(), ...(s.evidence ? { evidence: s.evidence } : {}) }
+    : { evidence: s.evidence ?? null };
+}
+
+/** How a supplier's definite answer changes its line, whichever path records it: its patch and its event. */
 function outcomeChange(q: Knex, attemptId: string | null, outcome: Answer) {
   const confirmed = outcome.kind === 'confirmed';
-  const patch = confirmed ? { provider_reference: outcome.providerReference, confirmed_at: q.fn.now() } : { evidence: outcome.reason };
+  const patch = bookingOutcomePatch(
+    q,
+    confirmed ? { applied: true, providerReference: outcome.providerReference } : { applied: false, evidence: outcome.reason },
+  );
   return { patch, ...outcomeEvent(attemptId, outcome) };
 }
 

@@ -8,6 +8,7 @@ import { lineOperationMoney } from '../booking-money';
 import { amendmentLineSettled } from '../amendment-status';
 import { lockLineOperation, markLineOperation, type HeldOperation } from './operation-store';
 import { operationStates, type LineStatus } from './state';
+import { bookingOutcomePatch } from './book';
 import { OPERATIONS } from './operations';
 import { changeLine, lockLine, type LockedLine } from './store';
 import type { AttemptCloser } from '../../suppliers/attempts';
@@ -45,16 +46,14 @@ export async function settleLineOperation(
   const { line } = locked;
   const base = { bookingId: line.booking_id, lineId: line.id, actor: s.actor, action: s.action };
   if (line.operation === 'book') {
-    const applied = s.applied;
+    const states = operationStates('book', line.status);
     return changeLine(
       trx,
       {
         ...base,
         expectedVersion: s.expectedVersion,
-        to: applied ? 'confirmed' : 'rejected',
-        patch: applied
-          ? { provider_reference: s.providerReference, confirmed_at: trx.fn.now(), ...(s.evidence ? { evidence: s.evidence } : {}) }
-          : { evidence: s.evidence ?? null },
+        to: s.applied ? states.applied : states.refused,
+        patch: bookingOutcomePatch(trx, s),
         detail: s.detail,
         companionWrite: s.companionWrite,
         guard: s.guard,

@@ -106,10 +106,10 @@ describe('settlement: where an operation’s outcome takes its line, and what it
       { from: 'in-progress', to: 'confirmed', patch: { operation_id: null, stop: null } },
     ],
     [
-      'a resume refused: still stopped',
-      op('resume', 'stopped'),
+      'a resume refused: stopped as before',
+      op('resume', 'stopped', { stop_before: pausedBefore }),
       false,
-      { from: 'in-progress', to: 'stopped', patch: { operation_id: null } },
+      { from: 'in-progress', to: 'stopped', patch: { operation_id: null, stop: JSON.stringify(pausedBefore) } },
     ],
     [
       'a budget change applied: the status kept, the budget moved',
@@ -118,10 +118,10 @@ describe('settlement: where an operation’s outcome takes its line, and what it
       { from: 'confirmed', to: 'confirmed', patch: { operation_id: null, budget_minor: '12000' } },
     ],
     [
-      'a budget change of a paused line refused: nothing moves',
+      'a budget change of a paused line refused: the budget as before',
       op('change-budget', 'stopped', { budget_from_minor: '10000', budget_to_minor: '12000' }),
       false,
-      { from: 'stopped', to: 'stopped', patch: { operation_id: null } },
+      { from: 'stopped', to: 'stopped', patch: { operation_id: null, budget_minor: '10000' } },
     ],
   ])('%s', (_name, held, applied, expected) => {
     expect(settlement(held, { applied })).toEqual(expected);

@@ -19,7 +19,25 @@ export interface OperationDeclaration {
   events: { requested: string; started: string; applied: string; refused: string };
   /** Its start and a sandbox line's answer may go in one statement with other lines' (lines/batch.ts). */
   batches: boolean;
+  /**
+   * What it sets on its line beyond the status: once applied, and to put the line back as it was
+   * before it was asked (a refusal, or a person finding an applied change not applied). A
+   * booking's depend on its supplier's answer (lines/book.ts).
+   */
+  sets?: { applied(op: AskedValues): LinePatch; before(op: AskedValues): LinePatch };
 }
+
+/** What an operation's record keeps of its line as asked: what it changes, and what it was before. */
+export interface AskedValues {
+  stop_before: unknown;
+  budget_from_minor: string | number | null;
+  budget_to_minor: string | number | null;
+}
+
+type LinePatch = Record<string, unknown>;
+
+/** The stop a pause or stop put on its line stands once applied (it was set when asked). */
+const stopAsBefore = (op: AskedValues): LinePatch => ({ stop: op.stop_before ? JSON.stringify(op.stop_before) : null });
 
 const stopLike = { requested: 'stop-requested', inFlight: 'stopping', applied: 'stopped', refused: 'from' } as const;
 const unchanged = { requested: 'from', inFlight: 'from', applied: 'from', refused: 'from' } as const;
@@ -38,6 +56,7 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     sentFrom: ['confirmed'],
     events: { requested: 'line.pause-requested', started: 'line.pause-started', applied: 'line.paused', refused: 'line.pause-refused' },
     batches: true,
+    sets: { applied: () => ({}), before: stopAsBefore },
   },
   // A line nobody has sent is ended at once, and a workflow line staff are booking is taken over;
   // a paused line, one in doubt and a running one are asked of their supplier.
@@ -47,6 +66,7 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     sentFrom: ['confirmed', 'reconciliation-required', 'stopped'],
     events: { requested: 'line.stop-requested', started: 'line.stop-started', applied: 'line.stopped', refused: 'line.stop-refused' },
     batches: true,
+    sets: { applied: () => ({}), before: stopAsBefore },
   },
   resume: {
     states: { requested: 'queued', inFlight: 'in-progress', applied: 'confirmed', refused: 'stopped' },
@@ -54,6 +74,7 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     sentFrom: ['stopped'],
     events: { requested: 'line.resume-requested', started: 'line.resume-started', applied: 'line.resumed', refused: 'line.resume-refused' },
     batches: true,
+    sets: { applied: () => ({ stop: null }), before: stopAsBefore },
   },
   // A running line keeps running, a paused one stays paused: only its budget (and end) moves. It may move money: never batched.
   'change-budget': {
@@ -67,6 +88,7 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
       refused: 'line.change-budget-refused',
     },
     batches: false,
+    sets: { applied: (op) => ({ budget_minor: op.budget_to_minor }), before: (op) => ({ budget_minor: op.budget_from_minor }) },
   },
 };
 

@@ -97,19 +97,9 @@ export function settlement(op: HeldOperation, s: Pick<OperationSettlement, 'appl
   const to: LineStatus = s.applied ? states.applied : states.refused;
   const patch: Record<string, unknown> = { operation_id: null, ...(s.evidence ? { evidence: s.evidence } : {}) };
   if (s.providerReference) patch.provider_reference = s.providerReference;
-  switch (op.kind) {
-    case 'pause':
-    case 'stop':
-      // Applied: the stop asked for stands. Refused: the line is as it was before it was asked.
-      if (!s.applied) patch.stop = op.stop_before ? JSON.stringify(op.stop_before) : null;
-      break;
-    case 'resume':
-      if (s.applied) patch.stop = null;
-      break;
-    case 'change-budget':
-      if (s.applied) patch.budget_minor = op.budget_to_minor;
-      break;
-  }
+  // Applied, what the operation sets; refused, the line as it was before it was asked.
+  const { sets } = OPERATIONS[op.kind];
+  Object.assign(patch, s.applied ? sets?.applied(op) : sets?.before(op));
   return { from: states.inFlight, to, patch };
 }
 

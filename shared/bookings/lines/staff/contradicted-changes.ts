@@ -7,6 +7,7 @@ import type { LineRow } from '../../booking-store';
 import { assertWithinCommitment } from '../../commitment-limit';
 import { operationFigures } from '../settle';
 import type { LineOperationRow } from '../operation-store';
+import { OPERATIONS } from '../operations';
 import { operationStates } from '../state';
 import { changeLine, type LockedLine } from '../store';
 
@@ -61,10 +62,9 @@ export async function resolveContradictedChange(
   const patch: Record<string, unknown> = { evidence: r.evidence };
   let to = states.applied;
   if (!r.applied) {
+    // The line as it was before the change was asked, as a refusal would have left it.
     to = states.refused;
-    if (op.kind === 'pause' || op.kind === 'stop' || op.kind === 'resume') {
-      patch.stop = op.stop_before ? JSON.stringify(op.stop_before) : null;
-    }
+    Object.assign(patch, OPERATIONS[op.kind].sets?.before(op));
     if (op.kind === 'change-budget') {
       const before = toMinor(op.budget_from_minor);
       const booking = await trx('bookings').where({ id: line.booking_id }).first('maximum_commitment_minor');
@@ -76,7 +76,6 @@ export async function resolveContradictedChange(
         toMinor(booking.maximum_commitment_minor),
         'Putting the old budget back',
       );
-      patch.budget_minor = before;
     }
   }
   const changed = await changeLine(

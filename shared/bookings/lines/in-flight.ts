@@ -7,6 +7,7 @@ import { openAttemptQuery } from '../../suppliers/attempts';
 import { outcomeAction, settleLineOperation, settlement } from './settle';
 import { latestBookAttemptSql, PENDING_OPERATION_SQL, type HeldOperation } from './operation-store';
 import type { LineKind } from './kind';
+import { OPERATIONS } from './operations';
 
 /** What a pause, resume, stop or budget change sends: the line as its supplier knows it, with a budget change's new figures. */
 export type OperationRequest = LineOperationRequest & Partial<Pick<BudgetChangeRequest, 'newBudgetMinor' | 'newEndDate'>>;
@@ -50,9 +51,7 @@ export const IN_FLIGHT: LineKind<OperationRequest, LineOperationOutcome, HeldOpe
     budgetMinor: toMinor(line.budget_minor),
     startDate: dateOnly(read.start_date),
     endDate: dateOnly(read.end_date),
-    ...(op.kind === 'change-budget'
-      ? { newBudgetMinor: toMinor(op.budget_to_minor), ...(op.end_date_to ? { newEndDate: dateOnly(op.end_date_to) } : {}) }
-      : {}),
+    ...OPERATIONS[op.kind].asks?.(op),
   }),
 
   answer({ op, attemptId }, outcome) {

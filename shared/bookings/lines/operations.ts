@@ -1,3 +1,5 @@
+import { dateOnly } from '../../dates';
+import { toMinor } from '../../db/knex';
 import type { LineOperation, LineStatus } from './statuses';
 
 /** A status an operation takes its line to, or `from`: the status the line had when the operation was asked. */
@@ -25,6 +27,9 @@ export interface OperationDeclaration {
    * booking's depend on its supplier's answer (lines/book.ts).
    */
   sets?: { applied(op: AskedValues): LinePatch; before(op: AskedValues): LinePatch };
+  /** What its supplier is asked beyond the line as booked (lines/in-flight.ts), and what its events say of it. */
+  asks?(op: AskedValues): Record<string, unknown>;
+  figures?(op: AskedValues): Record<string, unknown>;
 }
 
 /** What an operation's record keeps of its line as asked: what it changes, and what it was before. */
@@ -32,6 +37,7 @@ export interface AskedValues {
   stop_before: unknown;
   budget_from_minor: string | number | null;
   budget_to_minor: string | number | null;
+  end_date_to: string | Date | null;
 }
 
 type LinePatch = Record<string, unknown>;
@@ -89,6 +95,12 @@ export const OPERATIONS: { readonly [K in LineOperation]: OperationDeclaration }
     },
     batches: false,
     sets: { applied: (op) => ({ budget_minor: op.budget_to_minor }), before: (op) => ({ budget_minor: op.budget_from_minor }) },
+    asks: (op) => ({ newBudgetMinor: toMinor(op.budget_to_minor), ...(op.end_date_to ? { newEndDate: dateOnly(op.end_date_to) } : {}) }),
+    figures: (op) => ({
+      budgetFromMinor: toMinor(op.budget_from_minor),
+      budgetToMinor: toMinor(op.budget_to_minor),
+      ...(op.end_date_to ? { endDateTo: dateOnly(op.end_date_to) } : {}),
+    }),
   },
 };
 

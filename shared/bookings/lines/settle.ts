@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import { conflict } from '../../errors';
 import { SYSTEM, type Actor } from '../../auth/actor';
 import type { SqlPart } from '../../db/knex';
-import { dateOnly } from '../../dates';
 import type { LineRow } from '../booking-store';
 import { lineOperationMoney } from '../booking-money';
 import { amendmentLineSettled } from '../amendment-status';
@@ -103,15 +102,8 @@ export function settlement(op: HeldOperation, s: Pick<OperationSettlement, 'appl
   return { from: states.inFlight, to, patch };
 }
 
-/** What a budget change's events say of its figures. */
-export function operationFigures(op: HeldOperation): Record<string, unknown> {
-  if (op.kind !== 'change-budget') return {};
-  return {
-    budgetFromMinor: Number(op.budget_from_minor),
-    budgetToMinor: Number(op.budget_to_minor),
-    ...(op.end_date_to ? { endDateTo: dateOnly(op.end_date_to) } : {}),
-  };
-}
+/** What an operation's events say of the change it asks (a budget change's figures), as declared with it. */
+export const operationFigures = (op: HeldOperation): Record<string, unknown> => OPERATIONS[op.kind].figures?.(op) ?? {};
 
 /**
  * A call interrupted with its outcome unknown (a timeout, a lost answer, a crash, a redelivery,

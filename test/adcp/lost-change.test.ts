@@ -21,6 +21,7 @@ let api: TestApi;
 let workers: RunningWorkers;
 const pauses: Seen = [];
 const forgetfulStops: Seen = [];
+const stops: Seen = [];
 
 /** A proxy to the seller that loses its answer to the first change matching `watched`. */
 const losingFirst = (target: TestSeller, seen: Seen, watched: string) => proxies.to(new URL(target.agentUrl).origin, seen, 1, watched);
@@ -32,9 +33,10 @@ beforeAll(async () => {
   const sellers = sellersAt({
     ctl: await losingFirst(seller, pauses, '"paused":true'),
     spot: await losingFirst(forgetful, forgetfulStops, '"canceled":true'),
+    acme: await losingFirst(seller, stops, '"canceled":true'),
   });
   api = await env.api({ ADCP_SELLERS: sellers });
-  workers = await env.workers({ ADCP_SELLERS: sellers, WORKER_QUEUES: 'supplier.adcp-ctl,supplier.adcp-spot' });
+  workers = await env.workers({ ADCP_SELLERS: sellers, WORKER_QUEUES: 'supplier.adcp-ctl,supplier.adcp-spot,supplier.adcp-acme' });
 }, 60_000);
 afterAll(async () => {
   await workers?.close();
@@ -79,4 +81,21 @@ test('to a seller that declares no idempotency, a stop whose answer is lost is n
   expect(forgetfulStops).toHaveLength(1);
   expect(forgetful.updates.filter((u) => u.mediaBuyId === buyId)).toHaveLength(1);
   expect(line.attempts.find((a) => a.operation === 'stop')).toMatchObject({ status: 'unknown' });
+}, 60_000);
+
+test('a stop whose answer is lost and whose resend the seller refuses (its idempotency layer keeps no answer to a cancel) is read back: the buy shows it canceled, so the stop was applied', async () => {
+  const line = await changeWithLostAnswer('org-lc3', 'adcp-acme', 'stop', (l) => l.status === 'stopped' && l.pendingOperation === null);
+  const buyId = line.providerReference!.split('/')[0]!;
+  expect(line.stop).toMatchObject({ kind: 'end' });
+  // Both reached the seller's platform: the first canceled the buy, the second was refused as a second cancel.
+  expect(stops.map((s) => s.delivered)).toEqual([false, true]);
+  expect(stops[1]!.answer).toMatch(/NOT_CANCELLABLE/);
+  expect(seller.updates.filter((u) => u.mediaBuyId === buyId)).toHaveLength(2);
+  expect(seller.buys.get(buyId)!.status).toBe('canceled');
+  expect(line.attempts.find((a) => a.operation === 'stop')).toMatchObject({ status: 'applied', drift: [] });
+  const attempt = await env.db('supplier_attempts').where({ line_id: line.id, operation: 'stop' }).first('detail');
+  expect(attempt.detail.detail).toMatchObject({
+    readBack: { status: 'canceled' },
+    resendRefused: expect.stringMatching(/^NOT_CANCELLABLE/),
+  });
 }, 60_000);

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import {
   AdcpError,
+  assertMediaBuyTransition,
   createAdcpServerFromPlatform,
   createIdempotencyStore,
   createInMemoryTaskRegistry,
@@ -317,6 +318,9 @@ export async function startTestSeller(
     if (p.canceled && !seller.ignoresCancel) status = 'canceled';
     else if (p.paused === true) status = 'paused';
     else if (p.paused === false) status = 'active';
+    // A canceled buy takes no more changes, as the SDK's lifecycle has it: a second cancel is
+    // NOT_CANCELLABLE, anything else INVALID_STATE.
+    if (buy.status === 'canceled') assertMediaBuyTransition(buy.status, status);
     if (!seller.drift) {
       buy.status = status;
       if (status === 'canceled') buy.served.canceled = true;

@@ -87,22 +87,27 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
       return { kind: 'refused', reason: 'The line names no package at the seller; nothing was sent.' };
     const push = (await deps.pushNotification?.(ctx)) ?? null;
     let result: TaskResult<unknown> | Refused;
+    let afterLoss = false;
     try {
       result = await sendChange(
         connection,
         ctx,
         (c) => c.updateMediaBuy(updateRequest(op, request, account, mediaBuyId, packageId, push) as never),
-        (answer): AnswerVerdict<TaskResult<unknown> | Refused> =>
-          answer.status === 'failed'
+        (answer, sent): AnswerVerdict<TaskResult<unknown> | Refused> => {
+          afterLoss = sent.afterLoss;
+          return answer.status === 'failed'
             ? failedVerdict(answer, (reason) => ({ kind: 'refused', reason }))
-            : { kind: 'outcome', outcome: answer },
+            : { kind: 'outcome', outcome: answer };
+        },
       );
     } catch (err) {
       if (err instanceof SellerUnreachable) return { kind: 'refused', reason: err.message };
       if (err instanceof UnknownOutcome) throw new UnknownOutcome(`The ${asked}: ${err.message}`);
       throw err;
     }
-    if ('kind' in result) return result;
+    const refused = (refusal: Refused) =>
+      afterLoss ? refusedAfterLoss(connection, asked, request, account, refusal, ctx) : Promise.resolve(refusal);
+    if ('kind' in result) return refused(result);
     if (result.status !== 'completed') {
       // Still working on it, under a task of its own: followed like a booking's task. Without a
       // task id (or asking for input) there is nothing to follow, and whether the change will
@@ -115,9 +120,35 @@ export function adcpOperation(connection: AdcpSellerConnection, asked: Operation
       );
     }
     const errors = updateErrors(result.data);
-    if (errors) return { kind: 'refused', reason: errors };
+    if (errors) return refused({ kind: 'refused', reason: errors });
     return appliedAfterReadBack(connection, asked, request, account, ctx);
   };
+}
+
+/**
+ * A refusal of a change sent again after its first answer was lost is not the seller's word that
+ * nothing was done: the first send may have done it (a seller whose idempotency layer keeps no
+ * answer to a cancel carries the resend out again and refuses it, NOT_CANCELLABLE). The buy is
+ * read back: showing the change, it was applied; showing none, the refusal stands; unreadable,
+ * whether it was done is not known and a person reconciles the line.
+ */
+async function refusedAfterLoss(
+  connection: AdcpSellerConnection,
+  asked: Operation,
+  request: LineOperationRequest | BudgetChangeRequest,
+  account: SellerAccount,
+  refusal: Refused,
+  ctx: AdapterContext,
+): Promise<LineOperationOutcome> {
+  const applied = await appliedAfterReadBack(connection, asked, request, account, ctx);
+  const { readBack, drift } = applied.detail as { readBack: unknown; drift: string[] };
+  if (!readBack) {
+    throw new UnknownOutcome(
+      `The ${asked}'s first answer was lost and the seller refused it when sent again (${refusal.reason}); its buy could not be read back, so whether it was done is not known.`,
+    );
+  }
+  if (drift.length) return refusal;
+  return { ...applied, detail: { ...applied.detail, resendRefused: refusal.reason } };
 }
 
 /**

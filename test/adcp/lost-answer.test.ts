@@ -11,6 +11,7 @@ import type { RunningWorkers } from '../../workers/main';
 
 let seller: TestSeller;
 let forgetful: TestSeller;
+let amnesiac: TestSeller;
 const proxies = lossyProxies();
 let env: TestEnv;
 let api: TestApi;
@@ -18,18 +19,25 @@ let workers: RunningWorkers;
 const creates: Seen = [];
 const forgetfulCreates: Seen = [];
 const allLostCreates: Seen = [];
+const amnesiacCreates: Seen = [];
 
 beforeAll(async () => {
   seller = await startTestSeller();
   forgetful = await startTestSeller({ idempotent: false });
+  amnesiac = await startTestSeller();
+  amnesiac.forgetsReplies = true;
   env = await createTestEnv();
   const sellers = sellersAt({
     ctl: await proxies.to(new URL(seller.agentUrl).origin, creates, 1),
     spot: await proxies.to(new URL(forgetful.agentUrl).origin, forgetfulCreates, 1),
     acme: await proxies.to(new URL(seller.agentUrl).origin, allLostCreates, Infinity),
+    'lax-sandbox': await proxies.to(new URL(amnesiac.agentUrl).origin, amnesiacCreates, 1),
   });
   api = await env.api({ ADCP_SELLERS: sellers });
-  workers = await env.workers({ ADCP_SELLERS: sellers, WORKER_QUEUES: 'supplier.adcp-ctl,supplier.adcp-spot,supplier.adcp-acme' });
+  workers = await env.workers({
+    ADCP_SELLERS: sellers,
+    WORKER_QUEUES: 'supplier.adcp-ctl,supplier.adcp-spot,supplier.adcp-acme,supplier.adcp-lax-sandbox',
+  });
 }, 60_000);
 afterAll(async () => {
   await workers?.close();
@@ -37,6 +45,7 @@ afterAll(async () => {
   proxies.close();
   await seller?.stop();
   await forgetful?.stop();
+  await amnesiac?.stop();
 });
 
 async function settledLine(token: string, bookingId: string, status: string) {
@@ -70,6 +79,21 @@ describe('a lost answer from an AdCP seller', () => {
     const line = await settledLine(token, booking.id, 'reconciliation-required');
     expect(forgetfulCreates).toHaveLength(1);
     expect(forgetful.creates.filter((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === line.id)).toHaveLength(1);
+  }, 60_000);
+
+  test('rejected when sent again is not believed: a seller that kept no answer refuses the resend as a second buy, and the line goes to a person, not to rejected', async () => {
+    const { token, booking } = await launchOnSeller(env, api, 'org-l4', 'adcp-lax-sandbox', productRef('ctv_sync'), {
+      executionMode: 'sandbox',
+    });
+    const line = await settledLine(token, booking.id, 'reconciliation-required');
+    // Both reached its platform: the first made the buy, the second was refused as a duplicate.
+    expect(amnesiacCreates.map((c) => c.delivered)).toEqual([false, true]);
+    expect(amnesiacCreates[1]!.answer).toMatch(/CONFLICT/);
+    expect(amnesiac.creates.filter((c) => (c.packages?.[0] as { buyer_ref?: string }).buyer_ref === line.id)).toHaveLength(2);
+    expect([...amnesiac.buys.values()].filter((b) => b.buyerRefs.includes(line.id))).toHaveLength(1);
+    const attempt = await env.db('supplier_attempts').where({ line_id: line.id, operation: 'book' }).first('status', 'detail');
+    expect(attempt.status).toBe('unknown');
+    expect(JSON.stringify(attempt.detail)).toMatch(/rejected it when sent again \(CONFLICT/);
   }, 60_000);
 
   test('every answer lost: the same request goes out at most three more times (the resend rule), never more', async () => {

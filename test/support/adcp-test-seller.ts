@@ -78,6 +78,8 @@ interface Buy {
   mediaBuyId: string;
   status: 'pending_creatives' | 'active' | 'paused' | 'canceled';
   packages: Array<{ package_id: string; product_id: string; budget: number; paused: boolean }>;
+  /** The buyer's reference of each package: the platform takes one buy per reference. */
+  buyerRefs: string[];
   startTime: string;
   endTime: string;
   /** What the seller's ad server runs: the buy as booked, with the changes the seller carried out. */
@@ -155,6 +157,12 @@ export interface TestSeller extends CreativeDesk {
   reportsFinal: boolean;
   /** Ignores `canceled` on update_media_buy and answers success (Prebid's Sales Agent has no cancel path). */
   ignoresCancel: boolean;
+  /**
+   * Declares idempotency but its store keeps nothing (as after a restart with memory-only storage):
+   * a resent request is carried out again, where its platform refuses a second buy for a package's
+   * `buyer_ref` (CONFLICT).
+   */
+  forgetsReplies: boolean;
   /** Records budget and end-date changes (its read-back shows them) without applying them to what it serves. */
   ignoresFlightChanges: boolean;
   /**
@@ -249,6 +257,7 @@ export async function startTestSeller(
     deliveryAsks: [],
     reportsFinal: false,
     ignoresCancel: false,
+    forgetsReplies: false,
     ignoresFlightChanges: false,
     simulate(dates) {
       for (const buy of seller.buys.values()) {
@@ -287,6 +296,11 @@ export async function startTestSeller(
   };
 
   const book = (req: CreateMediaBuyRequest): CreateMediaBuySuccess => {
+    for (const p of req.packages ?? []) {
+      const ref = (p as { buyer_ref?: string }).buyer_ref;
+      const booked = ref && [...seller.buys.values()].some((b) => b.buyerRefs.includes(ref));
+      if (booked) throw new AdcpError('CONFLICT', { message: `A media buy already holds buyer_ref ${ref}.`, recovery: 'terminal' });
+    }
     const mediaBuyId = nextId('mb');
     const packages = (req.packages ?? []).map((p) => ({
       package_id: nextId('pkg'),
@@ -299,6 +313,7 @@ export async function startTestSeller(
       mediaBuyId,
       status: 'pending_creatives',
       packages,
+      buyerRefs: (req.packages ?? []).flatMap((p) => (p as { buyer_ref?: string }).buyer_ref ?? []),
       startTime: String(req.start_time),
       endTime: String(req.end_time),
       served: { paused: false, canceled: false, budget, endTime: String(req.end_time) },
@@ -520,7 +535,13 @@ export async function startTestSeller(
     },
   };
 
-  const idempotency = opts.idempotent === false ? 'disabled' : createIdempotencyStore({ backend: memoryBackend(), ttlSeconds: 86_400 });
+  const backend = memoryBackend();
+  const store: typeof backend = {
+    ...backend,
+    get: (key) => (seller.forgetsReplies ? Promise.resolve(null) : backend.get(key)),
+    putIfAbsent: (key, entry) => (seller.forgetsReplies ? backend.put(key, entry).then(() => true) : backend.putIfAbsent(key, entry)),
+  };
+  const idempotency = opts.idempotent === false ? 'disabled' : createIdempotencyStore({ backend: store, ttlSeconds: 86_400 });
   const agent = () =>
     createAdcpServerFromPlatform(
       platform as never,

@@ -122,7 +122,24 @@ export function adcpBook(connection: AdcpSellerConnection, deps: BookingDeps = {
     await keepAccountName(ctx.db, connection.adapterKey, advertiserId, recorded, account);
     const body = mediaBuyRequest(request, account, (await deps.pushNotification?.(ctx)) ?? null);
     try {
-      return await sendChange(connection, ctx, (c) => c.createMediaBuy(body as never), verdictOf);
+      return await sendChange(
+        connection,
+        ctx,
+        (c) => c.createMediaBuy(body as never),
+        (result, sent) => {
+          const verdict = verdictOf(result);
+          // A rejection of a booking sent again after its first answer was lost is not the seller's word
+          // that nothing was booked: the first send may have made a buy (a seller that kept no answer
+          // refuses the resend as a duplicate). A person reconciles it.
+          if (sent.afterLoss && verdict.kind === 'outcome' && verdict.outcome.kind === 'rejected') {
+            throw new UnknownOutcome(
+              `The booking's first answer was lost and the seller rejected it when sent again (${verdict.outcome.reason}); the first may have made a buy.`,
+            );
+          }
+          // Nor is a busy seller's "nothing for now": once resending is over, whether the first made a buy is not known.
+          return sent.afterLoss && verdict.kind === 'resend' ? { ...verdict, refusal: null } : verdict;
+        },
+      );
     } catch (err) {
       // Never reached, however often tried: still a booking the line cannot count on; a person looks.
       if (err instanceof SellerUnreachable) throw new UnknownOutcome(err.message);

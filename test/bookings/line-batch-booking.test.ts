@@ -1,7 +1,6 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
-import { bookingStatusOf, launchPlan, sameCounts, sevenSandboxLines, type BookingBody } from '../support/bookings';
+import { expectCountsAgree, launchPlan, sevenSandboxLines, type BookingBody } from '../support/bookings';
 import { bookingAnswer, noneFailed, startStep } from '../support/line-steps';
-import type { LineStatus } from '../../shared/bookings/lines/state';
 import { lineBatchers, recordAnswers, startSteps, type AnswerStep, type StartStep } from '../../shared/bookings/lines/batch';
 import { isStepAborted } from '../../shared/bookings/lines/store';
 import { createDb, type Knex } from '../../shared/db/knex';
@@ -35,13 +34,7 @@ async function stored(bookingId: string) {
   return { booking, lines, attempts, events };
 }
 
-/** The booking's counts and status say what its lines say. */
-async function expectConsistent(bookingId: string) {
-  const { booking, lines } = await stored(bookingId);
-  const statuses = lines.map((l) => l.status as LineStatus);
-  expect(sameCounts(booking.line_counts, statuses)).toBe(true);
-  expect(booking.status).toBe(bookingStatusOf(statuses));
-}
+const expectConsistent = (bookingId: string) => expectCountsAgree(env.db, bookingId);
 
 const startedLines = async (steps: StartStep[]) => noneFailed(await startSteps(env.db, steps));
 const recordedOutcomes = async (steps: AnswerStep[]) => noneFailed(await recordAnswers(env.db, steps));

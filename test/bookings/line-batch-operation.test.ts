@@ -1,9 +1,8 @@
 import { createTestEnv, type TestApi, type TestEnv } from '../support/api';
-import { bookingStatusOf, launchPlan, post, sameCounts, type BookingBody } from '../support/bookings';
+import { expectCountsAgree, launchPlan, post, type BookingBody } from '../support/bookings';
 import { confirmByStatements, noneFailed, operationAnswer, startStep } from '../support/line-steps';
 import { engineOptions, heldAdapter, heldSupplier } from '../suppliers/support';
 import type { BookingOutcome, LineOperationOutcome } from '../../shared/adapters/adapter';
-import type { LineStatus } from '../../shared/bookings/lines/state';
 import { lineBatchers, recordAnswers, startSteps, type AnswerStep, type StartStep, type Started } from '../../shared/bookings/lines/batch';
 import { executeLineJob } from '../../shared/bookings/lines/flow';
 import { isStepAborted } from '../../shared/bookings/lines/store';
@@ -70,12 +69,7 @@ const ofLine = (s: Stored, lineId: string) => ({
   events: s.events.filter((e) => e.line_id === lineId),
 });
 
-async function expectConsistent(bookingId: string) {
-  const { booking, lines } = await stored(bookingId);
-  const statuses = lines.map((l) => l.status as LineStatus);
-  expect(sameCounts(booking.line_counts, statuses)).toBe(true);
-  expect(booking.status).toBe(bookingStatusOf(statuses));
-}
+const expectConsistent = (bookingId: string) => expectCountsAgree(env.db, bookingId);
 
 const started = async (steps: StartStep[]) => noneFailed(await startSteps(env.db, steps));
 const recorded = async (steps: AnswerStep[]) => noneFailed(await recordAnswers(env.db, steps));

@@ -185,6 +185,14 @@ export function sameCounts(stored: Record<string, number>, lines: readonly strin
   return [...statuses].every((s) => (stored[s] ?? 0) === (actual[s] ?? 0));
 }
 
+/** The booking's stored counts and status say what its lines, as stored, say. */
+export async function expectCountsAgree(db: Knex, bookingId: string): Promise<void> {
+  const booking = await db('bookings').where({ id: bookingId }).first('status', 'line_counts');
+  const statuses = (await db('booking_lines').where({ booking_id: bookingId }).pluck('status')) as LineStatus[];
+  expect(sameCounts(booking.line_counts, statuses)).toBe(true);
+  expect(booking.status).toBe(bookingStatusOf(statuses));
+}
+
 /**
  * The spec's booking-status rule restated as the tests' oracle (the product applies it in the
  * database, `booking_status_of`): all queued → queued; any other open line → in-progress

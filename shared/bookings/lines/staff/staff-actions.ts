@@ -4,11 +4,11 @@ import { z } from 'zod';
 import { badRequest, conflict, notFound } from '../../../errors';
 import type { Actor } from '../../../auth/actor';
 import type { LineRow } from '../../booking-store';
-import { changeLine, lockLine } from '../store';
+import { changeLine, lockLine, type LockedLine } from '../store';
 import { closeOpenAttemptsSql, openAttempt } from '../../../suppliers/attempts';
 import { amendmentLineSettled } from '../../amendment-status';
 import { outcomeAction, settleLineOperation } from '../settle';
-import { lockLineOperation, markLineOperation } from '../operation-store';
+import { lockLineOperation, markLineOperation, type LineOperationRow } from '../operation-store';
 import { isOpen, operationStates } from '../state';
 import { CitedBrowserJobs, citedEvidence } from '../../browser-evidence-citation';
 import { contradictedChangeOf, resolveContradictedChange } from './contradicted-changes';
@@ -213,14 +213,37 @@ function referenceNeeded(line: LineRow, providerReference: string | undefined): 
   }
 }
 
-/** Staff record that the supplier did what the line's operation asked (the booking, or a change after it). */
-export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof ConfirmSchema>, op: Operator) {
+/**
+ * Staff settling a line's operation by hand: the line locked (404 if it is gone), its operation
+ * in hand and the browser evidence they cite, read under the lock for `settle`.
+ */
+async function settleByStaff<T>(
+  db: Knex,
+  ref: LineRef,
+  browserJobIds: readonly string[] | undefined,
+  settle: (
+    trx: Knex.Transaction,
+    locked: LockedLine,
+    read: {
+      pending: LineOperationRow | undefined;
+      states: ReturnType<typeof operationStates>;
+      cited: Awaited<ReturnType<typeof citedEvidence>>;
+    },
+  ) => Promise<T>,
+): Promise<T> {
   return db.transaction(async (trx) => {
     const locked = await lockLine(trx, ref.bookingId, ref.lineId);
     if (!locked) throw notFound();
     const { op: pending, states } = await inHand(trx, locked.line);
-    const cited = await citedEvidence(trx, ref.lineId, body.browserJobIds);
-    return settleLineOperation(trx, locked, {
+    const cited = await citedEvidence(trx, ref.lineId, browserJobIds);
+    return settle(trx, locked, { pending, states, cited });
+  });
+}
+
+/** Staff record that the supplier did what the line's operation asked (the booking, or a change after it). */
+export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof ConfirmSchema>, op: Operator) {
+  return settleByStaff(db, ref, body.browserJobIds, (trx, locked, { pending, states, cited }) =>
+    settleLineOperation(trx, locked, {
       applied: true,
       expectedVersion: body.expectedVersion,
       actor: op.actor,
@@ -237,18 +260,14 @@ export function confirmLine(db: Knex, ref: LineRef, body: z.infer<typeof Confirm
         referenceNeeded(l, body.providerReference);
       },
       companionWrite: closingAttempt(trx, ref.lineId, 'confirmed', body.providerReference ?? null),
-    });
-  });
+    }),
+  );
 }
 
 /** Staff record that the supplier refused what the line's operation asked. */
 export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSchema>, op: Operator) {
-  return db.transaction(async (trx) => {
-    const locked = await lockLine(trx, ref.bookingId, ref.lineId);
-    if (!locked) throw notFound();
-    const { op: pending, states } = await inHand(trx, locked.line);
-    const cited = await citedEvidence(trx, ref.lineId, body.browserJobIds);
-    return settleLineOperation(trx, locked, {
+  return settleByStaff(db, ref, body.browserJobIds, (trx, locked, { pending, states, cited }) =>
+    settleLineOperation(trx, locked, {
       applied: false,
       expectedVersion: body.expectedVersion,
       actor: op.actor,
@@ -263,8 +282,8 @@ export function rejectLine(db: Knex, ref: LineRef, body: z.infer<typeof RejectSc
         }
       },
       companionWrite: closingAttempt(trx, ref.lineId, 'rejected', null),
-    });
-  });
+    }),
+  );
 }
 
 /**
